@@ -1,0 +1,25 @@
+# posir-workflow: position-aware retrieval benchmarks and position-bias evaluation.
+# `snakemake --cores N` builds every benchmark, run, table and figure named in config.yaml.
+from snakemake.utils import min_version
+
+min_version("8.0")
+
+
+configfile: "config.yaml"
+
+
+report: "report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/sources.smk"
+include: "rules/benchmarks.smk"
+include: "rules/retrieval.smk"
+include: "rules/evaluation.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True
+    localrule: True

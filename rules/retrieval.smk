@@ -1,0 +1,43 @@
+rule encode_texts:
+    input:
+        texts=encode_texts_input,
+    output:
+        embeddings=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/{{kind}}.npy",
+        ids=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/{{kind}}.ids.tsv",
+    params:
+        model=model_entry,
+    log:
+        f"{RESULTS}/logs/encode_texts/{{model}}/{{benchmark}}/{{kind}}.log",
+    benchmark:
+        f"{RESULTS}/timing/encode_texts/{{model}}/{{benchmark}}/{{kind}}.tsv"
+    threads: 2
+    resources:
+        mem_mb=encode_mem_mb,
+        gpu=encode_gpu,
+        runtime=240,
+    conda:
+        "../envs/retrieval.yaml"
+    script:
+        "../scripts/encode_texts.py"
+
+
+rule retrieve:
+    input:
+        unpack(retrieve_inputs),
+    output:
+        run=f"{RESULTS}/runs/{{benchmark}}/{{model}}/{{setting}}.trec",
+    params:
+        model=model_entry,
+        top_k=config.get("retrieval", {}).get("top_k", 1000),
+    log:
+        f"{RESULTS}/logs/retrieve/{{benchmark}}/{{model}}/{{setting}}.log",
+    benchmark:
+        f"{RESULTS}/timing/retrieve/{{benchmark}}/{{model}}/{{setting}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        "../envs/retrieval.yaml"
+    script:
+        "../scripts/retrieve.py"

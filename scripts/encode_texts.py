@@ -1,0 +1,12 @@
+from posir.logs import log_to
+from posir.models.spec import ModelSpec
+from posir.steps import encode_text_set
+
+with log_to(snakemake.log[0]):
+    encode_text_set(
+        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        snakemake.input.texts,
+        snakemake.wildcards.kind,
+        snakemake.output.embeddings,
+        snakemake.threads,
+    )

@@ -1,0 +1,12 @@
+from posir.config import MetricParams
+from posir.logs import log_to
+from posir.steps import write_main_table
+
+with log_to(snakemake.log[0]):
+    write_main_table(
+        dict(zip(map(tuple, snakemake.params.panels), snakemake.input.summaries)),
+        MetricParams.from_section(snakemake.params.metrics),
+        snakemake.output.csv,
+        snakemake.output.markdown,
+        snakemake.output.long,
+    )

@@ -1,0 +1,14 @@
+from posir.config import Setting
+from posir.logs import log_to
+from posir.models.spec import ModelSpec
+from posir.steps import retrieve
+
+with log_to(snakemake.log[0]):
+    retrieve(
+        ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
+        Setting.parse(snakemake.wildcards.setting),
+        snakemake.input.queries,
+        snakemake.input.corpus,
+        snakemake.params.top_k,
+        snakemake.output.run,
+    )

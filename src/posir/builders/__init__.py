@@ -1,0 +1,1 @@
+"""Benchmark builders: one module per way of making a benchmark."""

@@ -1,0 +1,181 @@
+"""Long documents with known evidence positions from SQuAD-format QA data.
+
+Each article's paragraphs are partitioned, in file order, into consecutive,
+non-overlapping documents whose target lengths follow PosIR's length-aware
+sampling (section 3.1). Every paragraph lands in exactly one document, so each
+question's evidence exists in exactly one document, and its answer offset,
+shifted into the document, is the reference span (PosIR section 3.2 locates
+spans with an LLM; SQuAD gives them by annotation).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
+from posir.builders.sampling import LengthAwareSampler
+from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relative_position
+from posir.text import Span, TokenCounter, join_with_offsets, span_matches
+
+STAGE_PARAGRAPHS = "partition_paragraphs"
+STAGE_QUESTIONS = "attach_questions"
+
+
+@dataclass(frozen=True)
+class SquadParams:
+    seed: int = 13
+    bucket_width: int = 256
+    ratio: tuple[int, ...] = (3, 3, 3, 3, 2, 2, 2, 2)
+    separator: str = "\n\n"
+    max_articles: int | None = None
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> "SquadParams":
+        known = {k: v for k, v in params.items() if k in cls.__dataclass_fields__}
+        if "ratio" in known:
+            known["ratio"] = tuple(known["ratio"])
+        return cls(**known)
+
+
+@dataclass
+class BuiltBenchmark:
+    documents: list[Document]
+    queries: list[Query]
+    positions: list[Position]
+    drops: list[Drop]
+    stages: list[StageCount]
+    doc_token_lengths: dict[str, int]
+    evidence: dict[str, str] = field(default_factory=dict)
+    paragraph_to_doc: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+def partition_article(
+    paragraphs: Sequence[str],
+    sampler: LengthAwareSampler,
+    rng: np.random.Generator,
+    count_tokens: TokenCounter,
+    separator: str,
+) -> list[list[int]]:
+    """Group consecutive paragraph indices into documents of sampled target length.
+
+    A document takes paragraphs while the joined text stays within its target;
+    it always takes at least one paragraph and never exceeds ``sampler.max_tokens``.
+    Paragraphs longer than that on their own are left out (the caller reports them).
+    """
+    groups: list[list[int]] = []
+    index = 0
+    while index < len(paragraphs):
+        if count_tokens(paragraphs[index]) > sampler.max_tokens:
+            index += 1
+            continue
+        target = sampler.draw_target(rng)
+        group = [index]
+        index += 1
+        while index < len(paragraphs):
+            candidate = separator.join(paragraphs[i] for i in [*group, index])
+            if count_tokens(candidate) > min(target, sampler.max_tokens):
+                break
+            group.append(index)
+            index += 1
+        groups.append(group)
+    return groups
+
+
+def build_squad_long(
+    squad: Mapping[str, Any],
+    params: SquadParams,
+    count_tokens: TokenCounter,
+    buckets: Sequence[LengthBucket],
+    n_bins: int,
+    id_prefix: str = "",
+) -> BuiltBenchmark:
+    sampler = LengthAwareSampler(params.bucket_width, params.ratio)
+    rng = np.random.default_rng(params.seed)
+    articles = list(squad["data"])
+    if params.max_articles is not None:
+        articles = articles[: params.max_articles]
+
+    documents: list[Document] = []
+    doc_tokens: dict[str, int] = {}
+    paragraph_to_doc: dict[tuple[int, int], str] = {}
+    paragraph_offset: dict[tuple[int, int], int] = {}
+    drops: list[Drop] = []
+    n_paragraphs = 0
+    for a_index, article in enumerate(tqdm(articles, desc="partition articles", unit="article")):
+        paragraphs = [p["context"] for p in article["paragraphs"]]
+        n_paragraphs += len(paragraphs)
+        groups = partition_article(paragraphs, sampler, rng, count_tokens, params.separator)
+        placed = {i for g in groups for i in g}
+        for p_index in range(len(paragraphs)):
+            if p_index not in placed:
+                drops.append(Drop(STAGE_PARAGRAPHS, f"{article['title']}#{p_index}", "paragraph_exceeds_max_tokens"))
+        for d_index, group in enumerate(groups):
+            doc_id = f"{id_prefix}{article['title']}-{d_index:02d}"
+            text, offsets = join_with_offsets([paragraphs[i] for i in group], params.separator)
+            documents.append(Document(doc_id, text, article["title"].replace("_", " ")))
+            doc_tokens[doc_id] = count_tokens(text)
+            for p_index, offset in zip(group, offsets):
+                paragraph_to_doc[(a_index, p_index)] = doc_id
+                paragraph_offset[(a_index, p_index)] = offset
+    stages = [stage_count(STAGE_PARAGRAPHS, "paragraphs", n_paragraphs, drops)]
+
+    # Identical paragraph text in two documents would make a question's evidence ambiguous.
+    paragraph_counts = Counter(articles[a]["paragraphs"][p]["context"] for (a, p) in paragraph_to_doc)
+
+    by_id = {d.doc_id: d for d in documents}
+    queries: list[Query] = []
+    positions: list[Position] = []
+    evidence: dict[str, str] = {}
+    seen_qids: set[str] = set()
+    n_questions = 0
+    for a_index, article in enumerate(articles):
+        for p_index, paragraph in enumerate(article["paragraphs"]):
+            doc_id = paragraph_to_doc.get((a_index, p_index))
+            for qa in paragraph["qas"]:
+                n_questions += 1
+                qid = str(qa["id"])
+                drop = _question_drop(qa, qid, seen_qids, doc_id, paragraph_counts[paragraph["context"]])
+                if drop:
+                    drops.append(Drop(STAGE_QUESTIONS, qid, drop))
+                    continue
+                assert doc_id is not None
+                seen_qids.add(qid)
+                document = by_id[doc_id]
+                answer = qa["answers"][0]
+                local = Span(answer["answer_start"], answer["answer_start"] + len(answer["text"]))
+                span = local.shifted(paragraph_offset[(a_index, p_index)])
+                if not span_matches(document.text, span, answer["text"]) or span.start == span.end:
+                    drops.append(
+                        Drop(STAGE_QUESTIONS, qid, "answer_offset_mismatch", f"offset {answer['answer_start']} does not hold {answer['text']!r}")
+                    )
+                    continue
+                relative = relative_position(span.start, span.end, len(document.text))
+                tokens = doc_tokens[doc_id]
+                queries.append(Query(qid, qa["question"].strip()))
+                positions.append(
+                    Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
+                             position_bin(relative, n_bins), bucket_of(tokens, buckets))
+                )
+                evidence[qid] = answer["text"]
+    stages.append(stage_count(STAGE_QUESTIONS, "questions", n_questions, drops))
+    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence, paragraph_to_doc)
+
+
+def _question_drop(qa: Mapping[str, Any], qid: str, seen: set[str], doc_id: str | None, paragraph_copies: int) -> str | None:
+    if doc_id is None:
+        return "paragraph_not_placed"
+    if qid in seen:
+        return "duplicate_question_id"
+    if not str(qa.get("question", "")).strip():
+        return "empty_question"
+    if not qa.get("answers"):
+        return "no_answer"
+    if paragraph_copies > 1:
+        return "evidence_in_several_documents"
+    return None

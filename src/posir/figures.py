@@ -1,0 +1,83 @@
+"""Figures: positional distribution (PosIR Figure 2) and nDCG@10 by position (Figures 3-4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from posir.metrics.aggregate import ALL  # noqa: E402
+
+
+def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_bins: int, title: str, path: Path) -> None:
+    """Stacked query counts per relative position bin, one colour per length bucket."""
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    centers = (np.arange(n_bins) + 0.5) / n_bins
+    bottom = np.zeros(n_bins)
+    for bucket in buckets:
+        counts = positions[positions["length_bucket"] == bucket]["position_bin"].value_counts()
+        heights = np.array([counts.get(b, 0) for b in range(n_bins)], dtype=float)
+        ax.bar(centers, heights, width=1.0 / n_bins * 0.9, bottom=bottom, label=bucket)
+        bottom += heights
+    ax.set_xlabel("relative position of the reference span (midpoint / document length)")
+    ax.set_ylabel("queries")
+    ax.set_xlim(0, 1)
+    ax.set_title(title)
+    ax.legend(title="length bucket", ncols=len(buckets), fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int) -> None:
+    for bucket in [*buckets, ALL]:
+        frame = bins[(bins["bucket"] == bucket) & (bins["n_queries"] >= max(min_bin_queries, 1))]
+        if frame.empty:
+            continue
+        centers = (frame["bin_start"] + frame["bin_end"]) / 2
+        style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
+        ax.plot(centers, frame["ndcg@10"] * 100, marker="o", markersize=3, label=bucket, **style)
+    ax.set_xlim(0, 1)
+    ax.grid(alpha=0.3)
+
+
+def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int, title: str, path: Path) -> None:
+    """Mean nDCG@10 against relative position, one line per length bucket."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    _plot_curves(ax, bins, buckets, min_bin_queries)
+    ax.set_xlabel("relative position of the evidence")
+    ax.set_ylabel("nDCG@10 (%)")
+    ax.set_title(title)
+    ax.legend(title="length bucket", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], min_bin_queries: int, title: str, path: Path) -> None:
+    """One panel per model and setting, shared axes, for comparing position bias at a glance."""
+    n = len(panels)
+    cols = min(n, 3)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.4 * rows), sharex=True, sharey=True, squeeze=False)
+    for ax, (label, bins) in zip(axes.flat, panels.items()):
+        _plot_curves(ax, bins, buckets, min_bin_queries)
+        ax.set_title(label, fontsize="medium")
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("relative position")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("nDCG@10 (%)")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", title="length bucket")
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

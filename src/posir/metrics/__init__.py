@@ -1,0 +1,1 @@
+"""Metrics: per-query scores, position bins and length buckets, PSI."""

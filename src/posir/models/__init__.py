@@ -1,0 +1,1 @@
+"""Retrieval models: a registry of backends built from config entries."""

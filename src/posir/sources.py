@@ -1,0 +1,113 @@
+"""Data sources: a file with an official URL and a sha256, looked up in mirrors first.
+
+A mirror is a directory holding copies of source files, either at the source's
+``mirror_path`` (e.g. ``squad/dev-v1.1.json``) or under its bare file name.
+Mirrors come from the config list and from the ``POSIR_MIRROR`` environment
+variable (``os.pathsep``-separated), the environment first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MIRROR_ENV = "POSIR_MIRROR"
+
+
+class SourceError(RuntimeError):
+    """A source could not be provided or failed verification."""
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    url: str
+    sha256: str
+    filename: str
+    mirror_path: str | None = None
+
+    @classmethod
+    def from_config(cls, name: str, entry: dict) -> "Source":
+        filename = entry.get("filename") or entry["url"].rstrip("/").rsplit("/", 1)[-1]
+        return cls(
+            name=name,
+            url=entry["url"],
+            sha256=entry["sha256"].lower(),
+            filename=filename,
+            mirror_path=entry.get("mirror_path"),
+        )
+
+
+def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def mirror_directories(configured: Iterable[str] = (), environ: dict | None = None) -> list[Path]:
+    env = os.environ if environ is None else environ
+    from_env = [p for p in env.get(MIRROR_ENV, "").split(os.pathsep) if p]
+    return [Path(p).expanduser() for p in [*from_env, *configured]]
+
+
+def mirror_candidates(source: Source, mirrors: Sequence[Path]) -> list[Path]:
+    candidates: list[Path] = []
+    for mirror in mirrors:
+        if source.mirror_path:
+            candidates.append(mirror / source.mirror_path)
+        candidates.append(mirror / source.filename)
+    return candidates
+
+
+def _verify(path: Path, source: Source, origin: str) -> None:
+    actual = sha256_of(path)
+    if actual != source.sha256:
+        raise SourceError(
+            f"source '{source.name}': checksum mismatch for {origin}\n"
+            f"  expected sha256 {source.sha256}\n  got      sha256 {actual}\n"
+            f"Fix: replace the file with the official one from {source.url}, "
+            f"or correct 'sha256' of sources.{source.name} in config.yaml if the upstream file changed."
+        )
+
+
+def _download(url: str, destination: Path, timeout: float) -> None:
+    with urllib.request.urlopen(url, timeout=timeout) as response, open(destination, "wb") as out:
+        shutil.copyfileobj(response, out)
+
+
+def fetch(source: Source, destination: Path, mirrors: Sequence[Path], timeout: float = 60.0) -> str:
+    """Provide ``source`` at ``destination``, verified; return where it came from."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    for candidate in mirror_candidates(source, mirrors):
+        if candidate.is_file():
+            _verify(candidate, source, f"mirror file {candidate}")
+            shutil.copyfile(candidate, destination)
+            return str(candidate)
+
+    with tempfile.NamedTemporaryFile(dir=destination.parent, delete=False) as tmp:
+        tmp_path = Path(tmp.name)
+    try:
+        try:
+            _download(source.url, tmp_path, timeout)
+        except (urllib.error.URLError, OSError, TimeoutError) as error:
+            looked = "\n".join(f"  {c}" for c in mirror_candidates(source, mirrors)) or "  (no mirror configured)"
+            raise SourceError(
+                f"source '{source.name}': cannot download {source.url} ({error}).\n"
+                f"Looked for a mirror copy of '{source.filename}' at:\n{looked}\n"
+                f"Fix: go online, or put the file in a directory and name it with "
+                f"{MIRROR_ENV}=/path/to/mirror (or the 'mirrors' list in config.yaml)."
+            ) from error
+        _verify(tmp_path, source, f"download from {source.url}")
+        tmp_path.replace(destination)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+    return source.url
