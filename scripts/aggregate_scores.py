@@ -1,6 +1,6 @@
 from posir.config import MetricParams
 from posir.logs import log_to
-from posir.steps import aggregate_scores
+from posir.steps.evaluation import aggregate_scores
 
 with log_to(snakemake.log[0]):
     aggregate_scores(

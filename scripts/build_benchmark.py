@@ -1,6 +1,6 @@
 from posir.config import MetricParams
 from posir.logs import log_to
-from posir.steps import build_benchmark
+from posir.steps.benchmarks import build_benchmark
 
 with log_to(snakemake.log[0]) as log:
     sources = {role: snakemake.input[role] for role in snakemake.params.entry["sources"]}

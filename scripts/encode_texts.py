@@ -1,6 +1,6 @@
 from posir.logs import log_to
 from posir.models.spec import ModelSpec
-from posir.steps import encode_text_set
+from posir.steps.retrieval import encode_text_set
 
 with log_to(snakemake.log[0]):
     encode_text_set(

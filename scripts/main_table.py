@@ -1,6 +1,6 @@
 from posir.config import MetricParams
 from posir.logs import log_to
-from posir.steps import write_main_table
+from posir.steps.evaluation import write_main_table
 
 with log_to(snakemake.log[0]):
     write_main_table(

@@ -1,6 +1,6 @@
 from posir.config import MetricParams
 from posir.logs import log_to
-from posir.steps import plot_position_grid
+from posir.steps.evaluation import plot_position_grid
 
 with log_to(snakemake.log[0]):
     plot_position_grid(

@@ -1,7 +1,7 @@
 from posir.config import Setting
 from posir.logs import log_to
 from posir.models.spec import ModelSpec
-from posir.steps import retrieve
+from posir.steps.retrieval import retrieve
 
 with log_to(snakemake.log[0]):
     retrieve(

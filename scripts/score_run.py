@@ -1,5 +1,5 @@
 from posir.logs import log_to
-from posir.steps import score_run
+from posir.steps.evaluation import score_run
 
 with log_to(snakemake.log[0]) as log:
     table = score_run(

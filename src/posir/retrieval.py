@@ -1,9 +1,6 @@
-"""Exact dense search and TREC run files."""
+"""Exact dense search (a flat inner-product index: no approximation in the numbers)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -18,31 +15,3 @@ def exact_inner_product_search(queries: np.ndarray, documents: np.ndarray, k: in
     index.add(np.ascontiguousarray(documents, dtype=np.float32))
     scores, indices = index.search(np.ascontiguousarray(queries, dtype=np.float32), min(k, documents.shape[0]))
     return scores, indices
-
-
-def write_trec_run(
-    path: Path, qids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray, indices: np.ndarray, tag: str
-) -> None:
-    """One line per retrieved document; index -1 marks an empty slot and is skipped."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
-        for qid, row_scores, row_indices in zip(qids, scores, indices):
-            rank = 0
-            for score, index in zip(row_scores, row_indices):
-                if index < 0:
-                    continue
-                rank += 1
-                out.write(f"{qid} Q0 {doc_ids[index]} {rank} {float(score):.6f} {tag}\n")
-
-
-def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise ValueError(f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)")
-            run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
-    return run

@@ -1,0 +1,36 @@
+"""TREC run files: ``qid Q0 docid rank score tag``, one retrieved document a line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def write_trec_run(
+    path: Path, qids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray, indices: np.ndarray, tag: str
+) -> None:
+    """One line per retrieved document; index -1 marks an empty slot and is skipped."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for qid, row_scores, row_indices in zip(qids, scores, indices):
+            rank = 0
+            for score, index in zip(row_scores, row_indices):
+                if index < 0:
+                    continue
+                rank += 1
+                out.write(f"{qid} Q0 {doc_ids[index]} {rank} {float(score):.6f} {tag}\n")
+
+
+def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise ValueError(f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)")
+            run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
+    return run

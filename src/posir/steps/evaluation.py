@@ -1,0 +1,82 @@
+"""Steps: score a run per query, aggregate into bins and buckets, tables and figures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from posir import benchmark as fmt
+from posir.config import MetricParams
+from posir.metrics import aggregate
+from posir.metrics.per_query import MEASURES, score_queries
+from posir.runs import read_trec_run
+
+TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str}
+
+
+def read_tsv(path: Path) -> pd.DataFrame:
+    """Our TSVs: empty cells are missing numbers, id and label columns stay text."""
+    frame = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype=TEXT_COLUMNS)
+    return frame.fillna({c: "" for c in TEXT_COLUMNS if c in frame.columns})
+
+
+def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: Path,
+              corpus_embeddings: Path | None = None) -> pd.DataFrame:
+    """Per-query table: every qrels query, its metrics and its position fields."""
+    scores = score_queries(fmt.read_qrels(qrels_path), read_trec_run(run_path))
+    positions = read_tsv(positions_path)
+    metrics = pd.DataFrame([{"qid": q, **s} for q, s in scores.items()])
+    table = positions.merge(metrics, on="qid", how="right", validate="one_to_one")
+    if table["doc_id"].isna().any() or (table["doc_id"] == "").any():
+        missing = table.loc[table["doc_id"].isna() | (table["doc_id"] == ""), "qid"].head(5).tolist()
+        raise ValueError(f"{positions_path}: no position for qrels queries {missing}; rebuild the benchmark")
+    if corpus_embeddings is not None:
+        from posir.embeddings import load_embeddings
+
+        doc_ids, _, input_tokens = load_embeddings(corpus_embeddings)
+        table["doc_input_tokens"] = table["doc_id"].map(dict(zip(doc_ids, input_tokens)))
+    columns = ["qid", *MEASURES, "doc_id", "doc_token_length", "length_bucket", "relative_position", "position_bin",
+               "span_start", "span_end", "doc_char_length"]
+    table = table[columns + [c for c in table.columns if c not in columns]]
+    table.to_csv(out_path, sep="\t", index=False)
+    return table
+
+
+def aggregate_scores(per_query_path: Path, metrics: MetricParams, bins_path: Path, summary_path: Path) -> None:
+    per_query = read_tsv(per_query_path)
+    bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
+    summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
+    bins.to_csv(bins_path, sep="\t", index=False)
+    summary.to_csv(summary_path, sep="\t", index=False)
+
+
+def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
+                     markdown_path: Path, long_path: Path) -> None:
+    from posir.tables import long_table, main_table, to_markdown
+
+    frames = {key: read_tsv(path) for key, path in summaries.items()}
+    table = main_table(frames, metrics.bucket_names)
+    table.to_csv(csv_path, index=False)
+    Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
+    long_table(frames).to_csv(long_path, index=False)
+
+
+def plot_positional_distribution(positions_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
+    from posir.figures import positional_distribution
+
+    positional_distribution(read_tsv(positions_path), metrics.bucket_names, metrics.n_bins, title, figure_path)
+
+
+def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
+    from posir.figures import position_curve
+
+    position_curve(read_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path)
+
+
+def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path) -> None:
+    from posir.figures import position_grid
+
+    position_grid({label: read_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
+                  metrics.min_bin_queries, title, figure_path)

@@ -1,0 +1,30 @@
+"""Shared fixtures: the real data mirror (../shared/data) and the real SQuAD file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def mirror_dir() -> Path:
+    configured = os.environ.get("POSIR_MIRROR", "").split(os.pathsep)[0]
+    path = Path(configured) if configured else REPO.parent / "shared" / "data"
+    if not (path / "squad" / "dev-v1.1.json").is_file():
+        pytest.fail(f"real data mirror not found at {path}: set POSIR_MIRROR to the directory holding squad/dev-v1.1.json")
+    return path.resolve()
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    return mirror_dir()
+
+
+@pytest.fixture(scope="session")
+def squad_dev(mirror: Path) -> dict:
+    with open(mirror / "squad" / "dev-v1.1.json", encoding="utf-8") as handle:
+        return json.load(handle)

@@ -1,0 +1,56 @@
+"""The config schema stops a wrong key or type with a message naming it."""
+
+import copy
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from posir.config import ConfigError, MetricParams, Setting, check_references, evaluations
+from tests.conftest import REPO
+
+SCHEMA = str(REPO / "schemas" / "config.schema.yaml")
+
+
+@pytest.fixture()
+def config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def test_default_config_is_valid(config):
+    validate(config, SCHEMA)
+    check_references(config)
+    assert {str(e.setting) for e in evaluations(config)} == {"eng-eng"}
+
+
+def test_unknown_key_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["models"]["bm25"]["k_1"] = 1.2
+    with pytest.raises(WorkflowError, match="k_1"):
+        validate(bad, SCHEMA)
+
+
+def test_wrong_type_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["metrics"]["position_bins"] = "twenty"
+    with pytest.raises(WorkflowError, match="twenty"):
+        validate(bad, SCHEMA)
+
+
+def test_reference_to_an_undefined_model_names_it(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"][0]["models"].append("no-such-model")
+    with pytest.raises(ConfigError, match="no-such-model"):
+        check_references(bad)
+
+
+def test_settings_are_iso_639_3_pairs():
+    assert str(Setting.parse("deu-eng")) == "deu-eng"
+    with pytest.raises(ConfigError):
+        Setting.parse("de-en")
+
+
+def test_metric_params_defaults():
+    params = MetricParams.from_section({})
+    assert params.n_bins == 20 and params.bucket_names == ["Q1", "Q2", "Q3", "Q4"]
