@@ -31,12 +31,12 @@ import pytest
 import posir.llm
 from posir.llm import (
     FAILURE_KINDS,
+    POSITION_REQUIREMENTS,
     AnswerCache,
     LLMClient,
     LLMConfig,
     LLMConfigError,
     LLMRequestError,
-    POSITION_REQUIREMENTS,
     PromptError,
     RateLimiter,
     Rejected,
@@ -126,7 +126,7 @@ class FaultServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with server._lock:
                     server.bodies.append(body)
@@ -154,7 +154,7 @@ class FaultServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
     @property
@@ -241,7 +241,8 @@ def test_prompt_files_render_and_hash() -> None:
 
 def test_cache_key_covers_model_template_inputs_sampling_schema() -> None:
     messages = TEMPLATE.render(inputs(1)[0]).messages
-    base = dict(model="m", template_hash="h", messages=messages, sampling={"temperature": 0.0}, schema=GRADE_SCHEMA)
+    base: dict[str, Any] = {"model": "m", "template_hash": "h", "messages": messages,
+                            "sampling": {"temperature": 0.0}, "schema": GRADE_SCHEMA}
     key = cache_key(**base)
     assert key == cache_key(**base) and len(key) == 64
     variants = [{"model": "m2"}, {"template_hash": "h2"}, {"messages": TEMPLATE.render(inputs(2)[1]).messages},
@@ -411,6 +412,20 @@ def test_config_level_http_errors_raise_naming_the_key(fault: FaultServer, api_k
         client_for(fault).map("grade", TEMPLATE, inputs(3))
 
 
+def test_an_endpoint_echoing_the_key_is_redacted(fault: FaultServer, api_key: str, tmp_path: Path,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    fault.steps = [lambda body: error(400, f"bad request from {fault.auth_headers[-1]}")]
+    fault.default = lambda body: completion(f'{{"grade": 1}} (you sent {fault.auth_headers[-1]})')
+    client = client_for(fault, tmp_path)
+    with caplog.at_level("DEBUG", logger="posir.llm"):
+        refused, echoed = client.map("grade", TEMPLATE, inputs(2))
+    assert refused.error_kind == "bad_request" and "[redacted]" in (refused.error or "")
+    assert echoed.ok and "[redacted]" in (echoed.raw_text or "")
+    assert api_key not in caplog.text and api_key not in repr([refused, echoed])
+    client.close()
+    assert all(api_key.encode() not in f.read_bytes() for f in tmp_path.glob("llm-cache.sqlite*"))
+
+
 def test_killed_run_resumes_without_repeating_answered_calls(fault: FaultServer, api_key: str,
                                                              tmp_path: Path) -> None:
     stuck = threading.Event()
@@ -419,7 +434,6 @@ def test_killed_run_resumes_without_repeating_answered_calls(fault: FaultServer,
     def hang(body: dict[str, Any]) -> None:
         stuck.set()
         release.wait(30)
-        return None
 
     answered = [lambda b, i=i: completion(f'{{"grade": {i}}}') for i in range(3)]
     fault.steps = [*answered, hang]
@@ -491,7 +505,7 @@ class RequestCounter:
 
 def real_client(base_url: str, cache_path: Path, counter: RequestCounter) -> LLMClient:
     config = LLMConfig.from_section({"base_url": base_url, "model": "smollm2", "api_key_env": REAL_KEY_ENV,
-                                     "max_tokens": 48, "timeout": 120, "max_retries": 1, "concurrency": 2,
+                                     "max_tokens": 64, "timeout": 120, "max_retries": 1, "concurrency": 2,
                                      "cache_path": str(cache_path)})
     http = httpx2.Client(event_hooks={"request": [counter]})
     return LLMClient(config, http_client=http, progress=False)

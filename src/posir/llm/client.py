@@ -267,7 +267,7 @@ class LLMClient:
             return answer
         self._ledger.add(stage, prompt_tokens=answer.prompt_tokens or 0,
                          completion_tokens=answer.completion_tokens or 0)
-        common = {"raw_text": answer.text, "prompt_tokens": answer.prompt_tokens,
+        common: dict[str, Any] = {"raw_text": answer.text, "prompt_tokens": answer.prompt_tokens,
                   "completion_tokens": answer.completion_tokens, "http_requests": answer.http_requests}
         if answer.finish_reason == "length":
             return self._failure(stage, "length", f"answer cut at max_tokens={self.config.max_tokens}", **common)
@@ -331,7 +331,7 @@ class LLMClient:
             self._sleep(delay)
 
     def _send(self, prompt: RenderedPrompt, schema: Mapping[str, Any], structured: bool, requests: int) -> _Answer:
-        messages = [dict(m) for m in prompt.messages]
+        messages: list[Any] = [dict(m) for m in prompt.messages]
         params: dict[str, Any] = {"model": self.config.model, "temperature": self.config.temperature,
                                   "max_tokens": self.config.max_tokens}
         if self.config.seed is not None:
