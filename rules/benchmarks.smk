@@ -8,6 +8,10 @@ rule build_benchmark:
         positions=f"{RESULTS}/benchmarks/{{benchmark}}/positions.tsv",
         drops=f"{RESULTS}/benchmarks/{{benchmark}}/drops.tsv",
         card=f"{RESULTS}/benchmarks/{{benchmark}}/card.json",
+        documents=f"{RESULTS}/benchmarks/{{benchmark}}/documents.tsv",
+        paragraphs=f"{RESULTS}/benchmarks/{{benchmark}}/paragraphs.tsv",
+    wildcard_constraints:
+        benchmark=names_with_builder(SQUAD_BUILDER),
     params:
         entry=benchmark_entry,
         metrics=METRICS_CONFIG,
@@ -23,6 +27,60 @@ rule build_benchmark:
         "../envs/benchmarks.yaml"
     script:
         "../scripts/build_benchmark.py"
+
+
+rule build_cross_lingual_variant:
+    input:
+        unpack(cross_lingual_inputs),
+    output:
+        queries=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/queries.jsonl",
+        qrels=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/qrels/test.tsv",
+        positions=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/positions.tsv",
+        drops=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/drops.tsv",
+        card=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/card.json",
+    wildcard_constraints:
+        benchmark=names_with_builder(CROSS_LINGUAL_BUILDER),
+    params:
+        entry=benchmark_entry,
+        metrics=METRICS_CONFIG,
+    log:
+        f"{RESULTS}/logs/build_cross_lingual_variant/{{benchmark}}-{{language}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        "../envs/benchmarks.yaml"
+    script:
+        "../scripts/build_cross_lingual_variant.py"
+
+
+rule build_parallel_variant:
+    input:
+        unpack(variant_source_files),
+    output:
+        corpus=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/corpus.jsonl",
+        queries=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/queries.jsonl",
+        qrels=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/qrels/test.tsv",
+        positions=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/positions.tsv",
+        drops=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/drops.tsv",
+        card=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/card.json",
+        documents=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/documents.tsv",
+    wildcard_constraints:
+        benchmark=names_with_builder(PARALLEL_BUILDER),
+    params:
+        entry=benchmark_entry,
+        metrics=METRICS_CONFIG,
+    log:
+        f"{RESULTS}/logs/build_parallel_variant/{{benchmark}}-{{language}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        "../envs/benchmarks.yaml"
+    script:
+        "../scripts/build_parallel_variant.py"
 
 
 rule plot_positional_distribution:

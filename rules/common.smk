@@ -1,9 +1,20 @@
 # Config validation, path conventions and the input functions every rule shares.
-from pathlib import Path
+import re
 
 from snakemake.utils import validate
 
-from posir.config import Setting, benchmark_variant, check_references, evaluations
+from posir.config import (
+    CROSS_LINGUAL_BUILDER,
+    ONE_VS_MANY,
+    PARALLEL_BUILDER,
+    SQUAD_BUILDER,
+    Setting,
+    benchmark_languages,
+    check_references,
+    corpus_variants,
+    evaluations,
+    query_variant,
+)
 from posir.models.spec import ModelSpec
 from posir.sources import Source
 
@@ -16,9 +27,16 @@ METRICS_CONFIG = config.get("metrics", {})
 EVALUATIONS = list(evaluations(config))
 
 
+def names_with_builder(builder):
+    """A wildcard regex matching exactly the benchmarks built by ``builder`` (never anything else)."""
+    names = [n for n, e in config["benchmarks"].items() if e["builder"] == builder]
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
 wildcard_constraints:
     kind="corpus|queries",
     setting="[a-z]{3}-[a-z]{3}",
+    language="[a-z]{3}",
     model="[^/]+",
     benchmark="[^/]+",
     source="[^/]+",
@@ -45,13 +63,29 @@ def source_file(name):
     return f"{RESULTS}/sources/{name}/{source.filename}"
 
 
+def benchmark_dir(variant):
+    return f"{RESULTS}/benchmarks/{variant}"
+
+
 def benchmark_source_files(wildcards):
     roles = config["benchmarks"][wildcards.benchmark]["sources"]
     return {role: source_file(name) for role, name in roles.items()}
 
 
-def benchmark_dir(variant):
-    return f"{RESULTS}/benchmarks/{variant}"
+def variant_source_files(wildcards):
+    """The English reference and the language's own XQuAD-format file."""
+    roles = config["benchmarks"][wildcards.benchmark]["sources"]
+    return {"english": source_file(roles["eng"]), "language": source_file(roles[wildcards.language])}
+
+
+def cross_lingual_inputs(wildcards):
+    base = benchmark_dir(config["benchmarks"][wildcards.benchmark]["corpus_from"])
+    return {
+        **variant_source_files(wildcards),
+        "base_corpus": f"{base}/corpus.jsonl",
+        "base_paragraphs": f"{base}/paragraphs.tsv",
+        "base_documents": f"{base}/documents.tsv",
+    }
 
 
 def encode_texts_input(wildcards):
@@ -67,41 +101,59 @@ def encode_gpu(wildcards):
     return int(model_spec(wildcards).uses_gpu)
 
 
-def setting_variants(wildcards):
-    """(query variant, corpus variant) benchmark directories for a setting."""
-    setting = Setting.parse(wildcards.setting)
-    return (
-        benchmark_variant(config, wildcards.benchmark, setting.query_language),
-        benchmark_variant(config, wildcards.benchmark, setting.corpus_language),
-    )
-
-
 def embeddings_file(model, variant, kind):
     return f"{RESULTS}/embeddings/{model}/{variant}/{kind}.npy"
 
 
+def setting_of(wildcards):
+    return Setting.parse(wildcards.setting)
+
+
+def query_variant_of(wildcards):
+    return query_variant(config, wildcards.benchmark, setting_of(wildcards).query_language)
+
+
+def corpus_variants_of(wildcards):
+    return corpus_variants(config, wildcards.benchmark, setting_of(wildcards).corpus_language)
+
+
+def corpus_id_prefixes(wildcards):
+    """One-vs-many corpora prefix document ids with their language; single-language corpora do not."""
+    if setting_of(wildcards).corpus_language != ONE_VS_MANY:
+        return []
+    return benchmark_languages(config["benchmarks"][wildcards.benchmark])
+
+
 def retrieve_inputs(wildcards):
-    query_variant, corpus_variant = setting_variants(wildcards)
+    query_dir = query_variant_of(wildcards)
     if model_spec(wildcards).is_dense:
         return {
-            "queries": embeddings_file(wildcards.model, query_variant, "queries"),
-            "corpus": embeddings_file(wildcards.model, corpus_variant, "corpus"),
+            "queries": embeddings_file(wildcards.model, query_dir, "queries"),
+            "corpus": [embeddings_file(wildcards.model, v, "corpus") for v in corpus_variants_of(wildcards)],
         }
     return {
-        "queries": f"{benchmark_dir(query_variant)}/queries.jsonl",
-        "corpus": f"{benchmark_dir(corpus_variant)}/corpus.jsonl",
+        "queries": f"{benchmark_dir(query_dir)}/queries.jsonl",
+        "corpus": [f"{benchmark_dir(v)}/corpus.jsonl" for v in corpus_variants_of(wildcards)],
     }
+
+
+def corpus_languages_of(wildcards):
+    setting = setting_of(wildcards)
+    if setting.corpus_language == ONE_VS_MANY:
+        return benchmark_languages(config["benchmarks"][wildcards.benchmark])
+    return [setting.corpus_language]
 
 
 def score_run_inputs(wildcards):
-    query_variant, corpus_variant = setting_variants(wildcards)
+    query_dir = query_variant_of(wildcards)
     inputs = {
-        "qrels": f"{benchmark_dir(query_variant)}/qrels/test.tsv",
-        "positions": f"{benchmark_dir(query_variant)}/positions.tsv",
+        "qrels": f"{benchmark_dir(query_dir)}/qrels/test.tsv",
+        "positions": f"{benchmark_dir(query_dir)}/positions.tsv",
         "run": f"{RESULTS}/runs/{wildcards.benchmark}/{wildcards.model}/{wildcards.setting}.trec",
     }
-    if model_spec(wildcards).is_dense:
-        inputs["corpus_embeddings"] = embeddings_file(wildcards.model, corpus_variant, "corpus")
+    corpora = corpus_variants_of(wildcards)
+    if model_spec(wildcards).is_dense and len(corpora) == 1:
+        inputs["corpus_embeddings"] = embeddings_file(wildcards.model, corpora[0], "corpus")
     return inputs
 
 
@@ -109,22 +161,51 @@ def evaluations_of(benchmark):
     return [e for e in EVALUATIONS if e.benchmark == benchmark]
 
 
+def aggregate_file(e, suffix):
+    return f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.{suffix}.tsv"
+
+
 def summaries_of_benchmark(wildcards):
-    return [
-        f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.summary.tsv"
-        for e in evaluations_of(wildcards.benchmark)
-    ]
+    return [aggregate_file(e, "summary") for e in evaluations_of(wildcards.benchmark)]
 
 
 def bins_of_benchmark(wildcards):
-    return [
-        f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.bins.tsv"
-        for e in evaluations_of(wildcards.benchmark)
-    ]
+    return [aggregate_file(e, "bins") for e in evaluations_of(wildcards.benchmark)]
 
 
 def panel_keys(wildcards):
     return [(e.model, str(e.setting)) for e in evaluations_of(wildcards.benchmark)]
+
+
+def evaluations_of_setting(wildcards):
+    return [e for e in evaluations_of(wildcards.benchmark) if str(e.setting) == wildcards.setting]
+
+
+def bins_of_setting(wildcards):
+    return [aggregate_file(e, "bins") for e in evaluations_of_setting(wildcards)]
+
+
+def models_of_setting(wildcards):
+    return [e.model for e in evaluations_of_setting(wildcards)]
+
+
+def one_vs_many_evaluations(benchmark):
+    return [e for e in evaluations_of(benchmark) if e.setting.corpus_language == ONE_VS_MANY]
+
+
+def one_vs_many_runs(wildcards):
+    return [
+        f"{RESULTS}/runs/{e.benchmark}/{e.model}/{e.setting}.trec"
+        for e in one_vs_many_evaluations(wildcards.benchmark)
+    ]
+
+
+def one_vs_many_keys(wildcards):
+    return [(e.model, e.setting.query_language) for e in one_vs_many_evaluations(wildcards.benchmark)]
+
+
+def is_multilingual_table(benchmark):
+    return len({str(e.setting) for e in evaluations_of(benchmark)}) > 1
 
 
 def all_outputs():
@@ -135,7 +216,14 @@ def all_outputs():
             f"{RESULTS}/tables/{name}/main.csv",
             f"{RESULTS}/tables/{name}/main.md",
             f"{RESULTS}/figures/{name}/grid.png",
-            f"{RESULTS}/figures/{name}/positions.png",
         ]
+        if is_multilingual_table(name):
+            outputs += [f"{RESULTS}/tables/{name}/languages.md"]
+        if one_vs_many_evaluations(name):
+            outputs += [f"{RESULTS}/tables/{name}/language_bias.csv", f"{RESULTS}/figures/{name}/language_bias.png"]
+        settings = sorted({str(e.setting) for e in evaluations_of(name)})
+        outputs += [f"{RESULTS}/figures/{name}/settings/{s}.png" for s in settings]
+    variants = sorted({query_variant(config, e.benchmark, e.setting.query_language) for e in EVALUATIONS})
+    outputs += [f"{RESULTS}/figures/{v}/positions.png" for v in variants]
     outputs += [f"{RESULTS}/figures/{e.benchmark}/{e.model}/{e.setting}.png" for e in EVALUATIONS]
     return outputs

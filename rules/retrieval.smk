@@ -29,6 +29,8 @@ rule retrieve:
     params:
         model=model_entry,
         top_k=config.get("retrieval", {}).get("top_k", 1000),
+        corpus_languages=corpus_languages_of,
+        id_prefixes=corpus_id_prefixes,
     log:
         f"{RESULTS}/logs/retrieve/{{benchmark}}/{{model}}/{{setting}}.log",
     benchmark:

@@ -8,7 +8,9 @@ with log_to(snakemake.log[0]):
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         Setting.parse(snakemake.wildcards.setting),
         snakemake.input.queries,
-        snakemake.input.corpus,
+        list(snakemake.input.corpus),
+        snakemake.params.corpus_languages,
+        snakemake.params.id_prefixes,
         snakemake.params.top_k,
         snakemake.output.run,
     )

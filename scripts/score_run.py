@@ -8,5 +8,6 @@ with log_to(snakemake.log[0]) as log:
         snakemake.input.run,
         snakemake.output.per_query,
         snakemake.input.get("corpus_embeddings"),
+        snakemake.params.id_prefixes,
     )
     log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table["ndcg@10"].mean())

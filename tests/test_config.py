@@ -54,3 +54,37 @@ def test_settings_are_iso_639_3_pairs():
 def test_metric_params_defaults():
     params = MetricParams.from_section({})
     assert params.n_bins == 20 and params.bucket_names == ["Q1", "Q2", "Q3", "Q4"]
+
+
+def test_settings_must_name_languages_the_benchmark_has(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"] = [{"benchmark": "xquad-long", "models": ["bm25"], "settings": ["fra-eng"]}]
+    with pytest.raises(ConfigError, match="no 'fra' queries"):
+        check_references(bad)
+    bad["evaluation"] = [{"benchmark": "xquad-long", "models": ["bm25"], "settings": ["deu-deu"]}]
+    with pytest.raises(ConfigError, match="no 'deu' corpus"):
+        check_references(bad)
+
+
+def test_one_vs_many_needs_parallel_documents(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"] = [{"benchmark": "squad-long", "models": ["bm25"], "settings": ["eng-mul"]}]
+    with pytest.raises(ConfigError, match="parallel documents"):
+        check_references(bad)
+
+
+def test_variants_and_corpora_resolve(config):
+    from posir.config import corpus_variants, query_variant
+
+    assert query_variant(config, "squad-long", "eng") == "squad-long"
+    assert query_variant(config, "xquad-long", "deu") == "xquad-long-deu"
+    assert corpus_variants(config, "xquad-long", "eng") == ["squad-long"]  # embedded once, shared by X->eng
+    assert corpus_variants(config, "xquad-parallel", "mul") == [f"xquad-parallel-{l}" for l in
+                                                                config["benchmarks"]["xquad-parallel"]["languages"]]
+
+
+def test_a_multilingual_benchmark_needs_a_source_per_language(config):
+    bad = copy.deepcopy(config)
+    del bad["benchmarks"]["xquad-parallel"]["sources"]["deu"]
+    with pytest.raises(ConfigError, match="deu"):
+        check_references(bad)

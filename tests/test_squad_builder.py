@@ -87,14 +87,36 @@ def test_seeded_partition_is_reproducible_and_seed_sensitive(squad_dev):
 def test_bad_answer_offsets_are_dropped_and_counted(squad_dev):
     article = {"title": "T", "paragraphs": [dict(p) for p in squad_dev["data"][0]["paragraphs"][:2]]}
     first = article["paragraphs"][0]
-    qa = dict(first["qas"][0])
-    qa["answers"] = [{"answer_start": qa["answers"][0]["answer_start"] + 3, "text": qa["answers"][0]["text"]}]
-    article["paragraphs"][0] = {"context": first["context"], "qas": [qa, *first["qas"][1:]]}
+    good = first["qas"][0]["answers"][0]
+    shifted = {"answer_start": good["answer_start"] + 3, "text": good["text"]}
+    only_bad = {**first["qas"][0], "answers": [shifted]}
+    bad_then_good = {**first["qas"][1], "answers": [shifted, good]}
+    article["paragraphs"][0] = {"context": first["context"], "qas": [only_bad, bad_then_good, *first["qas"][2:]]}
     built = build_squad_long({"data": [article]}, SquadParams(), qwen3_token_counter(), length_buckets(), 20)
-    reasons = Counter(d.reason for d in built.drops)
-    assert reasons == {"answer_offset_mismatch": 1}
-    assert built.stages[-1].dropped == {"answer_offset_mismatch": 1}
-    assert qa["id"] not in {q.qid for q in built.queries}
+    by_stage = {s.stage: s for s in built.stages}
+    assert by_stage["validate_answers"].dropped == {"answer_offset_mismatch": 2}
+    assert by_stage["attach_questions"].dropped == {"no_valid_answer": 1}
+    kept = {q.qid for q in built.queries}
+    assert only_bad["id"] not in kept and bad_then_good["id"] in kept
+    position = next(p for p in built.positions if p.qid == bad_then_good["id"])
+    assert built.evidence[bad_then_good["id"]] == good["text"]
+    assert position.span_start == good["answer_start"]  # first paragraph of its document: no shift
+
+
+def test_squad_it_defects_are_detected_dropped_and_counted(mirror):
+    import gzip
+    import json
+
+    with gzip.open(mirror / "squad-it" / "SQuAD_it-test.json.gz", "rt", encoding="utf-8") as handle:
+        squad_it = json.load(handle)
+    built = build_squad_long(squad_it, SquadParams(question_id_pattern="[0-9a-f]{24}"), qwen3_token_counter(),
+                             length_buckets(), 20)
+    by_stage = {s.stage: s for s in built.stages}
+    assert by_stage["validate_answers"].entered == 21489
+    assert by_stage["validate_answers"].dropped["answer_offset_mismatch"] == 98
+    assert by_stage["attach_questions"].entered == 7609
+    assert by_stage["attach_questions"].dropped["question_id_not_original"] == 714
+    validate(built.documents, built.queries, built.positions, built.evidence)
 
 
 def test_partition_never_exceeds_target_unless_a_single_paragraph_does():

@@ -24,6 +24,9 @@ POSITIONS = "positions.tsv"
 DROPS = "drops.tsv"
 CARD = "card.json"
 
+DOCUMENTS = "documents.tsv"
+PARAGRAPHS = "paragraphs.tsv"
+
 POSITION_FIELDS = (
     "qid",
     "doc_id",
@@ -65,6 +68,9 @@ class Position:
     relative_position: float
     position_bin: int
     length_bucket: str
+    # For a translated or parallel variant, the span's relative position in this
+    # language's own document; ``relative_position`` (which bins use) is the source's.
+    own_relative_position: float | None = None
 
 
 @dataclass(frozen=True)
@@ -108,15 +114,17 @@ def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
 
 def write_benchmark(
     directory: Path,
-    documents: Sequence[Document],
+    documents: Sequence[Document] | None,
     queries: Sequence[Query],
     positions: Sequence[Position],
     drops: Sequence[Drop],
     card: Mapping[str, Any],
 ) -> None:
+    """Write the contract; ``documents=None`` for a query-only variant whose corpus lives elsewhere."""
     directory = Path(directory)
     (directory / "qrels").mkdir(parents=True, exist_ok=True)
-    _write_jsonl(directory / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
+    if documents is not None:
+        _write_jsonl(directory / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
     _write_jsonl(directory / QUERIES, ({"_id": q.qid, "text": q.text} for q in queries))
     with open(directory / QRELS, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
@@ -137,11 +145,12 @@ def write_benchmark(
 def write_positions(path: Path, positions: Iterable[Position]) -> None:
     with open(path, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(POSITION_FIELDS)
+        writer.writerow([*POSITION_FIELDS, "own_relative_position"])
         for p in positions:
             row = asdict(p)
             row["relative_position"] = f"{p.relative_position:.6f}"
-            writer.writerow([row[f] for f in POSITION_FIELDS])
+            own = "" if p.own_relative_position is None else f"{p.own_relative_position:.6f}"
+            writer.writerow([*(row[f] for f in POSITION_FIELDS), own])
 
 
 # --- reading -----------------------------------------------------------------
@@ -160,6 +169,18 @@ def _read_jsonl(path: Path, required: Sequence[str]) -> Iterator[dict[str, Any]]
             if missing:
                 raise BenchmarkError(f"{path}, line {line_number}: missing field(s) {missing}. Every record needs {list(required)}.")
             yield record
+
+
+def write_table(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def read_table(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
 
 
 def read_corpus(path: Path) -> list[Document]:
@@ -202,6 +223,7 @@ def read_positions(path: Path) -> list[Position]:
                     relative_position=float(row["relative_position"]),
                     position_bin=int(row["position_bin"]),
                     length_bucket=row["length_bucket"],
+                    own_relative_position=float(row["own_relative_position"]) if row.get("own_relative_position") else None,
                 )
             )
     return positions

@@ -67,15 +67,51 @@ class Evaluation:
     setting: Setting
 
 
-def benchmark_variant(config: Mapping[str, Any], benchmark: str, language: str) -> str:
-    """Directory name under ``benchmarks/`` holding ``benchmark`` in ``language``."""
+SQUAD_BUILDER = "squad_long_documents"
+CROSS_LINGUAL_BUILDER = "xquad_cross_lingual"
+PARALLEL_BUILDER = "xquad_parallel"
+MULTILINGUAL_BUILDERS = frozenset({CROSS_LINGUAL_BUILDER, PARALLEL_BUILDER})
+ONE_VS_MANY = "mul"
+
+
+def benchmark_languages(entry: Mapping[str, Any]) -> list[str]:
+    """Languages the benchmark has queries in (ISO 639-3)."""
+    if entry["builder"] in MULTILINGUAL_BUILDERS:
+        return list(entry["languages"])
+    return [entry.get("language", "eng")]
+
+
+def query_variant(config: Mapping[str, Any], benchmark: str, language: str) -> str:
+    """Directory name under ``benchmarks/`` holding ``benchmark``'s queries in ``language``."""
     entry = config["benchmarks"][benchmark]
-    if entry.get("language", "eng") == language:
-        return benchmark
-    raise ConfigError(
-        f"benchmark '{benchmark}' has no '{language}' texts (its language is {entry.get('language', 'eng')}); "
-        f"fix the settings listed for it under 'evaluation' in config.yaml"
-    )
+    if language not in benchmark_languages(entry):
+        raise ConfigError(
+            f"benchmark '{benchmark}' has no '{language}' queries (it has {benchmark_languages(entry)}); "
+            f"fix the settings listed for it under 'evaluation' in config.yaml"
+        )
+    return f"{benchmark}-{language}" if entry["builder"] in MULTILINGUAL_BUILDERS else benchmark
+
+
+def corpus_languages(config: Mapping[str, Any], benchmark: str) -> list[str]:
+    entry = config["benchmarks"][benchmark]
+    if entry.get("corpus_from"):
+        return corpus_languages(config, entry["corpus_from"])
+    return benchmark_languages(entry)
+
+
+def corpus_variants(config: Mapping[str, Any], benchmark: str, language: str) -> list[str]:
+    """Benchmark directories whose ``corpus.jsonl`` form the corpus of a setting.
+
+    ``mul`` (one-vs-many, Multi-EuP) is the union of every language's parallel corpus.
+    """
+    entry = config["benchmarks"][benchmark]
+    if entry.get("corpus_from"):
+        return corpus_variants(config, entry["corpus_from"], language)
+    if language == ONE_VS_MANY:
+        if entry["builder"] != PARALLEL_BUILDER:
+            raise ConfigError(f"benchmark '{benchmark}': a '-mul' setting needs parallel documents (builder {PARALLEL_BUILDER})")
+        return [query_variant(config, benchmark, lang) for lang in benchmark_languages(entry)]
+    return [query_variant(config, benchmark, language)]
 
 
 def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
@@ -88,16 +124,31 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
                 raise ConfigError(f"evaluation[{block_index}]: model '{model}' is not defined under 'models'")
             for setting_text in block.get("settings", ["eng-eng"]):
                 setting = Setting.parse(setting_text)
-                benchmark_variant(config, benchmark, setting.query_language)
-                benchmark_variant(config, benchmark, setting.corpus_language)
+                query_variant(config, benchmark, setting.query_language)
+                if setting.corpus_language != ONE_VS_MANY and setting.corpus_language not in corpus_languages(config, benchmark):
+                    raise ConfigError(
+                        f"evaluation[{block_index}]: setting '{setting}': benchmark '{benchmark}' has no "
+                        f"'{setting.corpus_language}' corpus (it has {corpus_languages(config, benchmark)})"
+                    )
+                corpus_variants(config, benchmark, setting.corpus_language)
                 yield Evaluation(benchmark, model, setting)
 
 
 def check_references(config: Mapping[str, Any]) -> None:
     """Fail early, naming the key, when a benchmark or evaluation points at nothing."""
     sources = config.get("sources", {})
-    for name, entry in config.get("benchmarks", {}).items():
+    benchmarks = config.get("benchmarks", {})
+    for name, entry in benchmarks.items():
         for role, source in entry.get("sources", {}).items():
             if source not in sources:
                 raise ConfigError(f"benchmarks.{name}.sources.{role}: source '{source}' is not defined under 'sources'")
+        if entry["builder"] in MULTILINGUAL_BUILDERS:
+            missing = [lang for lang in ["eng", *entry.get("languages", [])] if lang not in entry.get("sources", {})]
+            if missing:
+                raise ConfigError(f"benchmarks.{name}.sources: no XQuAD-format source for {missing}; "
+                                  f"name one per language (and 'eng', the reference) under sources")
+        base = entry.get("corpus_from")
+        if entry["builder"] == CROSS_LINGUAL_BUILDER:
+            if base not in benchmarks or benchmarks[base]["builder"] != SQUAD_BUILDER:
+                raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD_BUILDER} benchmark")
     list(evaluations(config))

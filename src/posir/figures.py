@@ -81,3 +81,29 @@ def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], mi
     fig.tight_layout(rect=(0, 0, 0.9, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None:
+    """One heatmap per model: query language (rows) by document language (columns)."""
+    models = sorted(shares["model"].unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 4.2), squeeze=False)
+    image = None
+    for ax, model in zip(axes.flat, models):
+        wide = shares[shares["model"] == model].pivot_table(
+            index="query_language", columns="document_language", values="share", fill_value=0.0)
+        if wide.empty:
+            ax.set_visible(False)
+            continue
+        image = ax.imshow(wide.to_numpy() * 100, cmap="viridis", vmin=0, vmax=100)
+        ax.set_xticks(range(len(wide.columns)), wide.columns, rotation=90)
+        ax.set_yticks(range(len(wide.index)), wide.index)
+        ax.set_xlabel("document language")
+        ax.set_ylabel("query language")
+        ax.set_title(model)
+        for (i, j), value in np.ndenumerate(wide.to_numpy() * 100):
+            ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 50 else "black")
+    if image is not None:
+        fig.colorbar(image, ax=axes.ravel().tolist(), label="% of top results")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

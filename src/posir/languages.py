@@ -19,9 +19,7 @@ ISO639_3_NAMES: dict[str, str] = {
     "rus": "russian",
     "spa": "spanish",
     "swe": "swedish",
-    "tha": "thai",
     "tur": "turkish",
-    "vie": "vietnamese",
     "zho": "chinese",
 }
 

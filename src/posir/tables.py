@@ -51,3 +51,39 @@ def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
         elif column.startswith("psi"):
             shown[column] = shown[column].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
     return shown.to_markdown(index=False) + "\n"
+
+
+def setting_type(setting: str) -> str:
+    query, corpus = setting.split("-")
+    if corpus == "mul":
+        return "one-vs-many"
+    return "monolingual" if query == corpus else "cross-lingual"
+
+
+def languages_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Sequence[str]) -> pd.DataFrame:
+    """Long table: one row per (model, setting) with its languages and setting type."""
+    table = main_table(summaries, buckets)
+    table.insert(2, "query_language", table["setting"].str.split("-").str[0])
+    table.insert(3, "corpus_language", table["setting"].str.split("-").str[1])
+    table.insert(4, "setting_type", table["setting"].map(setting_type))
+    return table
+
+
+def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
+    """PosIR Tables 10-11: per setting type and metric, models by query language."""
+    parts = []
+    metrics = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
+    for kind in ("monolingual", "cross-lingual", "one-vs-many"):
+        block = table[table["setting_type"] == kind]
+        if block.empty:
+            continue
+        parts.append(f"## {kind}\n")
+        for metric in metrics:
+            wide = block.pivot_table(index="model", columns="query_language", values=metric)
+            if wide.empty:  # e.g. parallel documents never reach Q4
+                continue
+            wide["avg"] = wide.mean(axis=1)
+            scale = 100 if metric.startswith("ndcg") else 1
+            shown = (wide * scale).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
+            parts.append(f"### {metric}\n\n{shown.to_markdown()}\n")
+    return "\n".join(parts)

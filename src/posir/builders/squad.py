@@ -10,6 +10,7 @@ spans with an LLM; SQuAD gives them by annotation).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relat
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
 STAGE_PARAGRAPHS = "partition_paragraphs"
+STAGE_ANSWERS = "validate_answers"
 STAGE_QUESTIONS = "attach_questions"
 
 
@@ -34,6 +36,9 @@ class SquadParams:
     ratio: tuple[int, ...] = (3, 3, 3, 3, 2, 2, 2, 2)
     separator: str = "\n\n"
     max_articles: int | None = None
+    # Translations may rename question ids (SQuAD-it renames 714); such ids no longer align with
+    # SQuAD and XQuAD, so questions whose id does not match this pattern are dropped and counted.
+    question_id_pattern: str | None = None
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> "SquadParams":
@@ -53,6 +58,13 @@ class BuiltBenchmark:
     doc_token_lengths: dict[str, int]
     evidence: dict[str, str] = field(default_factory=dict)
     paragraph_to_doc: dict[tuple[int, int], str] = field(default_factory=dict)
+    paragraph_offset: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def document_id(title: str, index: int, prefix: str = "") -> str:
+    """Ids go into TREC run files, which split on whitespace."""
+    safe_title = re.sub(r"\s+", "_", title.strip())
+    return f"{prefix}{safe_title}-{index:02d}"
 
 
 def partition_article(
@@ -116,7 +128,7 @@ def build_squad_long(
             if p_index not in placed:
                 drops.append(Drop(STAGE_PARAGRAPHS, f"{article['title']}#{p_index}", "paragraph_exceeds_max_tokens"))
         for d_index, group in enumerate(groups):
-            doc_id = f"{id_prefix}{article['title']}-{d_index:02d}"
+            doc_id = document_id(article["title"], d_index, id_prefix)
             text, offsets = join_with_offsets([paragraphs[i] for i in group], params.separator)
             documents.append(Document(doc_id, text, article["title"].replace("_", " ")))
             doc_tokens[doc_id] = count_tokens(text)
@@ -127,34 +139,43 @@ def build_squad_long(
 
     # Identical paragraph text in two documents would make a question's evidence ambiguous.
     paragraph_counts = Counter(articles[a]["paragraphs"][p]["context"] for (a, p) in paragraph_to_doc)
+    id_pattern = re.compile(params.question_id_pattern) if params.question_id_pattern else None
 
     by_id = {d.doc_id: d for d in documents}
     queries: list[Query] = []
     positions: list[Position] = []
     evidence: dict[str, str] = {}
     seen_qids: set[str] = set()
-    n_questions = 0
+    n_questions = n_answers = 0
     for a_index, article in enumerate(articles):
         for p_index, paragraph in enumerate(article["paragraphs"]):
             doc_id = paragraph_to_doc.get((a_index, p_index))
             for qa in paragraph["qas"]:
                 n_questions += 1
                 qid = str(qa["id"])
-                drop = _question_drop(qa, qid, seen_qids, doc_id, paragraph_counts[paragraph["context"]])
-                if drop:
-                    drops.append(Drop(STAGE_QUESTIONS, qid, drop))
+                answers = list(qa.get("answers", []))
+                n_answers += len(answers)
+                valid = []
+                for k, answer in enumerate(answers):
+                    local = Span(answer["answer_start"], answer["answer_start"] + len(answer["text"]))
+                    if not answer["text"].strip():
+                        drops.append(Drop(STAGE_ANSWERS, f"{qid}#{k}", "empty_answer"))
+                    elif span_matches(paragraph["context"], local, answer["text"]):
+                        valid.append((local, answer["text"]))
+                    else:
+                        drops.append(Drop(STAGE_ANSWERS, f"{qid}#{k}", "answer_offset_mismatch",
+                                          f"offset {answer['answer_start']} does not hold {answer['text']!r}"))
+                reason = _question_drop(qa, qid, seen_qids, doc_id, paragraph_counts[paragraph["context"]], id_pattern)
+                if reason is None and not valid:
+                    reason = "no_valid_answer"
+                if reason:
+                    drops.append(Drop(STAGE_QUESTIONS, qid, reason))
                     continue
                 assert doc_id is not None
                 seen_qids.add(qid)
                 document = by_id[doc_id]
-                answer = qa["answers"][0]
-                local = Span(answer["answer_start"], answer["answer_start"] + len(answer["text"]))
+                local, answer_text = valid[0]
                 span = local.shifted(paragraph_offset[(a_index, p_index)])
-                if not span_matches(document.text, span, answer["text"]) or span.start == span.end:
-                    drops.append(
-                        Drop(STAGE_QUESTIONS, qid, "answer_offset_mismatch", f"offset {answer['answer_start']} does not hold {answer['text']!r}")
-                    )
-                    continue
                 relative = relative_position(span.start, span.end, len(document.text))
                 tokens = doc_tokens[doc_id]
                 queries.append(Query(qid, qa["question"].strip()))
@@ -162,20 +183,23 @@ def build_squad_long(
                     Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
                              position_bin(relative, n_bins), bucket_of(tokens, buckets))
                 )
-                evidence[qid] = answer["text"]
+                evidence[qid] = answer_text
+    stages.append(stage_count(STAGE_ANSWERS, "answers", n_answers, drops))
     stages.append(stage_count(STAGE_QUESTIONS, "questions", n_questions, drops))
-    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence, paragraph_to_doc)
+    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence, paragraph_to_doc,
+                          paragraph_offset)
 
 
-def _question_drop(qa: Mapping[str, Any], qid: str, seen: set[str], doc_id: str | None, paragraph_copies: int) -> str | None:
+def _question_drop(qa: Mapping[str, Any], qid: str, seen: set[str], doc_id: str | None, paragraph_copies: int,
+                   id_pattern: re.Pattern[str] | None) -> str | None:
     if doc_id is None:
         return "paragraph_not_placed"
     if qid in seen:
         return "duplicate_question_id"
+    if id_pattern is not None and not id_pattern.fullmatch(qid):
+        return "question_id_not_original"
     if not str(qa.get("question", "")).strip():
         return "empty_question"
-    if not qa.get("answers"):
-        return "no_answer"
     if paragraph_copies > 1:
         return "evidence_in_several_documents"
     return None

@@ -48,21 +48,37 @@ class Bm25Analyzer:
         return [list(t) for t in tokens]
 
 
+def tokenize_by_language(texts: Sequence[str], languages: Sequence[str], params: Mapping[str, Any]) -> list[list[str]]:
+    """Each text analysed with its own language's analyzer, order kept."""
+    tokens: list[list[str]] = [[] for _ in texts]
+    for language in dict.fromkeys(languages):
+        indices = [i for i, lang in enumerate(languages) if lang == language]
+        analyzed = Bm25Analyzer.for_language(language, params).tokenize([texts[i] for i in indices])
+        for i, toks in zip(indices, analyzed):
+            tokens[i] = toks
+    return tokens
+
+
 def bm25_search(
     documents: Sequence[str],
     queries: Sequence[str],
     k: int,
-    document_language: str,
+    document_languages: str | Sequence[str],
     query_language: str,
     params: Mapping[str, Any],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` (scores, document indices) per query; rows padded with -1 when a query matches nothing."""
+    """Top-``k`` (scores, document indices) per query; rows padded with -1 when a query matches nothing.
+
+    ``document_languages`` is one language for the whole corpus or one per document
+    (one-vs-many corpora mix languages; each document keeps its own analyzer).
+    """
     import bm25s
 
-    doc_analyzer = Bm25Analyzer.for_language(document_language, params)
+    if isinstance(document_languages, str):
+        document_languages = [document_languages] * len(documents)
     query_analyzer = Bm25Analyzer.for_language(query_language, params)
     retriever = bm25s.BM25(k1=float(params.get("k1", 1.5)), b=float(params.get("b", 0.75)))
-    retriever.index(doc_analyzer.tokenize(documents), show_progress=True)
+    retriever.index(tokenize_by_language(documents, document_languages, params), show_progress=True)
     k = min(k, len(documents))
     query_tokens = query_analyzer.tokenize(queries)
     indices, scores = retriever.retrieve(query_tokens, k=k, show_progress=True, n_threads=1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +10,7 @@ import pandas as pd
 from posir import benchmark as fmt
 from posir.config import MetricParams
 from posir.metrics import aggregate
+from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.per_query import MEASURES, score_queries
 from posir.runs import read_trec_run
 
@@ -23,9 +24,15 @@ def read_tsv(path: Path) -> pd.DataFrame:
 
 
 def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: Path,
-              corpus_embeddings: Path | None = None) -> pd.DataFrame:
-    """Per-query table: every qrels query, its metrics and its position fields."""
-    scores = score_queries(fmt.read_qrels(qrels_path), read_trec_run(run_path))
+              corpus_embeddings: Path | None = None, id_prefixes: Sequence[str] = ()) -> pd.DataFrame:
+    """Per-query table: every qrels query, its metrics and its position fields.
+
+    With ``id_prefixes`` (a one-vs-many corpus) every language copy of the positive is relevant.
+    """
+    qrels = fmt.read_qrels(qrels_path)
+    if id_prefixes:
+        qrels = expand_qrels(qrels, list(id_prefixes))
+    scores = score_queries(qrels, read_trec_run(run_path))
     positions = read_tsv(positions_path)
     metrics = pd.DataFrame([{"qid": q, **s} for q, s in scores.items()])
     table = positions.merge(metrics, on="qid", how="right", validate="one_to_one")
@@ -80,3 +87,29 @@ def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title:
 
     position_grid({label: read_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
                   metrics.min_bin_queries, title, figure_path)
+
+
+def write_languages_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
+                          markdown_path: Path) -> None:
+    from posir.tables import languages_markdown, languages_table
+
+    table = languages_table({key: read_tsv(path) for key, path in summaries.items()}, metrics.bucket_names)
+    table.to_csv(csv_path, index=False)
+    Path(markdown_path).write_text(languages_markdown(table, metrics.bucket_names), encoding="utf-8")
+
+
+def write_language_bias(runs: Mapping[tuple[str, str], Path], depth: int, csv_path: Path, markdown_path: Path,
+                        figure_path: Path) -> None:
+    """Per (model, query language): the share of each document language in the top-``depth``."""
+    from posir.figures import language_bias_heatmaps
+
+    rows = [
+        {"model": model, "query_language": language, "document_language": doc_language, "share": share}
+        for (model, language), path in runs.items()
+        for doc_language, share in language_shares(read_trec_run(path), depth).items()
+    ]
+    table = pd.DataFrame(rows, columns=["model", "query_language", "document_language", "share"])
+    table.to_csv(csv_path, index=False)
+    wide = table.pivot_table(index=["model", "query_language"], columns="document_language", values="share", fill_value=0.0)
+    Path(markdown_path).write_text((wide * 100).round(1).to_markdown() + "\n", encoding="utf-8")
+    language_bias_heatmaps(table, f"share of document languages in the top-{depth}", figure_path)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from posir import benchmark as fmt
 from posir.config import Setting
@@ -28,31 +31,45 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
     save_embeddings(Path(out_path), ids, vectors, encoder.input_tokens(texts, role))
 
 
-def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Path, top_k: int, run_path: Path) -> None:
+def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Sequence[Path],
+                 id_prefixes: Sequence[str], top_k: int, run_path: Path) -> None:
+    """Exact search; several corpus files (one-vs-many) are searched as one corpus."""
     from posir.retrieval import exact_inner_product_search
 
     qids, query_vectors, _ = load_embeddings(query_embeddings)
-    doc_ids, doc_vectors, _ = load_embeddings(corpus_embeddings)
-    scores, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
+    doc_ids: list[str] = []
+    blocks = []
+    for index, path in enumerate(corpus_embeddings):
+        ids, vectors, _ = load_embeddings(path)
+        doc_ids += [f"{id_prefixes[index]}:{i}" for i in ids] if id_prefixes else ids
+        blocks.append(vectors)
+    scores, indices = exact_inner_product_search(query_vectors, np.concatenate(blocks), top_k)
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 
-def lexical_search(spec: ModelSpec, queries_path: Path, corpus_path: Path, setting: Setting, top_k: int,
-                   run_path: Path) -> None:
+def lexical_search(spec: ModelSpec, queries_path: Path, corpus_paths: Sequence[Path], corpus_languages: Sequence[str],
+                   id_prefixes: Sequence[str], setting: Setting, top_k: int, run_path: Path) -> None:
+    """BM25, each document analysed in its own language and each query in the query language."""
     from posir.models.bm25_backend import bm25_search
 
-    documents = fmt.read_corpus(corpus_path)
+    texts: list[str] = []
+    languages: list[str] = []
+    doc_ids: list[str] = []
+    for index, path in enumerate(corpus_paths):
+        documents = fmt.read_corpus(path)
+        texts += [d.text for d in documents]
+        languages += [corpus_languages[index]] * len(documents)
+        doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
     queries = fmt.read_queries(queries_path)
-    scores, indices = bm25_search(
-        [d.text for d in documents], [q.text for q in queries], top_k,
-        setting.corpus_language, setting.query_language, spec.params,
-    )
-    write_trec_run(Path(run_path), [q.qid for q in queries], [d.doc_id for d in documents], scores, indices, tag=spec.name)
+    scores, indices = bm25_search(texts, [q.text for q in queries], top_k, languages, setting.query_language,
+                                  spec.params)
+    write_trec_run(Path(run_path), [q.qid for q in queries], doc_ids, scores, indices, tag=spec.name)
 
 
-def retrieve(spec: ModelSpec, setting: Setting, queries: Path, corpus: Path, top_k: int, run_path: Path) -> None:
+def retrieve(spec: ModelSpec, setting: Setting, queries: Path, corpora: Sequence[Path],
+             corpus_languages: Sequence[str], id_prefixes: Sequence[str], top_k: int, run_path: Path) -> None:
     """Dense models read cached embeddings; lexical models read the texts."""
     if spec.is_dense:
-        dense_search(spec, queries, corpus, top_k, run_path)
+        dense_search(spec, queries, corpora, id_prefixes, top_k, run_path)
     else:
-        lexical_search(spec, queries, corpus, setting, top_k, run_path)
+        lexical_search(spec, queries, corpora, corpus_languages, id_prefixes, setting, top_k, run_path)
