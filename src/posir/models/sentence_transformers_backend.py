@@ -76,17 +76,28 @@ class SentenceTransformerEncoder:
         tokenizer = self.model.tokenizer
         prompt = self.spec.prompt(role)
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
-        content = self.max_input_tokens - tokenizer.num_special_tokens_to_add(pair=False) - len(prompt_ids)
+        head, tail = self._special_affixes()
+        content = self.max_input_tokens - len(head) - len(tail) - len(prompt_ids)
         if content < 1:
             raise ValueError(
                 f"model '{self.spec.name}': max_seq_length {self.max_input_tokens} leaves no room for text after the "
                 "prompt and special tokens; raise max_seq_length or shorten the prompt"
             )
         text_ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-        return [
-            [tokenizer.build_inputs_with_special_tokens(prompt_ids + w) for w in split_windows(ids, content)]
-            for ids in text_ids
-        ]
+        return [[head + prompt_ids + w + tail for w in split_windows(ids, content)] for ids in text_ids]
+
+    def _special_affixes(self) -> tuple[list[int], list[int]]:
+        """Special token ids the tokenizer puts before and after a single sequence ([CLS] ... [SEP], <s> ... </s>).
+
+        Read off a probe rather than ``build_inputs_with_special_tokens``, which transformers 5 fast tokenizers lack.
+        """
+        tokenizer = self.model.tokenizer
+        plain = tokenizer("probe", add_special_tokens=False)["input_ids"]
+        full = tokenizer("probe", add_special_tokens=True)["input_ids"]
+        for i in range(len(full) - len(plain) + 1):
+            if full[i:i + len(plain)] == plain:
+                return list(full[:i]), list(full[i + len(plain):])
+        raise ValueError(f"model '{self.spec.name}': cannot locate the text inside the tokenizer's special-token template")
 
     def _encode_windows(self, texts: Sequence[str], role: str) -> np.ndarray:
         import torch
@@ -96,10 +107,10 @@ class SentenceTransformerEncoder:
         windows = self._window_inputs(texts, role)
         flat = [(i, ids) for i, per_text in enumerate(windows) for ids in per_text]
         prompt = self.spec.prompt(role)
-        overhead = tokenizer.num_special_tokens_to_add(pair=False) + (
-            len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
-        )
-        dim = self.model.get_sentence_embedding_dimension()
+        head, tail = self._special_affixes()
+        overhead = len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
+        probe = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = int(probe())
         sums = np.zeros((len(texts), dim), dtype=np.float64)
         weights = np.zeros(len(texts), dtype=np.float64)
         modules = [m for m in self.model if not isinstance(m, Normalize)]
@@ -107,10 +118,7 @@ class SentenceTransformerEncoder:
         with torch.inference_mode():
             for start in range(0, len(flat), self.spec.batch_size):
                 batch = flat[start:start + self.spec.batch_size]
-                padded = tokenizer.pad({"input_ids": [ids for _, ids in batch]}, return_tensors="pt")
-                features = {k: v.to(device) for k, v in padded.items()}
-                if "token_type_ids" in tokenizer.model_input_names and "token_type_ids" not in features:
-                    features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+                features = self._features([ids for _, ids in batch], device)
                 for module in modules:
                     features = module(features)
                 pooled = features["sentence_embedding"].float().cpu().numpy()
@@ -123,3 +131,20 @@ class SentenceTransformerEncoder:
         if self.spec.normalize:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return vectors.astype(np.float32)
+
+    def _features(self, batch: list[list[int]], device: object) -> dict[str, object]:
+        """Right-padded input tensors for windows given as id lists (single sequence: token types all 0)."""
+        import torch
+
+        tokenizer = self.model.tokenizer
+        width = max(len(ids) for ids in batch)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, :len(ids)] = 1
+        features = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+        if "token_type_ids" in tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+        return features
