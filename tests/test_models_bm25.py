@@ -10,10 +10,22 @@ from pathlib import Path
 import pytest
 
 from posir.models.bm25_backend import Bm25Analyzer, bm25_search
-from tests.conftest import XQUAD, xquad_texts
 
 Stemmer = pytest.importorskip("Stemmer")
 bm25s = pytest.importorskip("bm25s")
+
+XQUAD = Path("/work/shared/data/xquad")
+
+
+def xquad_texts(language: str, n_questions: int = 3) -> tuple[str, list[str]]:
+    """First context and first questions of XQuAD in ``language``."""
+    path = XQUAD / f"xquad.{language}.json"
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    paragraph = data["data"][0]["paragraphs"][0]
+    return paragraph["context"], [qa["question"] for qa in paragraph["qas"][:n_questions]]
+
 
 LANGS = {"de": "deu", "zh": "zho", "hi": "hin", "ar": "ara"}
 

@@ -34,6 +34,7 @@ only where the language requires it:
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ class Bm25Analyzer:
     min_token_chars: int = 2
 
     @classmethod
-    def for_language(cls, code: str, params: Mapping[str, Any]) -> "Bm25Analyzer":
+    def for_language(cls, code: str, params: Mapping[str, Any]) -> Bm25Analyzer:
         import Stemmer
 
         name = language_name(code)
@@ -100,7 +101,7 @@ class Bm25Analyzer:
             else:
                 chars = _NOSPACE_CHAR_RE.findall(match.group())
                 tokens.extend(chars)
-                tokens.extend(a + b for a, b in zip(chars, chars[1:]))
+                tokens.extend(a + b for a, b in itertools.pairwise(chars))
         return tokens
 
     def analyze(self, text: str) -> list[str]:

@@ -25,7 +25,8 @@ class DenseEncoder(Protocol):
     ``max_input_tokens`` is the per-pass limit, ``None`` when there is none.
     """
 
-    max_input_tokens: int | None
+    @property
+    def max_input_tokens(self) -> int | None: ...
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray: ...
 

@@ -53,8 +53,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from posir.models.spec import ModelSpec
 
 _EPS = 1e-12
 
@@ -178,3 +182,33 @@ def apply_to_search_inputs(queries: np.ndarray, documents: np.ndarray, mean: np.
                            method: str) -> tuple[np.ndarray, np.ndarray]:
     """Renormalise query and document matrices with the same mean before inner-product search."""
     return renormalize(queries, mean, method), renormalize(documents, mean, method)
+
+
+# --- what the workflow calls ---------------------------------------------------
+
+
+def write_collection_mean(model: str, collection: str, embeddings_path: Path, out_path: Path | None = None) -> Path:
+    """Estimate ``mu`` from the renorm collection's cached embeddings and store it (default: next to them)."""
+    from posir.embeddings import load_embeddings
+
+    ids, vectors, _ = load_embeddings(Path(embeddings_path))
+    path = Path(out_path) if out_path is not None else mean_path(Path(embeddings_path))
+    save_mean(path, estimate_mean(vectors), collection=collection, n_texts=len(ids), model=model)
+    return path
+
+
+def search_vectors(spec: ModelSpec, queries: np.ndarray, documents: np.ndarray,
+                   mean_file: Path | None) -> tuple[np.ndarray, np.ndarray]:
+    """Query and document matrices as the search should see them: unchanged, or renormalised per ``spec.renorm``."""
+    if spec.renorm is None:
+        return queries, documents
+    if mean_file is None:
+        raise ValueError(f"model '{spec.name}': renorm: {spec.renorm} needs the mean vector of "
+                         f"'{spec.renorm_collection}'; pass its .mean.npy to the search step")
+    mean = load_mean(Path(mean_file))
+    if mean.model != spec.name or mean.collection != spec.renorm_collection:
+        raise ValueError(
+            f"model '{spec.name}': {mean_file} holds the mean of model '{mean.model}' on '{mean.collection}', "
+            f"but the config asks for '{spec.renorm_collection}'; re-run the mean step"
+        )
+    return apply_to_search_inputs(queries, documents, mean.vector, spec.renorm)

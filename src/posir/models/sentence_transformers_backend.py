@@ -14,6 +14,7 @@ well-formed input of its role.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,10 @@ class SentenceTransformerEncoder:
     @property
     def max_input_tokens(self) -> int:
         """Token positions per forward pass (per window under ``window_mean``), specials and prompt included."""
-        return int(self.model.max_seq_length)
+        limit = self.model.max_seq_length
+        if limit is None:
+            raise ValueError(f"model '{self.spec.name}': the model declares no max_seq_length; set it in config.yaml")
+        return int(limit)
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
         if self.mode == "window_mean":
@@ -110,8 +114,10 @@ class SentenceTransformerEncoder:
         head, tail = self._special_affixes()
         overhead = len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
         probe = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        dim = int(probe())
-        sums = np.zeros((len(texts), dim), dtype=np.float64)
+        dim = probe()
+        if dim is None:
+            raise ValueError(f"model '{self.spec.name}': cannot tell the embedding dimension for window_mean")
+        sums = np.zeros((len(texts), int(dim)), dtype=np.float64)
         weights = np.zeros(len(texts), dtype=np.float64)
         modules = [m for m in self.model if not isinstance(m, Normalize)]
         device = self.model.device
@@ -132,7 +138,7 @@ class SentenceTransformerEncoder:
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return vectors.astype(np.float32)
 
-    def _features(self, batch: list[list[int]], device: object) -> dict[str, object]:
+    def _features(self, batch: list[list[int]], device: Any) -> dict[str, Any]:
         """Right-padded input tensors for windows given as id lists (single sequence: token types all 0)."""
         import torch
 

@@ -112,7 +112,7 @@ class ModelSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, name: str, entry: Mapping[str, Any]) -> "ModelSpec":
+    def from_config(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
         known = {f.name for f in fields(cls)} - {"name"}
         unknown = sorted(set(entry) - known - WORKFLOW_KEYS)
         if unknown:
