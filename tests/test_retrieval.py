@@ -67,7 +67,7 @@ def test_bm25_scores_match_the_lucene_formula_on_stemmed_tokens():
         "Denver is the home of the Broncos football team and many teams more.",
     ]
     queries = ["Which team did the Broncos defeat?", "forest cats"]
-    scores, indices = bm25_search(documents, queries, k=4, document_language="eng", query_language="eng",
+    scores, indices = bm25_search(documents, queries, k=4, document_languages="eng", query_language="eng",
                                   params={"k1": 1.5, "b": 0.75})
     analyzer = Bm25Analyzer.for_language("eng", {})
     doc_tokens = analyzer.tokenize(documents)

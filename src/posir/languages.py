@@ -4,26 +4,49 @@ from __future__ import annotations
 
 ISO639_3_NAMES: dict[str, str] = {
     "ara": "arabic",
+    "ben": "bengali",
+    "cat": "catalan",
+    "ces": "czech",
     "dan": "danish",
     "deu": "german",
     "ell": "greek",
     "eng": "english",
+    "est": "estonian",
+    "eus": "basque",
+    "fas": "persian",
+    "fin": "finnish",
     "fra": "french",
+    "gle": "irish",
     "hin": "hindi",
+    "hun": "hungarian",
+    "hye": "armenian",
+    "ind": "indonesian",
     "ita": "italian",
+    "jpn": "japanese",
     "kor": "korean",
+    "lit": "lithuanian",
+    "nep": "nepali",
     "nld": "dutch",
     "nor": "norwegian",
+    "pol": "polish",
     "por": "portuguese",
     "ron": "romanian",
     "rus": "russian",
     "spa": "spanish",
+    "srp": "serbian",
     "swe": "swedish",
+    "tam": "tamil",
     "tur": "turkish",
+    "yid": "yiddish",
     "zho": "chinese",
 }
 
 
 def language_name(code: str) -> str | None:
-    """English name of an ISO 639-3 code (Snowball and stopword lists use these), if known."""
+    """English name of an ISO 639-3 code, if known.
+
+    PyStemmer (Snowball) algorithms and bm25s stopword lists are looked up by
+    these names; a language missing from either simply gets no stemming or no
+    stopwords (see ``posir.models.bm25_backend``).
+    """
     return ISO639_3_NAMES.get(code)

