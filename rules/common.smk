@@ -139,3 +139,101 @@ def all_outputs():
         ]
     outputs += [f"{RESULTS}/figures/{e.benchmark}/{e.model}/{e.setting}.png" for e in EVALUATIONS]
     return outputs
+
+
+# --- published results, bootstrap intervals and paper tables (rules/paper.smk) ---
+
+from posir.published import check_config as check_paper_config
+
+check_paper_config(config)
+
+PUBLISHED = config.get("published", {}) or {}
+PAPER_TABLES = config.get("paper_tables", {}) or {}
+
+
+def bootstraps_of_benchmark(wildcards):
+    return [
+        f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.bootstrap.tsv"
+        for e in evaluations_of(wildcards.benchmark)
+    ]
+
+
+def bootstrap_bins_of_benchmark(wildcards):
+    return [
+        f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.bootstrap_bins.tsv"
+        for e in evaluations_of(wildcards.benchmark)
+    ]
+
+
+def published_path(name):
+    """The file a 'published' entry reads: its source's fetched copy, or its local path."""
+    entry = PUBLISHED[name]
+    if "source" in entry:
+        return source_file(entry["source"])
+    return entry["path"]
+
+
+def published_entry(wildcards):
+    return PUBLISHED[wildcards.published]
+
+
+def published_input(wildcards):
+    return published_path(wildcards.published)
+
+
+def paper_table_entry(wildcards):
+    return PAPER_TABLES[wildcards.table]
+
+
+def paper_table_evaluations(wildcards):
+    benchmarks = PAPER_TABLES[wildcards.table].get("benchmarks", [])
+    return [e for e in EVALUATIONS if e.benchmark in benchmarks]
+
+
+def paper_table_summaries(wildcards):
+    return [
+        f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.summary.tsv"
+        for e in paper_table_evaluations(wildcards)
+    ]
+
+
+def paper_table_summary_keys(wildcards):
+    return [[e.benchmark, e.model, str(e.setting)] for e in paper_table_evaluations(wildcards)]
+
+
+def paper_table_published_files(wildcards):
+    return [published_path(name) for name in PAPER_TABLES[wildcards.table].get("published", [])]
+
+
+def paper_table_published(wildcards):
+    return {name: PUBLISHED[name] for name in PAPER_TABLES[wildcards.table].get("published", [])}
+
+
+def paper_table_reference(wildcards):
+    name = PAPER_TABLES[wildcards.table].get("reference")
+    return config.get("references", {}).get(name, {}) if name else {}
+
+
+def paper_table_files(table):
+    directory = f"{RESULTS}/tables/paper/{table}"
+    return {
+        "settings_csv": f"{directory}/settings.csv",
+        "settings_md": f"{directory}/settings.md",
+        "settings_tex": f"{directory}/settings.tex",
+        "ranking_csv": f"{directory}/ranking.csv",
+        "ranking_md": f"{directory}/ranking.md",
+        "ranking_tex": f"{directory}/ranking.tex",
+        "correlation_csv": f"{directory}/correlation.csv",
+        "position_bias_csv": f"{directory}/position_bias.csv",
+        "position_bias_md": f"{directory}/position_bias.md",
+        "position_bias_tex": f"{directory}/position_bias.tex",
+    }
+
+
+def paper_outputs():
+    outputs = []
+    for name in PUBLISHED:
+        outputs += [f"{RESULTS}/tables/published/{name}/main.csv", f"{RESULTS}/tables/published/{name}/main.md"]
+    for table in PAPER_TABLES:
+        outputs += list(paper_table_files(table).values())
+    return outputs

@@ -36,6 +36,7 @@ rule aggregate_scores:
 rule main_table:
     input:
         summaries=summaries_of_benchmark,
+        bootstraps=bootstraps_of_benchmark,
     output:
         csv=report(
             f"{RESULTS}/tables/{{benchmark}}/main.csv",
@@ -67,6 +68,7 @@ rule main_table:
 rule plot_position_curve:
     input:
         bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bins.tsv",
+        bands=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
     output:
         figure=report(
             f"{RESULTS}/figures/{{benchmark}}/{{model}}/{{setting}}.png",
@@ -91,6 +93,7 @@ rule plot_position_curve:
 rule plot_position_grid:
     input:
         bins=bins_of_benchmark,
+        bands=bootstrap_bins_of_benchmark,
     output:
         figure=report(
             f"{RESULTS}/figures/{{benchmark}}/grid.png",

@@ -213,15 +213,49 @@ def read_summary(path: Path) -> pd.DataFrame:
 
 
 def write_main_table(
-    summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path, markdown_path: Path, long_path: Path
+    summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path, markdown_path: Path, long_path: Path,
+    bootstraps: Mapping[tuple[str, str], Path] | None = None,
 ) -> None:
+    """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
     from posir.tables import long_table, main_table, to_markdown
 
     frames = {key: read_summary(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
-    long_table(frames).to_csv(long_path, index=False)
+    long = long_table(frames)
+    if bootstraps:
+        long = add_intervals(long, bootstraps, metrics)
+    long.to_csv(long_path, index=False)
+
+
+def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: MetricParams) -> pd.DataFrame:
+    """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
+    from posir.metrics.bootstrap import interval_columns
+
+    parts = [read_bootstrap(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
+    intervals = pd.concat(parts, ignore_index=True)
+    keys = ["model", "setting", "bucket"]
+    merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
+    merged["psi_low_bins"] = merged["psi_bins_used"] < metrics.n_bins
+    return merged
+
+
+def read_bootstrap(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype={"bucket": str})
+
+
+def bootstrap_scores(per_query_path: Path, metrics_section: Mapping[str, Any], summary_path: Path,
+                     bins_path: Path) -> pd.DataFrame:
+    """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
+    from posir.metrics.bootstrap import BootstrapParams, bootstrap_summary
+
+    metrics = MetricParams.from_section(metrics_section)
+    summary, bins = bootstrap_summary(read_per_query(per_query_path), metrics.bucket_names, metrics.n_bins,
+                                      metrics.min_bin_queries, BootstrapParams.from_section(metrics_section))
+    summary.to_csv(summary_path, sep="\t", index=False)
+    bins.to_csv(bins_path, sep="\t", index=False)
+    return summary
 
 
 def retrieve(spec: ModelSpec, setting: Setting, queries: Path, corpus: Path, top_k: int, run_path: Path) -> None:
@@ -239,14 +273,18 @@ def read_bins(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype={"bucket": str})
 
 
-def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
+def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path,
+                        bands_path: Path | None = None) -> None:
     from posir.figures import position_curve
 
-    position_curve(read_bins(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path)
+    bands = read_bins(bands_path) if bands_path else None
+    position_curve(read_bins(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
 
 
-def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path) -> None:
+def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path,
+                       bands: Mapping[str, Path] | None = None) -> None:
     from posir.figures import position_grid
 
     position_grid({label: read_bins(p) for label, p in panels.items()}, metrics.bucket_names,
-                  metrics.min_bin_queries, title, figure_path)
+                  metrics.min_bin_queries, title, figure_path,
+                  {label: read_bins(p) for label, p in bands.items()} if bands else None)
