@@ -148,7 +148,7 @@ def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets
     return read_published(Path(path), buckets, entry.get("format", FORMAT_POSIR))
 
 
-def write_published_table(name: str, entry: Mapping[str, Any], path: Path, metrics: "MetricParams",
+def write_published_table(name: str, entry: Mapping[str, Any], path: Path, metrics: MetricParams,
                           csv_path: Path, markdown_path: Path) -> pd.DataFrame:
     """A published result set as our per-setting main table (CSV and Markdown)."""
     from posir.tables import main_table, to_markdown
@@ -169,7 +169,7 @@ def write_paper_tables(
     own_summaries: Mapping[tuple[str, str, str], Path],
     published: Mapping[str, tuple[Mapping[str, Any], Path]],
     reference: Mapping[str, Any] | None,
-    metrics: "MetricParams",
+    metrics: MetricParams,
     outputs: Mapping[str, Path],
 ) -> dict[str, pd.DataFrame]:
     """PosIR Tables 2-3 over published result sets and our evaluations, as CSV, Markdown and LaTeX.

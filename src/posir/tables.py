@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from typing import Any
 
 import pandas as pd
 
@@ -58,7 +59,7 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
     return table
 
 
-def _count(value: object) -> object:
+def _count(value: Any) -> object:
     """A query count, or NA when the source does not say (published results)."""
     return int(value) if pd.notna(value) else pd.NA
 
@@ -77,6 +78,8 @@ def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
             shown[column] = (shown[column] * 100).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
         elif column.startswith("psi"):
             shown[column] = shown[column].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
+        elif shown[column].isna().any():  # e.g. query counts of published rows
+            shown[column] = shown[column].astype(object).where(shown[column].notna(), "–")
     return shown.to_markdown(index=False) + "\n"
 
 
@@ -196,7 +199,7 @@ def ranking_table(settings: pd.DataFrame, buckets: Sequence[str], reference: Map
     return table, correlation_table(table, "reference", columns)
 
 
-def display_decimal(value: float, digits: int = DIGITS) -> Decimal | None:
+def display_decimal(value: Any, digits: int = DIGITS) -> Decimal | None:
     """``value`` rounded as printed: halves up, after snapping away binary noise beyond 10 decimals."""
     if value is None or pd.isna(value) or math.isinf(float(value)):
         return None
@@ -210,7 +213,8 @@ def _average(values: pd.Series, average_of: str, digits: int = DIGITS) -> float:
     if average_of == "exact":
         return float(values.mean())
     shown = [display_decimal(v, digits) for v in values]
-    return float(sum(shown, Decimal(0)) / len(shown))  # type: ignore[arg-type]
+    printed = [d for d in shown if d is not None]
+    return float(sum(printed, Decimal(0)) / len(printed)) if len(printed) == len(shown) else math.nan
 
 
 def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: Sequence[str] | None = None,
@@ -236,7 +240,7 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
         for b in buckets:
             part[f"psi_{b}"] = means[f"psi_{b}"]
         for column in flags:
-            part[column] = means[column] if column in means else pd.NA
+            part[column] = means.get(column, pd.NA)
         rows = [part]
         for source, block in part.groupby(SOURCE, sort=False):
             average: dict[str, object] = {KIND: kind, "row": "average", SOURCE: source, "model": "Average",
@@ -291,17 +295,17 @@ class Rendering:
     label: str = ""
 
 
-def number_cell(value: object, digits: int = DIGITS, flagged: object = False, wrap: str = "{}") -> Cell:
-    shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None  # type: ignore[arg-type]
+def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}") -> Cell:
+    shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None
     return Cell(None if shown is None else f"{shown:.{digits}f}", _is_true(flagged), wrap)
 
 
-def _is_true(flag: object) -> bool:
-    return flag is not None and not pd.isna(flag) and bool(flag)  # type: ignore[arg-type]
+def _is_true(flag: Any) -> bool:
+    return flag is not None and not pd.isna(flag) and bool(flag)
 
 
-def count_cell(value: object) -> Cell:
-    return Cell(None if value is None or pd.isna(value) else str(int(value)))  # type: ignore[arg-type]
+def count_cell(value: Any) -> Cell:
+    return Cell(None if value is None or pd.isna(value) else str(int(value)))
 
 
 def _md_escape(text: str) -> str:
@@ -390,9 +394,9 @@ def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: S
     p = pad + [Cell("(p-value)"), Cell(None)] + [number_cell(by_column.loc[c, "p_value"], wrap="({})")
                                                 for c in value_columns]
     n_models = int(correlation["n_models"].max()) if len(correlation) else 0
-    notes = [f"nDCG@10 in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
-             f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
-             f"two-sided p-value (scipy)."]
+    notes = [(f"nDCG@10 in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
+              f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
+              f"two-sided p-value (scipy).")]
     return Rendering(headers, "l" * (len(headers) - len(value_columns) - 1) + "r" * (len(value_columns) + 1),
                      [Block(rows), Block([rho, p])], notes, caption, label)
 
@@ -417,9 +421,9 @@ def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_
             blocks.append(Block(rows, title))
             title = None
     mean_rule = "of the values as printed" if average_of == "displayed" else "of the unrounded values"
-    notes = ["nDCG@10 in percent. Per model, means over its monolingual (Multilingual Retrieval) or cross-lingual "
-             "settings (PosIR Table 3); PSI = 1 − min/max of the position-bin mean nDCG@10 within a length bucket. "
-             f"Average: mean {mean_rule}."]
+    notes = [("nDCG@10 in percent. Per model, means over its monolingual (Multilingual Retrieval) or cross-lingual "
+              "settings (PosIR Table 3); PSI = 1 − min/max of the position-bin mean nDCG@10 within a length bucket. "
+              f"Average: mean {mean_rule}.")]
     if table[[f"{LOW_BINS}_{b}" for b in buckets]].fillna(False).to_numpy(dtype=bool).any():
         notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
     n_values = 1 + len(buckets)
@@ -440,8 +444,8 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
         cells.append(number_cell(record["psi"], flagged=record.get(LOW_BINS)))
         cells += [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}")) for b in buckets]
         rows.append(cells)
-    notes = ["nDCG@10 in percent: over all queries, and per length bucket as the mean of its non-empty position-bin "
-             "means (PosIR section 5.2). Published rows carry no query counts."]
+    notes = [("nDCG@10 in percent: over all queries, and per length bucket as the mean of its non-empty position-bin "
+              "means (PosIR section 5.2). Published rows carry no query counts.")]
     flag_columns = [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]]
     if settings[flag_columns].fillna(False).to_numpy(dtype=bool).any():
         notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")

@@ -14,8 +14,9 @@ The ``all`` row pools the buckets' resamples (queries outside every bucket form
 their own stratum).
 
 Intervals (``metrics.bootstrap.interval``): ``centered`` (default) places the
-resamples' central quantiles around the point estimate, ``[est + q_lo - m,
-est + q_hi - m]`` with ``m`` the resamples' mean, clipped to [0, 1];
+resamples' spread around the point estimate, ``[est - max(m - q_lo, 0),
+est + max(q_hi - m, 0)]`` with ``m`` the resamples' mean and ``q`` their
+quantiles, clipped to [0, 1];
 ``percentile`` is the plain ``[q_lo, q_hi]``. PSI is a max/min statistic and
 resampling inflates it (``*_bootstrap_bias`` = m - est): for nearly flat
 position curves the plain percentile interval can lie wholly above the point
@@ -55,7 +56,7 @@ class BootstrapParams:
     interval: str = "centered"
 
     @classmethod
-    def from_section(cls, metrics: Mapping[str, Any]) -> "BootstrapParams":
+    def from_section(cls, metrics: Mapping[str, Any]) -> BootstrapParams:
         """From the ``metrics`` section of the config (its optional ``bootstrap`` block)."""
         section = metrics.get("bootstrap", {}) or {}
         params = cls(
@@ -80,7 +81,7 @@ class BinTotals:
     sums: np.ndarray
     counts: np.ndarray
 
-    def __add__(self, other: "BinTotals") -> "BinTotals":
+    def __add__(self, other: BinTotals) -> BinTotals:
         return BinTotals(self.sums + other.sums, self.counts + other.counts)
 
 
@@ -140,7 +141,8 @@ def interval(replicates: np.ndarray, point: np.ndarray, params: BootstrapParams)
         centre = np.nanmean(replicates, axis=0)
     bias = centre - point
     if params.interval == "centered":
-        low, high = np.clip(low - bias, 0.0, 1.0), np.clip(high - bias, 0.0, 1.0)
+        low = np.clip(point - np.maximum(centre - low, 0.0), 0.0, 1.0)
+        high = np.clip(point + np.maximum(high - centre, 0.0), 0.0, 1.0)
     return low, high, bias
 
 
