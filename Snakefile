@@ -16,10 +16,12 @@ include: "rules/sources.smk"
 include: "rules/benchmarks.smk"
 include: "rules/retrieval.smk"
 include: "rules/evaluation.smk"
+include: "rules/paper.smk"
 
 
 rule all:
     input:
         all_outputs(),
+        paper_outputs(),
     default_target: True
     localrule: True

@@ -14,7 +14,7 @@ rule build_benchmark:
         benchmark=names_with_builder(SQUAD_BUILDER),
     params:
         entry=benchmark_entry,
-        metrics=METRICS_CONFIG,
+        metrics=POSITION_CONFIG,
     log:
         f"{RESULTS}/logs/build_benchmark/{{benchmark}}.log",
     benchmark:
@@ -42,7 +42,7 @@ rule build_cross_lingual_variant:
         benchmark=names_with_builder(CROSS_LINGUAL_BUILDER),
     params:
         entry=benchmark_entry,
-        metrics=METRICS_CONFIG,
+        metrics=POSITION_CONFIG,
     log:
         f"{RESULTS}/logs/build_cross_lingual_variant/{{benchmark}}-{{language}}.log",
     threads: 1
@@ -70,7 +70,7 @@ rule build_parallel_variant:
         benchmark=names_with_builder(PARALLEL_BUILDER),
     params:
         entry=benchmark_entry,
-        metrics=METRICS_CONFIG,
+        metrics=POSITION_CONFIG,
     log:
         f"{RESULTS}/logs/build_parallel_variant/{{benchmark}}-{{language}}.log",
     threads: 1

@@ -16,6 +16,7 @@ from posir.config import (
     query_variant,
 )
 from posir.models.spec import ModelSpec
+from posir.published import check_config as check_paper_config
 from posir.sources import Source
 
 
@@ -24,6 +25,8 @@ check_references(config)
 
 RESULTS = "results"
 METRICS_CONFIG = config.get("metrics", {})
+# What a benchmark's positions table depends on; bootstrap settings must not rebuild benchmarks.
+POSITION_CONFIG = {k: v for k, v in METRICS_CONFIG.items() if k in ("position_bins", "length_buckets")}
 EVALUATIONS = list(evaluations(config))
 
 
@@ -226,4 +229,95 @@ def all_outputs():
     variants = sorted({query_variant(config, e.benchmark, e.setting.query_language) for e in EVALUATIONS})
     outputs += [f"{RESULTS}/figures/{v}/positions.png" for v in variants]
     outputs += [f"{RESULTS}/figures/{e.benchmark}/{e.model}/{e.setting}.png" for e in EVALUATIONS]
+    return outputs
+
+
+# --- published results, bootstrap intervals and paper tables (rules/paper.smk) ---
+
+check_paper_config(config)
+
+PUBLISHED = config.get("published", {}) or {}
+PAPER_TABLES = config.get("paper_tables", {}) or {}
+
+
+def bootstraps_of_benchmark(wildcards):
+    return [aggregate_file(e, "bootstrap") for e in evaluations_of(wildcards.benchmark)]
+
+
+def bootstrap_bins_of_benchmark(wildcards):
+    return [aggregate_file(e, "bootstrap_bins") for e in evaluations_of(wildcards.benchmark)]
+
+
+def bootstrap_bins_of_setting(wildcards):
+    return [aggregate_file(e, "bootstrap_bins") for e in evaluations_of_setting(wildcards)]
+
+
+def published_path(name):
+    """The file a 'published' entry reads: its source's fetched copy, or its local path."""
+    entry = PUBLISHED[name]
+    if "source" in entry:
+        return source_file(entry["source"])
+    return entry["path"]
+
+
+def published_entry(wildcards):
+    return PUBLISHED[wildcards.published]
+
+
+def published_input(wildcards):
+    return published_path(wildcards.published)
+
+
+def paper_table_entry(wildcards):
+    return PAPER_TABLES[wildcards.table]
+
+
+def paper_table_evaluations(wildcards):
+    benchmarks = PAPER_TABLES[wildcards.table].get("benchmarks", [])
+    return [e for e in EVALUATIONS if e.benchmark in benchmarks]
+
+
+def paper_table_summaries(wildcards):
+    return [aggregate_file(e, "summary") for e in paper_table_evaluations(wildcards)]
+
+
+def paper_table_summary_keys(wildcards):
+    return [[e.benchmark, e.model, str(e.setting)] for e in paper_table_evaluations(wildcards)]
+
+
+def paper_table_published_files(wildcards):
+    return [published_path(name) for name in PAPER_TABLES[wildcards.table].get("published", [])]
+
+
+def paper_table_published(wildcards):
+    return {name: PUBLISHED[name] for name in PAPER_TABLES[wildcards.table].get("published", [])}
+
+
+def paper_table_reference(wildcards):
+    name = PAPER_TABLES[wildcards.table].get("reference")
+    return config.get("references", {}).get(name, {}) if name else {}
+
+
+def paper_table_files(table):
+    directory = f"{RESULTS}/tables/paper/{table}"
+    return {
+        "settings_csv": f"{directory}/settings.csv",
+        "settings_md": f"{directory}/settings.md",
+        "settings_tex": f"{directory}/settings.tex",
+        "ranking_csv": f"{directory}/ranking.csv",
+        "ranking_md": f"{directory}/ranking.md",
+        "ranking_tex": f"{directory}/ranking.tex",
+        "correlation_csv": f"{directory}/correlation.csv",
+        "position_bias_csv": f"{directory}/position_bias.csv",
+        "position_bias_md": f"{directory}/position_bias.md",
+        "position_bias_tex": f"{directory}/position_bias.tex",
+    }
+
+
+def paper_outputs():
+    outputs = []
+    for name in PUBLISHED:
+        outputs += [f"{RESULTS}/tables/published/{name}/main.csv", f"{RESULTS}/tables/published/{name}/main.md"]
+    for table in PAPER_TABLES:
+        outputs += list(paper_table_files(table).values())
     return outputs

@@ -3,8 +3,13 @@ rule score_run:
         unpack(score_run_inputs),
     output:
         per_query=f"{RESULTS}/scores/{{benchmark}}/{{model}}/{{setting}}.tsv",
+        bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bins.tsv",
+        summary=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.summary.tsv",
+        bootstrap=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap.tsv",
+        bootstrap_bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
     params:
         id_prefixes=corpus_id_prefixes,
+        metrics=METRICS_CONFIG,
     log:
         f"{RESULTS}/logs/score_run/{{benchmark}}/{{model}}/{{setting}}.log",
     resources:
@@ -16,28 +21,10 @@ rule score_run:
         "../scripts/score_run.py"
 
 
-rule aggregate_scores:
-    input:
-        per_query=f"{RESULTS}/scores/{{benchmark}}/{{model}}/{{setting}}.tsv",
-    output:
-        bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bins.tsv",
-        summary=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.summary.tsv",
-    params:
-        metrics=METRICS_CONFIG,
-    log:
-        f"{RESULTS}/logs/aggregate_scores/{{benchmark}}/{{model}}/{{setting}}.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../envs/evaluation.yaml"
-    script:
-        "../scripts/aggregate_scores.py"
-
-
 rule main_table:
     input:
         summaries=summaries_of_benchmark,
+        bootstraps=bootstraps_of_benchmark,
     output:
         csv=report(
             f"{RESULTS}/tables/{{benchmark}}/main.csv",
@@ -69,6 +56,7 @@ rule main_table:
 rule plot_position_curve:
     input:
         bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bins.tsv",
+        bands=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
     output:
         figure=report(
             f"{RESULTS}/figures/{{benchmark}}/{{model}}/{{setting}}.png",
@@ -93,6 +81,7 @@ rule plot_position_curve:
 rule plot_position_grid:
     input:
         bins=bins_of_benchmark,
+        bands=bootstrap_bins_of_benchmark,
     output:
         figure=report(
             f"{RESULTS}/figures/{{benchmark}}/grid.png",
@@ -118,6 +107,7 @@ rule plot_position_grid:
 rule plot_setting_grid:
     input:
         bins=bins_of_setting,
+        bands=bootstrap_bins_of_setting,
     output:
         figure=report(
             f"{RESULTS}/figures/{{benchmark}}/settings/{{setting}}.png",

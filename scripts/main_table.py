@@ -9,4 +9,5 @@ with log_to(snakemake.log[0]):
         snakemake.output.csv,
         snakemake.output.markdown,
         snakemake.output.long,
+        dict(zip(map(tuple, snakemake.params.panels), snakemake.input.bootstraps)),
     )

@@ -9,4 +9,5 @@ with log_to(snakemake.log[0]):
         MetricParams.from_section(snakemake.params.metrics),
         f"{w.benchmark}: {w.model}, {w.setting}",
         snakemake.output.figure,
+        snakemake.input.bands,
     )

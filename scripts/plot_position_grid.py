@@ -8,4 +8,5 @@ with log_to(snakemake.log[0]):
         MetricParams.from_section(snakemake.params.metrics),
         f"{snakemake.wildcards.benchmark}: nDCG@10 by evidence position",
         snakemake.output.figure,
+        dict(zip((f"{model}, {setting}" for model, setting in snakemake.params.panels), snakemake.input.bands)),
     )

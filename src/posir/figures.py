@@ -35,22 +35,33 @@ def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_b
     plt.close(fig)
 
 
-def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int) -> None:
+def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int,
+                 bands: pd.DataFrame | None = None) -> None:
     for bucket in [*buckets, ALL]:
         frame = bins[(bins["bucket"] == bucket) & (bins["n_queries"] >= max(min_bin_queries, 1))]
         if frame.empty:
             continue
         centers = (frame["bin_start"] + frame["bin_end"]) / 2
         style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
-        ax.plot(centers, frame["ndcg@10"] * 100, marker="o", markersize=3, label=bucket, **style)
+        (line,) = ax.plot(centers, frame["ndcg@10"] * 100, marker="o", markersize=3, label=bucket, **style)
+        if bands is not None:
+            _band(ax, bands, bucket, frame, centers, line.get_color())
     ax.set_xlim(0, 1)
     ax.grid(alpha=0.3)
 
 
-def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int, title: str, path: Path) -> None:
-    """Mean nDCG@10 against relative position, one line per length bucket."""
+def _band(ax, bands: pd.DataFrame, bucket: str, frame: pd.DataFrame, centers: pd.Series, color: str) -> None:
+    """Shade the bootstrap interval of each drawn bin mean (metrics/bootstrap.py)."""
+    band = bands[bands["bucket"] == bucket].set_index("position_bin").reindex(frame["position_bin"])
+    ax.fill_between(centers.to_numpy(), band["ndcg@10_ci_low"].to_numpy() * 100, band["ndcg@10_ci_high"].to_numpy() * 100,
+                    color=color, alpha=0.12 if bucket == ALL else 0.2, linewidth=0)
+
+
+def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int, title: str, path: Path,
+                   bands: pd.DataFrame | None = None) -> None:
+    """Mean nDCG@10 against relative position, one line per length bucket; bootstrap bands when given."""
     fig, ax = plt.subplots(figsize=(6, 4))
-    _plot_curves(ax, bins, buckets, min_bin_queries)
+    _plot_curves(ax, bins, buckets, min_bin_queries, bands)
     ax.set_xlabel("relative position of the evidence")
     ax.set_ylabel("nDCG@10 (%)")
     ax.set_title(title)
@@ -60,14 +71,15 @@ def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: 
     plt.close(fig)
 
 
-def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], min_bin_queries: int, title: str, path: Path) -> None:
+def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], min_bin_queries: int, title: str, path: Path,
+                  bands: Mapping[str, pd.DataFrame] | None = None) -> None:
     """One panel per model and setting, shared axes, for comparing position bias at a glance."""
     n = len(panels)
     cols = min(n, 3)
     rows = int(np.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.4 * rows), sharex=True, sharey=True, squeeze=False)
     for ax, (label, bins) in zip(axes.flat, panels.items()):
-        _plot_curves(ax, bins, buckets, min_bin_queries)
+        _plot_curves(ax, bins, buckets, min_bin_queries, (bands or {}).get(label))
         ax.set_title(label, fontsize="medium")
     for ax in axes.flat[n:]:
         ax.set_visible(False)

@@ -1,12 +1,31 @@
-"""Result tables: one row per (model, setting), as PosIR Tables 2-3."""
+"""Result tables: one row per (model, setting), as PosIR Tables 2-3.
+
+Paper tables (PosIR section 5, Tables 2-3) are built from per-setting rows of any
+origin (our evaluations, published result files), all made by ``main_table``:
+
+* Table 2 and Table 3 "Multilingual Retrieval" are per-model arithmetic means
+  over the *monolingual* settings (query language = corpus language; 10 in
+  PosIR), Table 3 "Cross-lingual Retrieval" over the *cross-lingual* settings
+  (8 in PosIR, each ``xxx-eng``). Every overall and per-bucket value of the two
+  tables is such a macro mean of the published per-setting values.
+* Table 3's "Average" rows are means of the per-model values *as displayed*
+  (rounded to two decimals, halves up): that reproduces 9 of its 10 averages,
+  the plain mean of unrounded values 7 (see ``average_of``).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from typing import Any
 
 import pandas as pd
 
+from posir.config import Setting
 from posir.metrics.aggregate import ALL
+from posir.metrics.correlation import correlation_table
 
 ID_COLUMNS = ("model", "setting")
 
@@ -21,7 +40,7 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
     for (model, setting), summary in summaries.items():
         by_bucket = summary.set_index("bucket")
         overall = by_bucket.loc[ALL]
-        row: dict[str, object] = {"model": model, "setting": setting, "n_queries": int(overall["n_queries"]),
+        row: dict[str, object] = {"model": model, "setting": setting, "n_queries": _count(overall["n_queries"]),
                                   "ndcg@10": overall["ndcg@10_query_mean"]}
         for b in buckets:
             row[f"ndcg@10_{b}"] = by_bucket["ndcg@10_bin_mean"].get(b, float("nan"))
@@ -31,9 +50,18 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
         for b in buckets:
             row[f"ndcg@10_query_mean_{b}"] = by_bucket["ndcg@10_query_mean"].get(b, float("nan"))
         for b in buckets:
-            row[f"n_queries_{b}"] = int(by_bucket["n_queries"].get(b, 0))
+            row[f"n_queries_{b}"] = _count(by_bucket["n_queries"].get(b, 0))
         rows.append(row)
-    return pd.DataFrame(rows).sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
+    for column in ["n_queries", *[f"n_queries_{b}" for b in buckets]]:
+        if table[column].isna().any():  # published rows carry no counts
+            table[column] = table[column].astype("Int64")
+    return table
+
+
+def _count(value: Any) -> object:
+    """A query count, or NA when the source does not say (published results)."""
+    return int(value) if pd.notna(value) else pd.NA
 
 
 def long_table(summaries: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
@@ -50,6 +78,8 @@ def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
             shown[column] = (shown[column] * 100).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
         elif column.startswith("psi"):
             shown[column] = shown[column].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
+        elif shown[column].isna().any():  # e.g. query counts of published rows
+            shown[column] = shown[column].astype(object).where(shown[column].notna(), "–")
     return shown.to_markdown(index=False) + "\n"
 
 
@@ -87,3 +117,370 @@ def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
             shown = (wide * scale).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
             parts.append(f"### {metric}\n\n{shown.to_markdown()}\n")
     return "\n".join(parts)
+# --- paper tables (PosIR Tables 2-3) ------------------------------------------
+
+SOURCE = "source"
+KIND = "kind"
+MONOLINGUAL = "monolingual"
+CROSS_LINGUAL = "cross-lingual"
+KIND_TITLES = {MONOLINGUAL: "Multilingual Retrieval", CROSS_LINGUAL: "Cross-lingual Retrieval"}
+AVERAGE_OF = ("displayed", "exact")
+DIGITS = 2  # PosIR prints nDCG@10 (in percent), PSI and Spearman statistics with two decimals
+LOW_BINS = "psi_low_bins"
+
+
+def setting_kind(setting: str) -> str:
+    """``monolingual`` when query and corpus language agree (``deu-deu``), else ``cross-lingual``."""
+    parsed = Setting.parse(setting)
+    return MONOLINGUAL if parsed.query_language == parsed.corpus_language else CROSS_LINGUAL
+
+
+def psi_flags(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Sequence[str], n_bins: int) -> pd.DataFrame:
+    """Per (model, setting): whether each PSI left out bins holding fewer than the minimum queries.
+
+    ``psi_low_bins[_<bucket>]`` is True when PSI used fewer than ``n_bins`` bins
+    (a bin held fewer than ``metrics.min_bin_queries`` queries, possibly none),
+    and NA when the source does not say (published results).
+    """
+    rows = []
+    for (model, setting), summary in summaries.items():
+        by_bucket = summary.set_index("bucket")
+        row: dict[str, object] = {"model": model, "setting": setting}
+        for name, column in [(ALL, LOW_BINS), *[(b, f"{LOW_BINS}_{b}") for b in buckets]]:
+            used = by_bucket["psi_bins_used"].get(name, math.nan) if "psi_bins_used" in by_bucket else math.nan
+            row[column] = pd.NA if pd.isna(used) else bool(int(used) < n_bins)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["model", "setting", LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]])
+    for column in frame.columns[2:]:
+        frame[column] = frame[column].astype("boolean")
+    return frame
+
+
+def settings_table(sources: Mapping[str, Mapping[tuple[str, str], pd.DataFrame]], buckets: Sequence[str],
+                   n_bins: int) -> pd.DataFrame:
+    """Per-setting rows of several origins in one table: ``source``, ``kind``, the main-table columns, PSI flags.
+
+    ``sources`` maps a source label (a benchmark, a published result set) to its
+    summary frames; every source goes through ``main_table``.
+    """
+    frames = []
+    for source, summaries in sources.items():
+        if not summaries:
+            continue
+        table = main_table(summaries, buckets).merge(psi_flags(summaries, buckets, n_bins), on=list(ID_COLUMNS),
+                                                     how="left", validate="one_to_one")
+        table.insert(0, SOURCE, source)
+        table.insert(3, KIND, [setting_kind(s) for s in table["setting"]])
+        frames.append(table)
+    if not frames:
+        raise ValueError("settings_table: no rows from any source")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _any_flag(values: pd.Series) -> object:
+    known = values.dropna()
+    return pd.NA if known.empty else bool(known.astype(bool).any())
+
+
+def macro_means(settings: pd.DataFrame, buckets: Sequence[str], kind: str) -> pd.DataFrame:
+    """Per (source, model): arithmetic means over the settings of ``kind`` (PosIR Tables 2-3).
+
+    A value missing in any of those settings makes the mean missing; ``n_settings``
+    says how many settings were averaged, the flags whether any was flagged.
+    """
+    values = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
+    flags = [c for c in [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]] if c in settings]
+    chosen = settings[settings[KIND] == kind]
+    rows = []
+    for (source, model), group in chosen.groupby([SOURCE, "model"], sort=False):
+        row: dict[str, object] = {SOURCE: source, "model": model, "n_settings": len(group),
+                                  "settings": " ".join(group["setting"])}
+        for column in values:
+            row[column] = float(group[column].astype(float).mean(skipna=False))
+        for column in flags:
+            row[column] = _any_flag(group[column])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[SOURCE, "model", "n_settings", "settings", *values, *flags])
+
+
+def select_models(frame: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFrame:
+    """Rows of the listed models in the listed order (within each source), or all rows when no list is given."""
+    if not models:
+        return frame.reset_index(drop=True)
+    rank = {model: i for i, model in enumerate(models)}
+    kept = frame[frame["model"].isin(list(rank))].copy()
+    source_rank = {source: i for i, source in enumerate(dict.fromkeys(frame[SOURCE]))}
+    kept["_order"] = [(source_rank[s], rank[m]) for s, m in zip(kept[SOURCE], kept["model"])]
+    return kept.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def ranking_table(settings: pd.DataFrame, buckets: Sequence[str], reference: Mapping[str, float] | None,
+                  models: Sequence[str] | None = None, kind: str = MONOLINGUAL) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """PosIR Table 2: reference score and nDCG@10 (percent) overall and per bucket; Spearman rows.
+
+    Returns ``(table, correlation)``; ``correlation`` has one row per nDCG column
+    with Spearman's rho and p-value against the reference over the table's
+    models that have a reference score (PosIR section 5.1).
+    """
+    means = select_models(macro_means(settings, buckets, kind), models)
+    table = means[[SOURCE, "model", "n_settings"]].copy()
+    scores = reference or {}
+    table["reference"] = [float(scores[m]) if m in scores else math.nan for m in table["model"]]
+    table["ndcg@10_pct"] = means["ndcg@10"] * 100
+    for b in buckets:
+        table[f"ndcg@10_pct_{b}"] = means[f"ndcg@10_{b}"] * 100
+    columns = {"ndcg@10_pct": "nDCG@10", **{f"ndcg@10_pct_{b}": b for b in buckets}}
+    return table, correlation_table(table, "reference", columns)
+
+
+def display_decimal(value: Any, digits: int = DIGITS) -> Decimal | None:
+    """``value`` rounded as printed: halves up, after snapping away binary noise beyond 10 decimals."""
+    if value is None or pd.isna(value) or math.isinf(float(value)):
+        return None
+    snapped = Decimal(repr(float(value))).quantize(Decimal("1e-10"), rounding=ROUND_HALF_EVEN)
+    return snapped.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+
+
+def _average(values: pd.Series, average_of: str, digits: int = DIGITS) -> float:
+    if values.isna().any() or values.empty:
+        return math.nan
+    if average_of == "exact":
+        return float(values.mean())
+    shown = [display_decimal(v, digits) for v in values]
+    printed = [d for d in shown if d is not None]
+    return float(sum(printed, Decimal(0)) / len(printed)) if len(printed) == len(shown) else math.nan
+
+
+def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: Sequence[str] | None = None,
+                        kinds: Sequence[str] = (MONOLINGUAL, CROSS_LINGUAL), average_of: str = "displayed") -> pd.DataFrame:
+    """PosIR Table 3: per setting kind, nDCG@10 (percent) and PSI per bucket per model, then an Average row per source.
+
+    ``average_of='displayed'`` averages the values rounded as printed (PosIR's
+    convention), ``'exact'`` the unrounded values.
+    """
+    if average_of not in AVERAGE_OF:
+        raise ValueError(f"average_of must be one of {AVERAGE_OF}, not '{average_of}'")
+    flags = [f"{LOW_BINS}_{b}" for b in buckets]
+    value_columns = ["ndcg@10_pct", *[f"psi_{b}" for b in buckets]]
+    frames = []
+    for kind in kinds:
+        means = select_models(macro_means(settings, buckets, kind), models)
+        if means.empty:
+            continue
+        part = means[[SOURCE, "model", "n_settings"]].copy()
+        part.insert(0, KIND, kind)
+        part.insert(1, "row", "model")
+        part["ndcg@10_pct"] = means["ndcg@10"] * 100
+        for b in buckets:
+            part[f"psi_{b}"] = means[f"psi_{b}"]
+        for column in flags:
+            part[column] = means.get(column, pd.NA)
+        rows = [part]
+        for source, block in part.groupby(SOURCE, sort=False):
+            average: dict[str, object] = {KIND: kind, "row": "average", SOURCE: source, "model": "Average",
+                                          "n_settings": pd.NA}
+            for column in value_columns:
+                average[column] = _average(block[column], average_of)
+            for column in flags:
+                average[column] = pd.NA
+            rows.append(pd.DataFrame([average]))
+        frames.append(pd.concat(rows, ignore_index=True))
+    if not frames:
+        return pd.DataFrame(columns=[KIND, "row", SOURCE, "model", "n_settings", *value_columns, *flags])
+    table = pd.concat(frames, ignore_index=True)
+    # model rows of a source, then its Average row, within each kind
+    table["_kind"] = table[KIND].map({k: i for i, k in enumerate(kinds)})
+    table["_source"] = table[SOURCE].map({s: i for i, s in enumerate(dict.fromkeys(table[SOURCE]))})
+    table["_row"] = (table["row"] == "average").astype(int)
+    table = table.sort_values(["_kind", "_source", "_row"], kind="stable").drop(columns=["_kind", "_source", "_row"])
+    table["n_settings"] = table["n_settings"].astype("Int64")
+    for column in flags:
+        table[column] = table[column].astype("boolean")
+    return table.reset_index(drop=True)
+
+
+# --- rendering: Markdown and LaTeX (booktabs) ----------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: text (None = missing), a low-count flag, a wrapper such as ``({})``."""
+
+    text: str | None
+    flagged: bool = False
+    wrap: str = "{}"
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rows printed together; blocks are separated by a rule, an optional title row opens one."""
+
+    rows: list[list[Cell]]
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Rendering:
+    headers: list[str]
+    align: str  # one of 'l'/'r' per column
+    blocks: list[Block]
+    notes: list[str]
+    caption: str = ""
+    label: str = ""
+
+
+def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}") -> Cell:
+    shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None
+    return Cell(None if shown is None else f"{shown:.{digits}f}", _is_true(flagged), wrap)
+
+
+def _is_true(flag: Any) -> bool:
+    return flag is not None and not pd.isna(flag) and bool(flag)
+
+
+def count_cell(value: Any) -> Cell:
+    return Cell(None if value is None or pd.isna(value) else str(int(value)))
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(r: Rendering) -> str:
+    """GitHub-flavoured Markdown table; block titles as bold rows, notes below."""
+    def cell(c: Cell) -> str:
+        if c.text is None:
+            return "–"
+        return _md_escape(c.wrap.format(c.text)) + ("†" if c.flagged else "")
+
+    lines = ["| " + " | ".join(_md_escape(h) for h in r.headers) + " |",
+             "|" + "|".join(":---" if a == "l" else "---:" for a in r.align) + "|"]
+    for block in r.blocks:
+        if block.title:
+            lines.append("| " + " | ".join([f"**{_md_escape(block.title)}**"] + [""] * (len(r.headers) - 1)) + " |")
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in block.rows]
+    text = "\n".join(lines) + "\n"
+    if r.notes:
+        text += "\n" + "\n".join(r.notes) + "\n"
+    return text
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "–": "--", "†": r"$^{\dagger}$", "ρ": r"$\rho$", "−": "$-$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def render_latex(r: Rendering) -> str:
+    """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); notes as a footnote-size paragraph."""
+    def cell(c: Cell) -> str:
+        if c.text is None:
+            return "--"
+        return latex_escape(c.wrap.format(c.text)) + (r"$^{\dagger}$" if c.flagged else "")
+
+    n = len(r.headers)
+    lines = ["% generated by posir-workflow; requires \\usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
+    if r.caption:
+        lines.append(r"\caption{" + latex_escape(r.caption) + "}")
+    if r.label:
+        lines.append(r"\label{" + r.label + "}")
+    lines += [r"\begin{tabular}{" + r.align + "}", r"\toprule",
+              " & ".join(latex_escape(h) for h in r.headers) + r" \\", r"\midrule"]
+    for index, block in enumerate(r.blocks):
+        if index:
+            lines.append(r"\midrule")
+        if block.title:
+            lines.append(r"\multicolumn{" + str(n) + r"}{l}{\textit{" + latex_escape(block.title) + r"}} \\")
+        lines += [" & ".join(cell(c) for c in row) + r" \\" for row in block.rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if r.notes:
+        lines += [r"\par\smallskip", r"{\footnotesize " + " ".join(latex_escape(note) for note in r.notes) + "}"]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _label(model: str, labels: Mapping[str, str] | None) -> str:
+    return (labels or {}).get(model, model)
+
+
+def _source_cells(frame: pd.DataFrame) -> bool:
+    return frame[SOURCE].nunique() > 1
+
+
+def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: Sequence[str],
+                      bucket_headers: Mapping[str, str], reference_label: str, labels: Mapping[str, str] | None = None,
+                      caption: str = "", label: str = "") -> Rendering:
+    """Table 2 layout: Model, reference, nDCG@10 overall and per bucket; Spearman rho and (p-value) last."""
+    with_source = _source_cells(table)
+    headers = (["Source"] if with_source else []) + ["Model", reference_label, "nDCG@10",
+                                                     *[bucket_headers.get(b, b) for b in buckets]]
+    value_columns = ["ndcg@10_pct", *[f"ndcg@10_pct_{b}" for b in buckets]]
+    rows = []
+    for record in table.to_dict("records"):
+        lead = ([Cell(str(record[SOURCE]))] if with_source else []) + [Cell(_label(str(record["model"]), labels))]
+        rows.append(lead + [number_cell(record["reference"])] + [number_cell(record[c]) for c in value_columns])
+    by_column = correlation.set_index("score_column")
+    pad = [Cell("")] if with_source else []
+    rho = pad + [Cell("Spearman ρ"), Cell(None)] + [number_cell(by_column.loc[c, "rho"]) for c in value_columns]
+    p = pad + [Cell("(p-value)"), Cell(None)] + [number_cell(by_column.loc[c, "p_value"], wrap="({})")
+                                                for c in value_columns]
+    n_models = int(correlation["n_models"].max()) if len(correlation) else 0
+    notes = [(f"nDCG@10 in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
+              f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
+              f"two-sided p-value (scipy).")]
+    return Rendering(headers, "l" * (len(headers) - len(value_columns) - 1) + "r" * (len(value_columns) + 1),
+                     [Block(rows), Block([rho, p])], notes, caption, label)
+
+
+def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_headers: Mapping[str, str],
+                            min_bin_queries: int, labels: Mapping[str, str] | None = None, caption: str = "",
+                            label: str = "", average_of: str = "displayed") -> Rendering:
+    """Table 3 layout: per setting kind, Model, nDCG@10, PSI per bucket; Average rows; dagger on low-count PSI."""
+    with_source = _source_cells(table)
+    headers = (["Source"] if with_source else []) + ["Model", "nDCG@10",
+                                                     *[f"PSI {bucket_headers.get(b, b)}" for b in buckets]]
+    blocks: list[Block] = []
+    for kind, part in table.groupby(KIND, sort=False):
+        title: str | None = KIND_TITLES.get(str(kind), str(kind))
+        for _, chunk in part.groupby((part["row"] != part["row"].shift()).cumsum(), sort=False):
+            rows = []
+            for record in chunk.to_dict("records"):
+                lead = ([Cell(str(record[SOURCE]) if record["row"] == "model" else "")] if with_source else [])
+                name = _label(str(record["model"]), labels)
+                rows.append(lead + [Cell(name), number_cell(record["ndcg@10_pct"])]
+                            + [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}")) for b in buckets])
+            blocks.append(Block(rows, title))
+            title = None
+    mean_rule = "of the values as printed" if average_of == "displayed" else "of the unrounded values"
+    notes = [("nDCG@10 in percent. Per model, means over its monolingual (Multilingual Retrieval) or cross-lingual "
+              "settings (PosIR Table 3); PSI = 1 − min/max of the position-bin mean nDCG@10 within a length bucket. "
+              f"Average: mean {mean_rule}.")]
+    if table[[f"{LOW_BINS}_{b}" for b in buckets]].fillna(False).to_numpy(dtype=bool).any():
+        notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
+    n_values = 1 + len(buckets)
+    return Rendering(headers, "l" * (len(headers) - n_values) + "r" * n_values, blocks, notes, caption, label)
+
+
+def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_headers: Mapping[str, str],
+                       min_bin_queries: int, labels: Mapping[str, str] | None = None, caption: str = "",
+                       label: str = "") -> Rendering:
+    """Per-setting rows of every source: n, nDCG@10 overall and per bucket (percent), PSI overall and per bucket."""
+    headers = ["Source", "Model", "Setting", "Queries", "nDCG@10", *[bucket_headers.get(b, b) for b in buckets],
+               "PSI", *[f"PSI {b}" for b in buckets]]
+    rows = []
+    for record in settings.to_dict("records"):
+        cells = [Cell(str(record[SOURCE])), Cell(_label(str(record["model"]), labels)), Cell(str(record["setting"])),
+                 count_cell(record["n_queries"]), number_cell(record["ndcg@10"] * 100)]
+        cells += [number_cell(record[f"ndcg@10_{b}"] * 100) for b in buckets]
+        cells.append(number_cell(record["psi"], flagged=record.get(LOW_BINS)))
+        cells += [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}")) for b in buckets]
+        rows.append(cells)
+    notes = [("nDCG@10 in percent: over all queries, and per length bucket as the mean of its non-empty position-bin "
+              "means (PosIR section 5.2). Published rows carry no query counts.")]
+    flag_columns = [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]]
+    if settings[flag_columns].fillna(False).to_numpy(dtype=bool).any():
+        notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
+    return Rendering(headers, "lll" + "r" * (len(headers) - 3), [Block(rows)], notes, caption, label)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,13 +15,24 @@ from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.per_query import MEASURES, score_queries
 from posir.runs import read_trec_run
 
-TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str}
+TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str,
+                "model": str, "setting": str}
 
 
 def read_tsv(path: Path) -> pd.DataFrame:
     """Our TSVs: empty cells are missing numbers, id and label columns stay text."""
     frame = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype=TEXT_COLUMNS)
     return frame.fillna({c: "" for c in TEXT_COLUMNS if c in frame.columns})
+
+
+def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
+                 id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path]) -> pd.DataFrame:
+    """Score a run per query, aggregate it into bins and buckets, and bootstrap both (one cheap job)."""
+    per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes)
+    metrics = MetricParams.from_section(metrics_section)
+    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"])
+    bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
+    return per_query
 
 
 def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: Path,
@@ -51,23 +63,53 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
     return table
 
 
-def aggregate_scores(per_query_path: Path, metrics: MetricParams, bins_path: Path, summary_path: Path) -> None:
-    per_query = read_tsv(per_query_path)
+def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: Path, summary_path: Path) -> None:
+    """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2)."""
     bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
     bins.to_csv(bins_path, sep="\t", index=False)
     summary.to_csv(summary_path, sep="\t", index=False)
 
 
+def bootstrap_scores(per_query: pd.DataFrame, metrics_section: Mapping[str, Any], summary_path: Path,
+                     bins_path: Path) -> pd.DataFrame:
+    """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
+    from posir.metrics.bootstrap import BootstrapParams, bootstrap_summary
+
+    metrics = MetricParams.from_section(metrics_section)
+    summary, bins = bootstrap_summary(per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
+                                      BootstrapParams.from_section(metrics_section))
+    summary.to_csv(summary_path, sep="\t", index=False)
+    bins.to_csv(bins_path, sep="\t", index=False)
+    return summary
+
+
 def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
-                     markdown_path: Path, long_path: Path) -> None:
+                     markdown_path: Path, long_path: Path,
+                     bootstraps: Mapping[tuple[str, str], Path] | None = None) -> None:
+    """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
     from posir.tables import long_table, main_table, to_markdown
 
     frames = {key: read_tsv(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
-    long_table(frames).to_csv(long_path, index=False)
+    long = long_table(frames)
+    if bootstraps:
+        long = add_intervals(long, bootstraps, metrics)
+    long.to_csv(long_path, index=False)
+
+
+def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: MetricParams) -> pd.DataFrame:
+    """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
+    from posir.metrics.bootstrap import interval_columns
+
+    parts = [read_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
+    intervals = pd.concat(parts, ignore_index=True)
+    keys = ["model", "setting", "bucket"]
+    merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
+    merged["psi_low_bins"] = merged["psi_bins_used"] < metrics.n_bins
+    return merged
 
 
 def plot_positional_distribution(positions_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
@@ -76,17 +118,21 @@ def plot_positional_distribution(positions_path: Path, metrics: MetricParams, ti
     positional_distribution(read_tsv(positions_path), metrics.bucket_names, metrics.n_bins, title, figure_path)
 
 
-def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
+def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path,
+                        bands_path: Path | None = None) -> None:
     from posir.figures import position_curve
 
-    position_curve(read_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path)
+    bands = read_tsv(bands_path) if bands_path else None
+    position_curve(read_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
 
 
-def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path) -> None:
+def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path,
+                       bands: Mapping[str, Path] | None = None) -> None:
     from posir.figures import position_grid
 
     position_grid({label: read_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
-                  metrics.min_bin_queries, title, figure_path)
+                  metrics.min_bin_queries, title, figure_path,
+                  {label: read_tsv(p) for label, p in bands.items()} if bands else None)
 
 
 def write_languages_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,

@@ -1,0 +1,17 @@
+from posir.config import MetricParams
+from posir.logs import log_to
+from posir.published import PAPER_OUTPUTS, write_paper_tables
+
+with log_to(snakemake.log[0]) as log:
+    published = snakemake.params.published
+    written = write_paper_tables(
+        snakemake.wildcards.table,
+        snakemake.params.entry,
+        dict(zip(map(tuple, snakemake.params.summary_keys), snakemake.input.summaries)),
+        {name: (entry, path) for (name, entry), path in zip(published.items(), snakemake.input.published)},
+        snakemake.params.reference,
+        MetricParams.from_section(snakemake.params.metrics),
+        {key: snakemake.output[key] for key in PAPER_OUTPUTS},
+    )
+    log.info("ranking:\n%s", written["ranking"].to_string(index=False))
+    log.info("correlation:\n%s", written["correlation"].to_string(index=False))
