@@ -104,3 +104,25 @@ rule plot_positional_distribution:
         "../envs/evaluation.yaml"
     script:
         "../scripts/plot_positional_distribution.py"
+
+
+rule build_text_collection:
+    input:
+        unpack(collection_source),
+    output:
+        corpus=f"{RESULTS}/benchmarks/{{benchmark}}/corpus.jsonl",
+        drops=f"{RESULTS}/benchmarks/{{benchmark}}/drops.tsv",
+        card=f"{RESULTS}/benchmarks/{{benchmark}}/card.json",
+    wildcard_constraints:
+        benchmark=text_collection_names(),
+    params:
+        entry=collection_entry,
+    log:
+        f"{RESULTS}/logs/build_text_collection/{{benchmark}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/benchmarks.yaml"
+    script:
+        "../scripts/build_text_collection.py"

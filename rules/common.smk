@@ -12,6 +12,7 @@ from posir.config import (
     benchmark_languages,
     check_references,
     corpus_variants,
+    embedding_model,
     evaluations,
     query_variant,
 )
@@ -40,7 +41,7 @@ wildcard_constraints:
     kind="corpus|queries",
     setting="[a-z]{3}-[a-z]{3}",
     language="[a-z]{3}",
-    model="[^/]+",
+    model="|".join(re.escape(m) for m in config["models"]),
     benchmark="[^/]+",
     source="[^/]+",
 
@@ -105,7 +106,35 @@ def encode_gpu(wildcards):
 
 
 def embeddings_file(model, variant, kind):
-    return f"{RESULTS}/embeddings/{model}/{variant}/{kind}.npy"
+    """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
+    return f"{RESULTS}/embeddings/{embedding_model(config, model)}/{variant}/{kind}.npy"
+
+
+def renorm_mean_file(model):
+    collection = config["models"][model]["renorm_collection"]
+    return f"{RESULTS}/embeddings/{embedding_model(config, model)}/{collection}/corpus.mean.npy"
+
+
+def collection_entry(wildcards):
+    return config["text_collections"][wildcards.benchmark]
+
+
+def collection_source(wildcards):
+    source = config["text_collections"][wildcards.benchmark].get("source")
+    return {"source": source_file(source)} if source else {}
+
+
+def renorm_collection_of(wildcards):
+    return wildcards.benchmark
+
+
+def text_collection_names():
+    names = list(config.get("text_collections", {}))
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+def embedding_model_of(wildcards):
+    return embedding_model(config, wildcards.model)
 
 
 def setting_of(wildcards):
@@ -129,11 +158,15 @@ def corpus_id_prefixes(wildcards):
 
 def retrieve_inputs(wildcards):
     query_dir = query_variant_of(wildcards)
-    if model_spec(wildcards).is_dense:
-        return {
+    spec = model_spec(wildcards)
+    if spec.is_dense:
+        inputs = {
             "queries": embeddings_file(wildcards.model, query_dir, "queries"),
             "corpus": [embeddings_file(wildcards.model, v, "corpus") for v in corpus_variants_of(wildcards)],
         }
+        if spec.renorm:
+            inputs["mean"] = renorm_mean_file(wildcards.model)
+        return inputs
     return {
         "queries": f"{benchmark_dir(query_dir)}/queries.jsonl",
         "corpus": [f"{benchmark_dir(v)}/corpus.jsonl" for v in corpus_variants_of(wildcards)],
@@ -215,17 +248,17 @@ def all_outputs():
     benchmarks = sorted({e.benchmark for e in EVALUATIONS})
     outputs = []
     for name in benchmarks:
-        outputs += [
-            f"{RESULTS}/tables/{name}/main.csv",
-            f"{RESULTS}/tables/{name}/main.md",
-            f"{RESULTS}/figures/{name}/grid.png",
-        ]
+        outputs += [f"{RESULTS}/tables/{name}/main.csv", f"{RESULTS}/tables/{name}/main.md"]
         if is_multilingual_table(name):
+            # one grid per setting; a grid of every model and setting would be unreadable
             outputs += [f"{RESULTS}/tables/{name}/languages.md"]
+        else:
+            outputs += [f"{RESULTS}/figures/{name}/grid.png"]
         if one_vs_many_evaluations(name):
             outputs += [f"{RESULTS}/tables/{name}/language_bias.csv", f"{RESULTS}/figures/{name}/language_bias.png"]
         settings = sorted({str(e.setting) for e in evaluations_of(name)})
-        outputs += [f"{RESULTS}/figures/{name}/settings/{s}.png" for s in settings]
+        if len(settings) > 1:
+            outputs += [f"{RESULTS}/figures/{name}/grid-{s}.png" for s in settings]
     variants = sorted({query_variant(config, e.benchmark, e.setting.query_language) for e in EVALUATIONS})
     outputs += [f"{RESULTS}/figures/{v}/positions.png" for v in variants]
     outputs += [f"{RESULTS}/figures/{e.benchmark}/{e.model}/{e.setting}.png" for e in EVALUATIONS]

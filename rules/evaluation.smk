@@ -7,6 +7,13 @@ rule score_run:
         summary=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.summary.tsv",
         bootstrap=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap.tsv",
         bootstrap_bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
+        figure=report(
+            f"{RESULTS}/figures/{{benchmark}}/{{model}}/{{setting}}.png",
+            caption="../report/position_curve.rst",
+            category="Figures",
+            subcategory="{benchmark}",
+            labels={"model": "{model}", "setting": "{setting}"},
+        ),
     params:
         id_prefixes=corpus_id_prefixes,
         metrics=METRICS_CONFIG,
@@ -53,31 +60,6 @@ rule main_table:
         "../scripts/main_table.py"
 
 
-rule plot_position_curve:
-    input:
-        bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bins.tsv",
-        bands=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
-    output:
-        figure=report(
-            f"{RESULTS}/figures/{{benchmark}}/{{model}}/{{setting}}.png",
-            caption="../report/position_curve.rst",
-            category="Figures",
-            subcategory="{benchmark}",
-            labels={"model": "{model}", "setting": "{setting}"},
-        ),
-    params:
-        metrics=METRICS_CONFIG,
-    log:
-        f"{RESULTS}/logs/plot_position_curve/{{benchmark}}/{{model}}/{{setting}}.log",
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../envs/evaluation.yaml"
-    script:
-        "../scripts/plot_position_curve.py"
-
-
 rule plot_position_grid:
     input:
         bins=bins_of_benchmark,
@@ -110,7 +92,7 @@ rule plot_setting_grid:
         bands=bootstrap_bins_of_setting,
     output:
         figure=report(
-            f"{RESULTS}/figures/{{benchmark}}/settings/{{setting}}.png",
+            f"{RESULTS}/figures/{{benchmark}}/grid-{{setting}}.png",
             caption="../report/position_grid.rst",
             category="Figures",
             subcategory="{benchmark}",

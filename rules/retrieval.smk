@@ -31,6 +31,7 @@ rule retrieve:
         top_k=config.get("retrieval", {}).get("top_k", 1000),
         corpus_languages=corpus_languages_of,
         id_prefixes=corpus_id_prefixes,
+        embedding_model=embedding_model_of,
     log:
         f"{RESULTS}/logs/retrieve/{{benchmark}}/{{model}}/{{setting}}.log",
     benchmark:
@@ -43,3 +44,22 @@ rule retrieve:
         "../envs/retrieval.yaml"
     script:
         "../scripts/retrieve.py"
+
+
+rule estimate_renorm_mean:
+    input:
+        embeddings=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/corpus.npy",
+    output:
+        mean=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/corpus.mean.npy",
+        provenance=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/corpus.mean.json",
+    wildcard_constraints:
+        benchmark=text_collection_names(),
+    log:
+        f"{RESULTS}/logs/estimate_renorm_mean/{{model}}/{{benchmark}}.log",
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/retrieval.yaml"
+    script:
+        "../scripts/estimate_renorm_mean.py"

@@ -13,4 +13,6 @@ with log_to(snakemake.log[0]):
         snakemake.params.id_prefixes,
         snakemake.params.top_k,
         snakemake.output.run,
+        snakemake.input.get("mean"),
+        snakemake.params.embedding_model,
     )

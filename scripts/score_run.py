@@ -1,7 +1,10 @@
 from posir.logs import log_to
 from posir.steps.evaluation import evaluate_run
 
+OUTPUTS = ("per_query", "bins", "summary", "bootstrap", "bootstrap_bins", "figure")
+
 with log_to(snakemake.log[0]) as log:
+    w = snakemake.wildcards
     table = evaluate_run(
         snakemake.input.qrels,
         snakemake.input.positions,
@@ -9,6 +12,7 @@ with log_to(snakemake.log[0]) as log:
         snakemake.input.get("corpus_embeddings"),
         snakemake.params.id_prefixes,
         snakemake.params.metrics,
-        {name: snakemake.output[name] for name in ("per_query", "bins", "summary", "bootstrap", "bootstrap_bins")},
+        {name: snakemake.output[name] for name in OUTPUTS},
+        title=f"{w.benchmark}: {w.model}, {w.setting}",
     )
     log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table["ndcg@10"].mean())

@@ -134,10 +134,45 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
                 yield Evaluation(benchmark, model, setting)
 
 
+def embedding_model(config: Mapping[str, Any], model: str) -> str:
+    """The model entry whose cached embeddings ``model`` searches (itself, or its ``embeddings_from``)."""
+    return config["models"][model].get("embeddings_from", model)
+
+
+def check_embeddings_from(config: Mapping[str, Any]) -> None:
+    """An entry may reuse another's embeddings only if nothing that shapes embeddings differs."""
+    from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS
+
+    models = config.get("models", {})
+    for name, entry in models.items():
+        base = entry.get("embeddings_from")
+        if base is None:
+            continue
+        if base not in models or "embeddings_from" in models[base]:
+            raise ConfigError(f"models.{name}.embeddings_from: '{base}' must name a model entry that has its own embeddings")
+        ignored = SEARCH_ONLY_KEYS | WORKFLOW_KEYS
+        differing = sorted(k for k in set(entry) | set(models[base]) if k not in ignored
+                           and entry.get(k) != models[base].get(k))
+        if differing:
+            raise ConfigError(f"models.{name}.embeddings_from: '{base}' encodes differently ({differing} differ); "
+                              f"make them equal or drop embeddings_from so {name} is encoded on its own")
+    collections = config.get("text_collections", {})
+    for name, entry in models.items():
+        collection = entry.get("renorm_collection")
+        if collection is not None and collection not in collections:
+            raise ConfigError(f"models.{name}.renorm_collection: '{collection}' is not defined under 'text_collections'")
+
+
 def check_references(config: Mapping[str, Any]) -> None:
     """Fail early, naming the key, when a benchmark or evaluation points at nothing."""
     sources = config.get("sources", {})
     benchmarks = config.get("benchmarks", {})
+    check_embeddings_from(config)
+    for name, entry in config.get("text_collections", {}).items():
+        if name in benchmarks:
+            raise ConfigError(f"text_collections.{name}: the name is also a benchmark; collections and benchmarks share results/benchmarks/")
+        if entry.get("source") and entry["source"] not in sources:
+            raise ConfigError(f"text_collections.{name}.source: '{entry['source']}' is not defined under 'sources'")
     for name, entry in benchmarks.items():
         for role, source in entry.get("sources", {}).items():
             if source not in sources:

@@ -159,6 +159,9 @@ def parallel_documents(
     this language's own document, and its own relative position is kept aside.
     """
     check_parallel(xquad_english, xquad_language, f"XQuAD '{language}'")
+    if params.max_articles is not None:
+        xquad_english = {"data": xquad_english["data"][: params.max_articles]}
+        xquad_language = {"data": xquad_language["data"][: params.max_articles]}
     partition = parallel_partition(xquad_english, params, count_tokens)
     english_docs: dict[str, tuple[str, list[int]]] = {}
     documents: list[Document] = []

@@ -198,15 +198,19 @@ def write_collection_mean(model: str, collection: str, embeddings_path: Path, ou
 
 
 def search_vectors(spec: ModelSpec, queries: np.ndarray, documents: np.ndarray,
-                   mean_file: Path | None) -> tuple[np.ndarray, np.ndarray]:
-    """Query and document matrices as the search should see them: unchanged, or renormalised per ``spec.renorm``."""
+                   mean_file: Path | None, embedding_model: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Query and document matrices as the search should see them: unchanged, or renormalised per ``spec.renorm``.
+
+    ``embedding_model`` names the entry whose embeddings (and mean) are used, when
+    this entry shares another's (``embeddings_from``); by default the entry itself.
+    """
     if spec.renorm is None:
         return queries, documents
     if mean_file is None:
         raise ValueError(f"model '{spec.name}': renorm: {spec.renorm} needs the mean vector of "
                          f"'{spec.renorm_collection}'; pass its .mean.npy to the search step")
     mean = load_mean(Path(mean_file))
-    if mean.model != spec.name or mean.collection != spec.renorm_collection:
+    if mean.model != (embedding_model or spec.name) or mean.collection != spec.renorm_collection:
         raise ValueError(
             f"model '{spec.name}': {mean_file} holds the mean of model '{mean.model}' on '{mean.collection}', "
             f"but the config asks for '{spec.renorm_collection}'; re-run the mean step"

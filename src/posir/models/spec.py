@@ -25,7 +25,10 @@ DTYPES = ("float32", "float16", "bfloat16", "q4")
 RENORM_METHODS = ("r1", "r2")
 
 # Keys the workflow reads from a model entry but no backend uses.
-WORKFLOW_KEYS = frozenset({"mem_mb"})
+WORKFLOW_KEYS = frozenset({"mem_mb", "embeddings_from"})
+# Keys that change how search uses embeddings but not the embeddings themselves: entries that differ
+# only in these (plus workflow keys) share one set of embeddings (``embeddings_from``).
+SEARCH_ONLY_KEYS = frozenset({"renorm", "renorm_collection"})
 
 
 class ModelConfigError(ValueError):

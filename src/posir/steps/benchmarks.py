@@ -206,3 +206,27 @@ def make_card(
         "stages": [vars(s) for s in stages],
         "notes": list(notes),
     }
+
+
+def build_text_collection(name: str, entry: Mapping[str, Any], source_path: Path | None, out_dir: Path) -> dict[str, Any]:
+    """A renormalization collection as a corpus (``corpus.jsonl``) with its card and drop report."""
+    from posir.builders.text_collections import CollectionParams, python_reference_texts, read_texts, select_sentences
+
+    texts = read_texts(Path(source_path)) if source_path else python_reference_texts()
+    documents, drops, stage = select_sentences(texts, CollectionParams.from_config(entry), prefix=f"{name}-")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fmt._write_jsonl(out / fmt.CORPUS, ({"_id": d.doc_id, "title": "", "text": d.text} for d in documents))
+    fmt.write_table(out / fmt.DROPS, ["stage", "record", "reason", "detail"],
+                    ((d.stage, d.record, d.reason, d.detail) for d in drops))
+    card = {
+        "name": name,
+        "builder": "text_collection",
+        "origin": f"source file {Path(source_path).name}" if source_path else "CPython reference documentation (pydoc_data.topics)",
+        "parameters": dict(entry),
+        "counts": {"texts": len(documents)},
+        "stages": [vars(stage)],
+        "use": "estimating mean embeddings for renormalization; disjoint from every evaluated benchmark",
+    }
+    (out / fmt.CARD).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    return card

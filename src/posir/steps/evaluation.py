@@ -26,12 +26,18 @@ def read_tsv(path: Path) -> pd.DataFrame:
 
 
 def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
-                 id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path]) -> pd.DataFrame:
-    """Score a run per query, aggregate it into bins and buckets, and bootstrap both (one cheap job)."""
+                 id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path],
+                 title: str = "") -> pd.DataFrame:
+    """Score a run per query, aggregate it into bins and buckets, bootstrap both, and draw its position curve.
+
+    One job, not four: each part takes well under a second, far less than starting a job.
+    """
     per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes)
     metrics = MetricParams.from_section(metrics_section)
     aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"])
     bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
+    if "figure" in outputs:
+        plot_position_curve(outputs["bins"], metrics, title, outputs["figure"], outputs["bootstrap_bins"])
     return per_query
 
 

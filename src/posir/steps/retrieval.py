@@ -15,25 +15,29 @@ from posir.runs import write_trec_run
 
 
 def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int) -> None:
-    import torch
-
+    """Encode one text set (a corpus or a query set) once; every setting that needs it reuses the file."""
     from posir.models.registry import load_encoder
 
-    torch.set_num_threads(max(1, threads))
     if kind == "corpus":
         documents = fmt.read_corpus(texts_path)
         ids, texts, role = [d.doc_id for d in documents], [d.text for d in documents], "document"
     else:
         queries = fmt.read_queries(texts_path)
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
-    encoder = load_encoder(spec)
+    encoder = load_encoder(spec, threads)
     vectors = encoder.encode(texts, role)
     save_embeddings(Path(out_path), ids, vectors, encoder.input_tokens(texts, role))
 
 
 def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Sequence[Path],
-                 id_prefixes: Sequence[str], top_k: int, run_path: Path) -> None:
-    """Exact search; several corpus files (one-vs-many) are searched as one corpus."""
+                 id_prefixes: Sequence[str], top_k: int, run_path: Path, mean_file: Path | None = None,
+                 embedding_model: str | None = None) -> None:
+    """Exact search; several corpus files (one-vs-many) are searched as one corpus.
+
+    A renormalized model (``renorm``) applies R1/R2 with the collection mean to
+    queries and documents alike; the cached embeddings stay raw.
+    """
+    from posir.models.renorm import search_vectors
     from posir.retrieval import exact_inner_product_search
 
     qids, query_vectors, _ = load_embeddings(query_embeddings)
@@ -43,7 +47,8 @@ def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Seq
         ids, vectors, _ = load_embeddings(path)
         doc_ids += [f"{id_prefixes[index]}:{i}" for i in ids] if id_prefixes else ids
         blocks.append(vectors)
-    scores, indices = exact_inner_product_search(query_vectors, np.concatenate(blocks), top_k)
+    query_vectors, doc_vectors = search_vectors(spec, query_vectors, np.concatenate(blocks), mean_file, embedding_model)
+    scores, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 
@@ -67,9 +72,17 @@ def lexical_search(spec: ModelSpec, queries_path: Path, corpus_paths: Sequence[P
 
 
 def retrieve(spec: ModelSpec, setting: Setting, queries: Path, corpora: Sequence[Path],
-             corpus_languages: Sequence[str], id_prefixes: Sequence[str], top_k: int, run_path: Path) -> None:
+             corpus_languages: Sequence[str], id_prefixes: Sequence[str], top_k: int, run_path: Path,
+             mean_file: Path | None = None, embedding_model: str | None = None) -> None:
     """Dense models read cached embeddings; lexical models read the texts."""
     if spec.is_dense:
-        dense_search(spec, queries, corpora, id_prefixes, top_k, run_path)
+        dense_search(spec, queries, corpora, id_prefixes, top_k, run_path, mean_file, embedding_model)
     else:
         lexical_search(spec, queries, corpora, corpus_languages, id_prefixes, setting, top_k, run_path)
+
+
+def estimate_renorm_mean(model: str, collection: str, embeddings_path: Path, mean_path: Path) -> None:
+    """The mean embedding of a text collection (mean-bias paper, Eqs. 1 and 5), stored with its provenance."""
+    from posir.models.renorm import write_collection_mean
+
+    write_collection_mean(model, collection, Path(embeddings_path), Path(mean_path))
