@@ -15,7 +15,7 @@ import pytest
 
 from posir.config import MetricParams
 
-from tests.conftest import REPO, mirror_dir
+from tests.conftest import mirror_dir
 
 DATA = mirror_dir()
 SQUAD = DATA / "squad" / "dev-v1.1.json"

