@@ -10,7 +10,9 @@ rule encode_texts:
         f"{RESULTS}/logs/encode_texts/{{model}}/{{benchmark}}/{{kind}}.log",
     benchmark:
         f"{RESULTS}/timing/encode_texts/{{model}}/{{benchmark}}/{{kind}}.tsv"
-    threads: 2
+    # One thread per job: two encode jobs on two cores beat one job on both, and torch slows
+    # down badly when its threads share a core with another process.
+    threads: 1
     resources:
         mem_mb=encode_mem_mb,
         gpu=encode_gpu,
