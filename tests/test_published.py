@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from tests._realdata import EXCERPT, METRICS, REPO, require, squad_bm25_per_query
+from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
+from tests.conftest import REPO
 
 from posir import tables
 from posir.config import ConfigError
