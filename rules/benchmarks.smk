@@ -11,6 +11,8 @@ rule build_benchmark:
     params:
         entry=benchmark_entry,
         metrics=METRICS_CONFIG,
+    wildcard_constraints:
+        benchmark=benchmarks_built_by("squad_long_documents"),
     log:
         f"{RESULTS}/logs/build_benchmark/{{benchmark}}.log",
     benchmark:

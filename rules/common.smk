@@ -139,3 +139,18 @@ def all_outputs():
         ]
     outputs += [f"{RESULTS}/figures/{e.benchmark}/{e.model}/{e.setting}.png" for e in EVALUATIONS]
     return outputs
+
+
+# --- the builder of a benchmark decides which final job writes it (see benchmarks_built_by) ---
+
+
+def benchmarks_built_by(builder):
+    """Regex of the benchmark names whose entry uses ``builder``, for rule-level wildcard_constraints.
+
+    The final job of every builder writes the same files under results/benchmarks/{benchmark}/;
+    constraining {benchmark} per job keeps exactly one able to produce a given name.
+    """
+    import re
+
+    names = [n for n, e in config.get("benchmarks", {}).items() if e.get("builder") == builder]
+    return "|".join(re.escape(n) for n in sorted(names)) or "(?!)"  # (?!) matches nothing
