@@ -485,8 +485,6 @@ def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, st
                                       tokens[doc.doc_id], relative, position_bin(relative, metrics.n_bins),
                                       bucket_of(tokens[doc.doc_id], metrics.buckets)))
         evidence[located.candidate.qid] = doc.text[span.start : span.end]
-    fmt.validate(documents, queries, positions, evidence)
-
     stages: list[StageCount] = []
     drops: list[Drop] = []
     usage: dict[str, Any] = {}
@@ -497,6 +495,14 @@ def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, st
         usage.update(counts.pop("llm_usage", {}) or {})
         details[Path(directory).name] = counts
         drops += read_drops(Path(directory) / "drops.tsv")
+    if not queries:
+        # An empty benchmark cannot be evaluated; say where the queries went instead of failing downstream.
+        raise fmt.BenchmarkError(
+            f"benchmark {name}: no query survived generation ("
+            + ", ".join(f"{s.stage} {s.entered}->{s.left}" for s in stages)
+            + f"); the reasons are in results/generation/{name}/*/drops.tsv. A weak model may need more "
+              "documents (sampling.positives_per_domain) or laxer grading thresholds")
+    fmt.validate(documents, queries, positions, evidence)
     card = make_card(
         name=name, builder=entry["builder"], language=entry.get("language", "eng"),
         parameters=dict(entry.get("generation", {})), sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
