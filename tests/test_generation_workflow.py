@@ -60,7 +60,7 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
             "corpus": {"path": str(corpus), "format": "jsonl", "on_bad_record": "drop"},
             "sampling": {"seed": 13, "documents_per_domain": 40},
             "queries": {"questions_per_document": 2, "max_tokens": 200},
-            "spans": {"max_tokens": 300},
+            "spans": {"max_tokens": 200},
             # SmolLM2 gives (nearly) every pair the same grade, so PosIR's thresholds (3, 1) and an LLM
             # contrast scorer would leave no query to evaluate; the grading stage still runs for real, and
             # the decisions at PosIR's thresholds are unit-tested (tests/test_generation_builder.py).
