@@ -128,9 +128,9 @@ class BiEncoderScorer:
         self.spec = spec
         self.model = SentenceTransformer(spec.model_path(), device=spec.device)
         limit = int(self.model.max_seq_length)
-        self.window, self.stride = spec.window(limit)
-        if self.window > limit:
-            self.model.max_seq_length = self.window
+        window, self.stride = spec.window(limit)
+        # A window never exceeds what the model reads (less its two special tokens): no silent truncation.
+        self.window = min(window, limit - 2)
         self._documents: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
 
