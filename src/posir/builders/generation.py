@@ -73,7 +73,8 @@ def stage_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
     return dict(entry.get("generation", {}).get(name, {}) or {})
 
 
-def params_of(cls: type, block: Mapping[str, Any]) -> Any:
+def params_of(cls: Any, block: Mapping[str, Any]) -> Any:
+    """An instance of the dataclass ``cls`` from the known keys of a config block."""
     return cls(**{k: v for k, v in block.items() if k in cls.__dataclass_fields__})
 
 

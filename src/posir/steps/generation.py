@@ -409,8 +409,8 @@ def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, A
     recall_model = block.get("recall_model")
     top_k = int(block.get("top_k", 1000))
     if records and recall_model:
-        spec = ModelSpec.from_config(recall_model, models_config[recall_model])
-        encoder = load_encoder(spec)
+        model_spec = ModelSpec.from_config(recall_model, models_config[recall_model])
+        encoder = load_encoder(model_spec)
         doc_vectors = encoder.encode([d.text for d in documents], "document")
         query_vectors = encoder.encode([r["question"] for r in records], "query")
         _, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
