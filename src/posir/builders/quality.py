@@ -127,7 +127,7 @@ class BiEncoderScorer:
         self.name = spec.name
         self.spec = spec
         self.model = SentenceTransformer(spec.model_path(), device=spec.device)
-        limit = int(self.model.max_seq_length)
+        limit = int(self.model.max_seq_length or 512)
         window, self.stride = spec.window(limit)
         # A window never exceeds what the model reads (less its two special tokens): no silent truncation.
         self.window = min(window, limit - 2)
@@ -195,9 +195,11 @@ class _WindowedPairScorer:
     window: int
     stride: int
 
-    def _tokenizer(self) -> Any: ...
+    def _tokenizer(self) -> Any:
+        raise NotImplementedError
 
-    def _pairs(self, pairs: list[tuple[str, str]]) -> list[float]: ...
+    def _pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        raise NotImplementedError
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         windows = {d: _windows_of(self._tokenizer(), d, self.window, self.stride) for d in dict.fromkeys(documents)}
