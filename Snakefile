@@ -12,11 +12,13 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/common_generation.smk"
 include: "rules/sources.smk"
 include: "rules/benchmarks.smk"
 include: "rules/retrieval.smk"
 include: "rules/evaluation.smk"
 include: "rules/paper.smk"
+include: "rules/generation.smk"
 
 
 rule all:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from posir.metrics.positions import LengthBucket, length_buckets
+from posir.models.spec import LEXICAL_BACKENDS
 
 
 class ConfigError(ValueError):
@@ -187,3 +188,27 @@ def check_references(config: Mapping[str, Any]) -> None:
             if base not in benchmarks or benchmarks[base]["builder"] != SQUAD_BUILDER:
                 raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD_BUILDER} benchmark")
     list(evaluations(config))
+    check_generation_references(config)
+
+
+def check_generation_references(config: Mapping[str, Any]) -> None:
+    """LLM-generation benchmarks: the llm section, their scorers and their recall model must exist."""
+    scorers = config.get("scorers", {}) or {}
+    models = config.get("models", {}) or {}
+    for name, entry in config.get("benchmarks", {}).items():
+        if entry.get("builder") != "llm_generation":
+            continue
+        where = f"benchmarks.{name}.generation"
+        if not config.get("llm"):
+            raise ConfigError(f"{where}: generation calls an LLM; add an 'llm' section (base_url, model; see docs/llm.md)")
+        block = entry.get("generation", {})
+        for stage in ("contrast", "false_negatives"):
+            for scorer in (block.get(stage, {}) or {}).get("scorers", []):
+                if scorer not in scorers:
+                    raise ConfigError(f"{where}.{stage}.scorers: scorer '{scorer}' is not defined under 'scorers'")
+        recall = (block.get("false_negatives", {}) or {}).get("recall_model")
+        if recall is not None:
+            if recall not in models:
+                raise ConfigError(f"{where}.false_negatives.recall_model: model '{recall}' is not defined under 'models'")
+            if models[recall].get("backend") in LEXICAL_BACKENDS:
+                raise ConfigError(f"{where}.false_negatives.recall_model: '{recall}' must be a dense (embedding) model")

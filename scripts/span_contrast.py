@@ -1,0 +1,9 @@
+from posir.logs import log_to
+from posir.steps.generation import span_contrast_step
+
+with log_to(snakemake.log[0]) as log:
+    count = span_contrast_step(snakemake.params.entry, snakemake.params.scorers, snakemake.config.get("llm"),
+                               snakemake.params.prompts, snakemake.input.documents, snakemake.input.located,
+                               snakemake.output.kept, snakemake.output.scores, snakemake.output.drops,
+                               snakemake.output.counts, threads=snakemake.threads)
+    log.info("stage %s", vars(count))

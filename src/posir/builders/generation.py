@@ -1,0 +1,247 @@
+"""LLM benchmark generation: sampling, position-constrained questions, located spans (PosIR sections 3.1-3.2).
+
+Pure functions only; :mod:`posir.steps.generation` does the reading, the LLM
+calls and the writing.  Stage names here are the ``stage`` column of every
+drop report and the keys of the card's ``stages`` and ``llm_usage``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from posir.benchmark import Drop
+from posir.builders.sampling import LengthAwareSampler
+from posir.metrics.positions import relative_position
+from posir.text import Span, SpanMatch
+
+STAGE_SAMPLE = "sample_documents"
+STAGE_GENERATE = "generate_queries"
+STAGE_QUESTIONS = "parse_questions"
+STAGE_LOCATE = "locate_spans"
+
+#: The three position constraints of PosIR Appendix D.1, in document order.
+CONSTRAINTS: tuple[str, ...] = ("first", "middle", "final")
+
+LANGUAGE_NAMES = {"eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian",
+                  "por": "Portuguese", "rus": "Russian", "zho": "Chinese", "kor": "Korean", "ara": "Arabic"}
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Length-aware sampling of the corpus (PosIR section 3.1)."""
+
+    seed: int = 13
+    documents_per_domain: int = 1000
+    bucket_width: int = 256
+    ratio: tuple[int, ...] = (3, 3, 3, 3, 2, 2, 2, 2)
+    positives_per_domain: int | None = None
+
+    @classmethod
+    def from_config(cls, block: Mapping[str, Any]) -> "SamplingParams":
+        known = {k: v for k, v in block.items() if k in cls.__dataclass_fields__}
+        if "ratio" in known:
+            known["ratio"] = tuple(known["ratio"])
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class QueryParams:
+    """Position-constrained question generation (PosIR section 3.2 step 2, Appendix D.1)."""
+
+    questions_per_document: int = 3
+    max_tokens: int | None = None
+    language_name: str | None = None
+
+
+@dataclass(frozen=True)
+class SpanParams:
+    """Reference-span location (PosIR section 3.2 steps 3-4, Appendix D.2)."""
+
+    max_tokens: int | None = None
+    require_constraint: bool = False
+
+
+def stage_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A sub-block of the benchmark's ``generation`` block (empty when absent)."""
+    return dict(entry.get("generation", {}).get(name, {}) or {})
+
+
+def params_of(cls: Any, block: Mapping[str, Any]) -> Any:
+    """An instance of the dataclass ``cls`` from the known keys of a config block."""
+    return cls(**{k: v for k, v in block.items() if k in cls.__dataclass_fields__})
+
+
+# --- sampling ------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    chosen: list[int]  # indices into the input documents, sorted
+    positives: list[int]  # subset of chosen: documents questions are generated for
+    drops: list[Drop] = field(default_factory=list)
+
+
+def domain_rng(seed: int, domain: str) -> np.random.Generator:
+    """A generator per (seed, domain): adding a domain does not change another domain's sample."""
+    return np.random.default_rng([seed, zlib.crc32(domain.encode("utf-8"))])
+
+
+def sample_corpus(
+    doc_ids: Sequence[str],
+    domains: Sequence[str],
+    token_lengths: Sequence[int],
+    params: SamplingParams,
+) -> Sample:
+    """Per domain, ``documents_per_domain`` documents in the bucket ratio; then the positives among them.
+
+    Documents over the last bucket (2048 tokens by default) are dropped as
+    ``over_max_tokens``; those the quota left out as ``not_sampled``.  When
+    ``positives_per_domain`` is set, that many sampled documents (seeded) get
+    questions; the others stay in the corpus as distractors.
+    """
+    sampler = LengthAwareSampler(params.bucket_width, params.ratio)
+    drops: list[Drop] = []
+    chosen: list[int] = []
+    positives: list[int] = []
+    by_domain: dict[str, list[int]] = {}
+    for index, domain in enumerate(domains):
+        by_domain.setdefault(domain, []).append(index)
+    for domain in sorted(by_domain):
+        members = by_domain[domain]
+        rng = domain_rng(params.seed, domain)
+        lengths = [token_lengths[i] for i in members]
+        picked = {members[i] for i in sampler.sample_documents(lengths, params.documents_per_domain, rng)}
+        for index in members:
+            if index in picked:
+                continue
+            tokens = token_lengths[index]
+            reason = "over_max_tokens" if sampler.bucket_index(tokens) is None else "not_sampled"
+            drops.append(Drop(STAGE_SAMPLE, doc_ids[index], reason, f"{tokens} tokens, domain {domain}"))
+        domain_chosen = sorted(picked)
+        chosen.extend(domain_chosen)
+        if params.positives_per_domain is None or params.positives_per_domain >= len(domain_chosen):
+            positives.extend(domain_chosen)
+        else:
+            positives.extend(sorted(int(i) for i in rng.choice(domain_chosen, params.positives_per_domain, replace=False)))
+    return Sample(sorted(chosen), sorted(positives), drops)
+
+
+# --- position-constrained generation --------------------------------------------
+
+
+def draw_constraint(seed: int, doc_id: str) -> str:
+    """One of first/middle/final for a document, uniformly, seeded by (seed, id) so it is stable per document."""
+    digest = hashlib.sha256(f"{seed}\x00{doc_id}".encode("utf-8")).digest()
+    return CONSTRAINTS[int.from_bytes(digest[:8], "big") % len(CONSTRAINTS)]
+
+
+def questions_schema(base: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """The prompt's answer schema with 1..n questions: servers that enforce schemas stop after n."""
+    schema = copy.deepcopy(dict(base))
+    schema["properties"]["questions"]["minItems"] = 1
+    schema["properties"]["questions"]["maxItems"] = n
+    return schema
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A generated question with its positive document and the constraint it was asked under."""
+
+    qid: str
+    doc_id: str
+    constraint: str
+    question: str
+    answer: str
+    qtype: str
+
+    def as_record(self) -> dict[str, Any]:
+        return {"qid": self.qid, "doc_id": self.doc_id, "constraint": self.constraint, "question": self.question,
+                "answer": self.answer, "type": self.qtype}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "Candidate":
+        return cls(record["qid"], record["doc_id"], record["constraint"], record["question"], record.get("answer", ""),
+                   record.get("type", ""))
+
+
+def query_id(doc_id: str, index: int) -> str:
+    return f"{doc_id}::q{index}"
+
+
+def parse_questions(doc_id: str, constraint: str, value: Mapping[str, Any], limit: int) -> tuple[list[Candidate], list[Drop]]:
+    """Questions of one answer; empty, repeated (case-insensitively) or surplus ones are drops."""
+    kept: list[Candidate] = []
+    drops: list[Drop] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value.get("questions", [])):
+        qid = query_id(doc_id, index)
+        question = " ".join(str(item.get("question", "")).split())
+        key = question.casefold()
+        if not question:
+            drops.append(Drop(STAGE_QUESTIONS, qid, "empty_question"))
+        elif key in seen:
+            drops.append(Drop(STAGE_QUESTIONS, qid, "duplicate_question", question[:200]))
+        elif len(kept) >= limit:
+            drops.append(Drop(STAGE_QUESTIONS, qid, "too_many_questions", f"limit {limit}"))
+        else:
+            seen.add(key)
+            kept.append(Candidate(qid, doc_id, constraint, question, str(item.get("answer", "")).strip(),
+                                  str(item.get("type", "")).strip()))
+    return kept, drops
+
+
+# --- located spans -----------------------------------------------------------------
+
+
+def region_of(span: Span, doc_length: int) -> str:
+    """The third of the document holding the span's midpoint (PosIR's relative position, cut in three)."""
+    position = relative_position(span.start, span.end, doc_length)
+    return CONSTRAINTS[min(int(position * 3), 2)]
+
+
+@dataclass(frozen=True)
+class LocatedSpan:
+    candidate: Candidate
+    reference: str
+    span: Span
+    match: str
+    region: str
+
+    @property
+    def honours_constraint(self) -> bool:
+        return self.region == self.candidate.constraint
+
+    def as_record(self) -> dict[str, Any]:
+        return {**self.candidate.as_record(), "reference": self.reference, "span_start": self.span.start,
+                "span_end": self.span.end, "match": self.match, "region": self.region,
+                "honours_constraint": self.honours_constraint}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "LocatedSpan":
+        return cls(Candidate.from_record(record), record["reference"], Span(record["span_start"], record["span_end"]),
+                   record["match"], record["region"])
+
+
+def span_decision(candidate: Candidate, document: str, status: str, reference: str, match: SpanMatch | None,
+                  require_constraint: bool) -> LocatedSpan | Drop:
+    """Keep a question whose reference sits exactly once in its document (PosIR section 3.2 step 4)."""
+    if status != "found":
+        return Drop(STAGE_LOCATE, candidate.qid, f"llm_{status}", "the model reported no single supporting passage")
+    if match is None or not reference.strip():
+        return Drop(STAGE_LOCATE, candidate.qid, "empty_reference")
+    if match.status == "multiple":
+        return Drop(STAGE_LOCATE, candidate.qid, "reference_multiple_matches", f"{match.count} matches: {reference[:200]!r}")
+    if match.span is None:
+        return Drop(STAGE_LOCATE, candidate.qid, "reference_not_in_document", reference[:200])
+    located = LocatedSpan(candidate, reference, match.span, match.status, region_of(match.span, len(document)))
+    if require_constraint and not located.honours_constraint:
+        return Drop(STAGE_LOCATE, candidate.qid, "span_off_constraint",
+                    f"asked for the {candidate.constraint} third, span in the {located.region} third")
+    return located

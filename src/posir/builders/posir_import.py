@@ -1,0 +1,180 @@
+"""Import the published PosIR benchmark (Hugging Face ``infgrad/PosIR-Benchmark-v1``) into our format.
+
+The release is BEIR-like parquet, one folder per language and domain
+(``<root>/eng-Latn/<domain>/``): ``corpus.parquet`` (``_id``, ``text``, and
+``title`` when present), ``queries.parquet`` (``_id``, ``text``,
+``pos_char_span`` = [start, end) in the positive's text, ``pos_char_length`` =
+the positive's length in characters, ``pos_token_length`` = its Qwen3 token
+count) and ``qrels/test.parquet`` (``query-id``, ``corpus-id``, ``score``).
+
+A query is kept when it has exactly one positive that is in the corpus, its
+``pos_char_length`` equals that document's length and its span lies inside
+it; otherwise it is dropped with the reason.  ``doc_token_length`` is PosIR's
+own ``pos_token_length`` for positives and our Qwen3 count for the rest.
+
+Reading a local folder is the normal path (and the tested one).
+:func:`download_subset` fetches one subset from the Hub; it is used only when
+the config says ``download: true`` and needs network access.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
+from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relative_position
+from posir.text import TokenCounter
+
+STAGE = "import_posir"
+HUB_REPO = "infgrad/PosIR-Benchmark-v1"
+FILES = ("corpus.parquet", "queries.parquet", "qrels/test.parquet")
+
+
+class PosIRImportError(ValueError):
+    """The folder is not in the PosIR layout."""
+
+
+@dataclass(frozen=True)
+class ImportSpec:
+    """The ``posir_import`` block of a benchmark entry."""
+
+    path: str
+    subset: str  # "<language>-<Script>/<domain>", e.g. "eng-Latn/finance"
+    download: bool = False
+    repo_id: str = HUB_REPO
+    revision: str | None = None
+
+    @classmethod
+    def from_config(cls, block: Mapping[str, Any]) -> "ImportSpec":
+        return cls(**{k: v for k, v in block.items() if k in cls.__dataclass_fields__})
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.path) / self.subset
+
+    def files(self) -> dict[str, Path]:
+        return {name.split("/")[-1].split(".")[0]: self.folder / name for name in FILES}
+
+
+@dataclass
+class Imported:
+    documents: list[Document]
+    queries: list[Query]
+    positions: list[Position]
+    drops: list[Drop]
+    stages: list[StageCount]
+    doc_token_lengths: dict[str, int]
+
+
+def _rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise PosIRImportError(f"{path} is missing: a PosIR subset folder holds {', '.join(FILES)}")
+    table = pq.read_table(path)
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        raise PosIRImportError(f"{path}: columns {missing} missing (has {table.column_names})")
+    return table.to_pylist()
+
+
+def import_subset(
+    spec: ImportSpec, count_tokens: TokenCounter, buckets: Sequence[LengthBucket], n_bins: int
+) -> Imported:
+    files = spec.files()
+    corpus_rows = _rows(files["corpus"], ("_id", "text"))
+    query_rows = _rows(files["queries"], ("_id", "text", "pos_char_span", "pos_char_length"))
+    qrel_rows = _rows(files["test"], ("query-id", "corpus-id", "score"))
+
+    drops: list[Drop] = []
+    documents: list[Document] = []
+    seen_docs: set[str] = set()
+    for row in corpus_rows:
+        doc_id = str(row["_id"])
+        if doc_id in seen_docs:
+            drops.append(Drop("import_corpus", doc_id, "duplicate_document_id"))
+            continue
+        seen_docs.add(doc_id)
+        documents.append(Document(doc_id, str(row["text"]), str(row.get("title") or "")))
+    stages = [stage_count("import_corpus", "documents", len(corpus_rows), drops)]
+    by_id = {d.doc_id: d for d in documents}
+
+    positives: dict[str, list[str]] = {}
+    for row in qrel_rows:
+        if int(row["score"]) > 0:
+            positives.setdefault(str(row["query-id"]), []).append(str(row["corpus-id"]))
+
+    queries: list[Query] = []
+    positions: list[Position] = []
+    tokens: dict[str, int] = {}
+    seen_queries: set[str] = set()
+    for row in query_rows:
+        qid = str(row["_id"])
+        docs = positives.get(qid, [])
+        reason = _query_drop(qid, row, docs, by_id, seen_queries)
+        if reason:
+            drops.append(Drop(STAGE, qid, *reason))
+            continue
+        seen_queries.add(qid)
+        doc = by_id[docs[0]]
+        start, end = (int(x) for x in row["pos_char_span"])
+        if row.get("pos_token_length") is not None:
+            tokens[doc.doc_id] = int(row["pos_token_length"])
+        doc_tokens = tokens.setdefault(doc.doc_id, count_tokens(doc.text))
+        relative = relative_position(start, end, len(doc.text))
+        queries.append(Query(qid, str(row["text"]).strip()))
+        positions.append(Position(qid, doc.doc_id, start, end, len(doc.text), doc_tokens, relative,
+                                  position_bin(relative, n_bins), bucket_of(doc_tokens, buckets)))
+    stages.append(stage_count(STAGE, "queries", len(query_rows), drops))
+    for doc in documents:
+        if doc.doc_id not in tokens:
+            tokens[doc.doc_id] = count_tokens(doc.text)
+    return Imported(documents, queries, positions, drops, stages, tokens)
+
+
+def _query_drop(qid: str, row: Mapping[str, Any], docs: Sequence[str], by_id: Mapping[str, Document],
+                seen: set[str]) -> tuple[str, str] | None:
+    if qid in seen:
+        return ("duplicate_query_id", "")
+    if not str(row.get("text") or "").strip():
+        return ("empty_query", "")
+    if not docs:
+        return ("no_positive_in_qrels", "")
+    if len(docs) > 1:
+        return ("several_positives", f"{len(docs)} positives: our format keeps one per query")
+    doc = by_id.get(docs[0])
+    if doc is None:
+        return ("positive_not_in_corpus", docs[0])
+    span = row.get("pos_char_span")
+    if span is None or len(span) != 2:
+        return ("bad_span", repr(span))
+    if int(row["pos_char_length"]) != len(doc.text):
+        return ("char_length_mismatch", f"pos_char_length {row['pos_char_length']} != len(text) {len(doc.text)}")
+    start, end = int(span[0]), int(span[1])
+    if not 0 <= start < end <= len(doc.text):
+        return ("span_outside_document", f"[{start}, {end}) in {len(doc.text)} characters")
+    return None
+
+
+def reason_counts(drops: Sequence[Drop]) -> dict[str, int]:
+    return dict(Counter(d.reason for d in drops))
+
+
+# --- online only -------------------------------------------------------------------------
+
+
+def download_subset(spec: ImportSpec) -> Path:
+    """Fetch ``spec.subset`` of ``spec.repo_id`` from the Hugging Face Hub into ``spec.path`` (needs network).
+
+    Only called when the benchmark's ``posir_import.download`` is true; it
+    cannot be exercised offline.
+    """
+    from huggingface_hub import snapshot_download
+
+    snapshot_download(repo_id=spec.repo_id, repo_type="dataset", revision=spec.revision, local_dir=spec.path,
+                      allow_patterns=[f"{spec.subset}/*", f"{spec.subset}/qrels/*"])
+    return spec.folder

@@ -1,0 +1,571 @@
+"""Steps of LLM benchmark generation (PosIR section 3), one per rule of ``rules/generation.smk``.
+
+Every stage writes its output next to ``drops.tsv`` (one row per dropped
+record, with the reason) and ``counts.json`` (records entering and leaving, per
+reason, and, for stages that call the LLM, the client's usage: calls, cache
+hits, failures, tokens).  The last step writes the benchmark contract from
+them; its card aggregates every stage.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from posir import benchmark as fmt
+from posir.benchmark import Drop, StageCount, stage_count
+from posir.builders import generation as gen
+from posir.builders import quality as qc
+from posir.builders.sampling import LengthAwareSampler
+from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
+from posir.config import MetricParams
+from posir.metrics.positions import bucket_of, position_bin, relative_position
+from posir.text import locate_reference, remove_span
+
+logger = logging.getLogger("posir.generation")
+
+COUNTS = "counts.json"
+
+
+# --- small I/O helpers -----------------------------------------------------------------------
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def write_drops(path: Path, drops: Sequence[Drop]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["stage", "record", "reason", "detail"])
+        for d in drops:
+            writer.writerow([d.stage, d.record, d.reason, d.detail])
+
+
+def read_drops(path: Path) -> list[Drop]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return [Drop(r["stage"], r["record"], r["reason"], r["detail"]) for r in csv.DictReader(handle, delimiter="\t")]
+
+
+def write_counts(path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None,
+                 **extra: Any) -> None:
+    for stage in stages:
+        stage.check()
+    payload: dict[str, Any] = {"stages": [vars(s) for s in stages]}
+    if usage is not None:
+        payload["llm_usage"] = dict(usage)
+    payload.update(extra)
+    Path(path).write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def generation_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
+    return gen.stage_block(entry, name)
+
+
+def _documents_by_id(path: Path) -> dict[str, tuple[RawDocument, dict[str, Any]]]:
+    return {doc.doc_id: (doc, extra) for doc, extra in read_documents(path)}
+
+
+def _llm_client(llm_section: Mapping[str, Any] | None, max_tokens: int | None = None) -> Any:
+    from posir.llm import LLMClient, LLMConfig, LLMConfigError
+
+    if not llm_section:
+        raise LLMConfigError("this stage calls an LLM: add an 'llm' section to the config (see docs/llm.md)")
+    config = LLMConfig.from_section(llm_section)
+    if max_tokens is not None:
+        config = dataclasses.replace(config, max_tokens=int(max_tokens))
+    return LLMClient(config, progress=False)
+
+
+def _llm_drop(stage: str, record: str, result: Any) -> Drop:
+    return Drop(stage, record, f"llm_{result.error_kind}", (result.error or "")[:300])
+
+
+# --- 1. corpus input -------------------------------------------------------------------------
+
+
+def read_corpus_step(entry: Mapping[str, Any], documents_out: Path, drops_out: Path, counts_out: Path) -> StageCount:
+    """Read and validate the raw corpus (bad records reported by line, dropped or fatal per config)."""
+    spec = RawCorpusSpec.from_config(generation_block(entry, "corpus"), entry.get("language", "eng"))
+    corpus = read_raw_corpus(spec)
+    write_documents(documents_out, corpus.documents)
+    count = stage_count("read_corpus", "records", corpus.records_seen, corpus.drops)
+    write_drops(drops_out, corpus.drops)
+    write_counts(counts_out, [count], source=corpus_fingerprint(spec))
+    return count
+
+
+def corpus_fingerprint(spec: RawCorpusSpec) -> dict[str, Any]:
+    """sha256 of the raw corpus file, or of the sorted (path, sha256) list of a folder's files."""
+    from posir.sources import sha256_of
+
+    path = Path(spec.path)
+    if path.is_file():
+        return {"path": str(path), "format": spec.format, "sha256": sha256_of(path)}
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.glob(spec.glob) if p.is_file())
+    for file in files:
+        digest.update(f"{file.relative_to(path).as_posix()}\x00{sha256_of(file)}\n".encode())
+    return {"path": str(path), "format": spec.format, "files": len(files), "sha256": digest.hexdigest()}
+
+
+# --- 2. length-aware sampling ------------------------------------------------------------------
+
+
+def sample_step(entry: Mapping[str, Any], documents_in: Path, documents_out: Path, drops_out: Path,
+                counts_out: Path) -> StageCount:
+    """Qwen3 token counts, then per-domain length-aware sampling (PosIR section 3.1)."""
+    from posir.text import qwen3_token_counter
+
+    params = gen.SamplingParams.from_config(generation_block(entry, "sampling"))
+    documents = [doc for doc, _ in read_documents(documents_in)]
+    count_tokens = qwen3_token_counter()
+    lengths = [count_tokens(d.text) for d in documents]
+    sample = gen.sample_corpus([d.doc_id for d in documents], [d.domain for d in documents], lengths, params)
+    positives = set(sample.positives)
+    sampler = LengthAwareSampler(params.bucket_width, params.ratio)
+    extra = {documents[i].doc_id: {"token_length": lengths[i], "sampling_bucket": sampler.bucket_index(lengths[i]),
+                                   "positive": i in positives} for i in sample.chosen}
+    write_documents(documents_out, [documents[i] for i in sample.chosen], extra)
+    count = stage_count(gen.STAGE_SAMPLE, "documents", len(documents), sample.drops)
+    write_drops(drops_out, sample.drops)
+    per_domain = Counter(documents[i].domain for i in sample.chosen)
+    per_bucket = Counter(sampler.bucket_index(lengths[i]) for i in sample.chosen)
+    write_counts(counts_out, [count], positives=len(positives), documents_per_domain=dict(sorted(per_domain.items())),
+                 documents_per_sampling_bucket={str(k): v for k, v in sorted(per_bucket.items())})
+    return count
+
+
+# --- 3. position-constrained generation ------------------------------------------------------
+
+
+def generate_queries_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
+                          sample_in: Path, candidates_out: Path, drops_out: Path, counts_out: Path) -> list[StageCount]:
+    """For each positive, one sampled constraint and one LLM call with the whole document (PosIR D.1)."""
+    from posir.llm import POSITION_REQUIREMENTS, load_prompt
+
+    params = gen.params_of(gen.QueryParams, generation_block(entry, "queries"))
+    seed = int(generation_block(entry, "sampling").get("seed", 13))
+    language = entry.get("language", "eng")
+    language_name = params.language_name or gen.LANGUAGE_NAMES.get(language, language)
+    positives = [(doc, extra) for doc, extra in read_documents(sample_in) if extra.get("positive")]
+    template = load_prompt("generate_queries", prompts_dir)
+    assert template.schema is not None
+    schema = gen.questions_schema(template.schema, params.questions_per_document)
+    constraints = {doc.doc_id: gen.draw_constraint(seed, doc.doc_id) for doc, _ in positives}
+    inputs = [{"num_questions": params.questions_per_document, "language": language_name,
+               "position_requirement": POSITION_REQUIREMENTS[constraints[doc.doc_id]], "document": doc.text}
+              for doc, _ in positives]
+    with _llm_client(llm_section, params.max_tokens) as client:
+        results = client.map(gen.STAGE_GENERATE, template, inputs, schema)
+        usage = client.usage()
+    drops: list[Drop] = []
+    candidates: list[gen.Candidate] = []
+    returned = 0
+    for (doc, _), result in zip(positives, results):
+        if not result.ok:
+            drops.append(_llm_drop(gen.STAGE_GENERATE, doc.doc_id, result))
+            continue
+        returned += len(result.value.get("questions", []))
+        kept, dropped = gen.parse_questions(doc.doc_id, constraints[doc.doc_id], result.value,
+                                            params.questions_per_document)
+        drops += dropped
+        if not kept:
+            drops.append(Drop(gen.STAGE_GENERATE, doc.doc_id, "no_usable_question"))
+        candidates += kept
+    write_jsonl(candidates_out, (c.as_record() for c in candidates))
+    stages = [stage_count(gen.STAGE_GENERATE, "documents", len(positives), drops),
+              stage_count(gen.STAGE_QUESTIONS, "questions", returned, drops)]
+    write_drops(drops_out, drops)
+    write_counts(counts_out, stages, usage, constraints=dict(Counter(constraints.values())))
+    return stages
+
+
+# --- 4. reference-span location --------------------------------------------------------------
+
+
+def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
+                      sample_in: Path, candidates_in: Path, located_out: Path, drops_out: Path,
+                      counts_out: Path) -> StageCount:
+    """Ask for the verbatim supporting text, find it in the document, keep unique matches (PosIR D.2)."""
+    from posir.llm import load_prompt
+
+    params = gen.params_of(gen.SpanParams, generation_block(entry, "spans"))
+    documents = _documents_by_id(sample_in)
+    candidates = [gen.Candidate.from_record(r) for r in read_jsonl(candidates_in)]
+    template = load_prompt("locate_span", prompts_dir)
+    inputs = [{"question": c.question, "document": documents[c.doc_id][0].text} for c in candidates]
+    with _llm_client(llm_section, params.max_tokens) as client:
+        results = client.map(gen.STAGE_LOCATE, template, inputs)
+        usage = client.usage()
+    drops: list[Drop] = []
+    located: list[gen.LocatedSpan] = []
+    for candidate, result in zip(candidates, results):
+        if not result.ok:
+            drops.append(_llm_drop(gen.STAGE_LOCATE, candidate.qid, result))
+            continue
+        text = documents[candidate.doc_id][0].text
+        reference = str(result.value.get("reference", ""))
+        match = locate_reference(text, reference) if result.value["status"] == "found" else None
+        outcome = gen.span_decision(candidate, text, result.value["status"], reference, match, params.require_constraint)
+        if isinstance(outcome, Drop):
+            drops.append(outcome)
+        else:
+            located.append(outcome)
+    write_jsonl(located_out, (s.as_record() for s in located))
+    count = stage_count(gen.STAGE_LOCATE, "questions", len(candidates), drops)
+    write_drops(drops_out, drops)
+    honours = Counter((s.candidate.constraint, s.honours_constraint) for s in located)
+    write_counts(counts_out, [count], usage,
+                 match=dict(Counter(s.match for s in located)),
+                 constraint_honoured={c: {"honoured": honours[(c, True)], "not_honoured": honours[(c, False)]}
+                                      for c in gen.CONSTRAINTS})
+    return count
+
+
+# --- 5a. span necessity by relevance contrast ----------------------------------------------
+
+
+class _Grader:
+    """LLM relevance grades 0-4 (PosIR D.3) through one client; ``None`` for a failed call."""
+
+    def __init__(self, client: Any, prompts_dir: Path) -> None:
+        from posir.llm import grade_in_range, load_prompt
+
+        self.client = client
+        self.template = load_prompt("grade_relevance", prompts_dir)
+        self.validator = grade_in_range()
+        self.failures: list[Any] = []
+
+    def __call__(self, queries: Sequence[str], documents: Sequence[str], stage: str) -> list[int | None]:
+        results = self.client.map(stage, self.template, [{"query": q, "document": d} for q, d in zip(queries, documents)],
+                                  validator=self.validator)
+        self.failures = [None if r.ok else r for r in results]
+        return [int(r.value["grade"]) if r.ok else None for r in results]
+
+
+def scorer_specs(names: Sequence[str], scorers_config: Mapping[str, Any]) -> list[qc.ScorerSpec]:
+    missing = [n for n in names if n not in scorers_config]
+    if missing:
+        raise qc.ScorerError(f"scorer(s) {missing} are not defined under 'scorers' in the config")
+    return [qc.ScorerSpec.from_config(n, scorers_config[n]) for n in names]
+
+
+def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, Any], llm_section: Mapping[str, Any] | None,
+                       prompts_dir: Path, sample_in: Path, located_in: Path, kept_out: Path, scores_out: Path,
+                       drops_out: Path, counts_out: Path, threads: int = 1) -> StageCount:
+    """score(q, full) > score(q, span removed) under every configured scorer, in config order (PosIR 3.3).
+
+    Scorers run one after another on the queries still standing, so a query
+    costs an expensive scorer (an LLM) only when the cheap ones passed it; the
+    drop reason names the first scorer that rejected it.
+    """
+    import torch
+
+    torch.set_num_threads(max(1, threads))
+    block = generation_block(entry, "contrast")
+    specs = scorer_specs(block.get("scorers", []), scorers_config)
+    documents = _documents_by_id(sample_in)
+    located = [gen.LocatedSpan.from_record(r) for r in read_jsonl(located_in)]
+    alive = list(located)
+    drops: list[Drop] = []
+    scores: dict[str, dict[str, tuple[float | None, float | None]]] = {}
+    client = None
+    usage: dict[str, Any] = {}
+    try:
+        for spec in specs:
+            grader = None
+            if spec.backend == "llm-grade":
+                grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+                client = client or _llm_client(llm_section, grading.max_tokens)
+                grader = _Grader(client, prompts_dir)
+            scorer = qc.load_scorer(spec, grader)
+            full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
+            removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
+            texts = [s.candidate.question for s in alive]
+            both = scorer.score(texts + texts, full_docs + removed_docs)
+            survivors = []
+            for index, item in enumerate(alive):
+                full, removed = both[index], both[index + len(alive)]
+                scores.setdefault(item.candidate.qid, {})[spec.name] = (full, removed)
+                outcome = qc.contrast_outcome(spec.name, full, removed)
+                if outcome.keep:
+                    survivors.append(item)
+                else:
+                    drops.append(Drop(qc.STAGE_CONTRAST, item.candidate.qid, outcome.reason, outcome.detail))
+            logger.info("scorer %s: %d of %d queries pass", spec.name, len(survivors), len(alive))
+            alive = survivors
+    finally:
+        if client is not None:
+            usage = client.usage()
+            client.close()
+    kept_ids = {s.candidate.qid for s in alive}
+    write_jsonl(kept_out, ({**s.as_record(), "contrast": {k: list(v) for k, v in scores[s.candidate.qid].items()}}
+                           for s in located if s.candidate.qid in kept_ids))
+    _write_score_table(scores_out, [s.candidate.qid for s in located], scores, [s.name for s in specs])
+    count = stage_count(qc.STAGE_CONTRAST, "queries", len(located), drops)
+    write_drops(drops_out, drops)
+    write_counts(counts_out, [count], usage if usage else None, scorers=[dataclasses.asdict(s) for s in specs],
+                 span_removal="the span's characters are deleted from the document; nothing is inserted")
+    return count
+
+
+def _write_score_table(path: Path, qids: Sequence[str], scores: Mapping[str, Mapping[str, tuple[Any, Any]]],
+                       scorers: Sequence[str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["qid", *[f"{s}_{part}" for s in scorers for part in ("full", "removed")]])
+        for qid in qids:
+            row = [qid]
+            for s in scorers:
+                full, removed = scores.get(qid, {}).get(s, (None, None))
+                row += ["" if full is None else f"{full:.6f}", "" if removed is None else f"{removed:.6f}"]
+            writer.writerow(row)
+
+
+# --- 5b. LLM relevance grading -------------------------------------------------------------
+
+
+def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
+                         sample_in: Path, contrast_in: Path, kept_out: Path, grades_out: Path, drops_out: Path,
+                         counts_out: Path) -> StageCount:
+    """Grade 0-4 on the full and the span-removed document; keep full >= 3 and removed <= full - 1 (PosIR 3.3)."""
+    params = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+    documents = _documents_by_id(sample_in)
+    records = read_jsonl(contrast_in)
+    located = [gen.LocatedSpan.from_record(r) for r in records]
+    full_docs = [documents[s.candidate.doc_id][0].text for s in located]
+    removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, located)]
+    questions = [s.candidate.question for s in located]
+    with _llm_client(llm_section, params.max_tokens) as client:
+        grader = _Grader(client, prompts_dir)
+        grades = grader(questions + questions, full_docs + removed_docs, qc.STAGE_GRADE)
+        failures = grader.failures
+        usage = client.usage()
+    drops: list[Drop] = []
+    kept = []
+    with open(grades_out, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["qid", "grade_full", "grade_removed", "kept"])
+        for index, (record, item) in enumerate(zip(records, located)):
+            full, removed = grades[index], grades[index + len(located)]
+            outcome = qc.grading_outcome(full, removed, params)
+            failure = failures[index] if full is None else failures[index + len(located)] if removed is None else None
+            if failure is not None:
+                drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, f"{outcome.reason}:llm_{failure.error_kind}",
+                                  (failure.error or "")[:300]))
+            elif not outcome.keep:
+                drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, outcome.reason, outcome.detail))
+            else:
+                kept.append({**record, "grade_full": full, "grade_removed": removed})
+            writer.writerow([item.candidate.qid, "" if full is None else full, "" if removed is None else removed,
+                             int(outcome.keep)])
+    write_jsonl(kept_out, kept)
+    count = stage_count(qc.STAGE_GRADE, "queries", len(located), drops)
+    write_drops(drops_out, drops)
+    write_counts(counts_out, [count], usage, thresholds=dataclasses.asdict(params))
+    return count
+
+
+# --- 5c. false negatives ---------------------------------------------------------------------
+
+
+def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, Any], scorers_config: Mapping[str, Any],
+                         llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, graded_in: Path,
+                         kept_out: Path, removed_out: Path, drops_out: Path, counts_out: Path,
+                         threads: int = 1) -> list[StageCount]:
+    """Recall top-K per query with an embedding model, score with the scorers, remove outscoring documents
+    and the queries whose positive was removed (PosIR section 3.3, "Removing False Negatives")."""
+    import torch
+
+    from posir.models.registry import load_encoder
+    from posir.models.spec import ModelSpec
+    from posir.retrieval import exact_inner_product_search
+
+    torch.set_num_threads(max(1, threads))
+    block = generation_block(entry, "false_negatives")
+    records = read_jsonl(graded_in)
+    documents = [doc for doc, _ in read_documents(sample_in)]
+    doc_text = {d.doc_id: d.text for d in documents}
+    positives = {r["qid"]: r["doc_id"] for r in records}
+    questions = {r["qid"]: r["question"] for r in records}
+    candidates: dict[str, list[str]] = {}
+    recall_model = block.get("recall_model")
+    top_k = int(block.get("top_k", 1000))
+    if records and recall_model:
+        model_spec = ModelSpec.from_config(recall_model, models_config[recall_model])
+        encoder = load_encoder(model_spec)
+        doc_vectors = encoder.encode([d.text for d in documents], "document")
+        query_vectors = encoder.encode([r["question"] for r in records], "query")
+        _, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
+        for record, row in zip(records, indices):
+            candidates[record["qid"]] = [documents[i].doc_id for i in row if i >= 0]
+    specs = scorer_specs(block.get("scorers", []), scorers_config)
+    scores: dict[str, dict[tuple[str, str], float | None]] = {}
+    client = None
+    usage: dict[str, Any] = {}
+    try:
+        for spec in specs:
+            grader = None
+            if spec.backend == "llm-grade":
+                grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+                client = client or _llm_client(llm_section, grading.max_tokens)
+                grader = _Grader(client, prompts_dir)
+            scorer = qc.load_scorer(spec, grader)
+            pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
+                           {(q, positives[q]) for q in candidates})
+            values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
+            scores[spec.name] = dict(zip(pairs, values))
+    finally:
+        if client is not None:
+            usage = client.usage()
+            client.close()
+    found = qc.find_false_negatives(positives, candidates, scores, float(block.get("margin", 0.0)))
+    drops = found.drops()
+    write_jsonl(kept_out, (r for r in records if r["qid"] not in found.dropped_queries))
+    with open(removed_out, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+        writer.writerow(["doc_id", "evidence"])
+        for doc_id, why in sorted(found.removed.items()):
+            writer.writerow([doc_id, "; ".join(why)])
+    stages = [stage_count(qc.STAGE_FN_DOCUMENTS, "documents", len(documents), drops),
+              stage_count(qc.STAGE_FN_QUERIES, "queries", len(records), drops)]
+    write_drops(drops_out, drops)
+    write_counts(counts_out, stages, usage if usage else None, recall_model=recall_model,
+                 top_k=top_k, scorers=[s.name for s in specs], candidates_per_query=_mean_len(candidates))
+    return stages
+
+
+def _mean_len(candidates: Mapping[str, Sequence[str]]) -> float:
+    return round(sum(len(v) for v in candidates.values()) / len(candidates), 2) if candidates else 0.0
+
+
+# --- 6. the benchmark ------------------------------------------------------------------------
+
+
+def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, stage_dirs: Sequence[Path],
+                  sample_in: Path, kept_in: Path, removed_in: Path, llm_section: Mapping[str, Any] | None,
+                  out_dir: Path) -> dict[str, Any]:
+    """Write the benchmark contract; the card adds up every stage's counts, drops and LLM usage."""
+    from posir.steps.benchmarks import make_card
+
+    removed = {r["doc_id"] for r in csv.DictReader(open(removed_in, encoding="utf-8"), delimiter="\t")}
+    sampled = read_documents(sample_in)
+    documents = [fmt.Document(d.doc_id, d.text, d.title) for d, _ in sampled if d.doc_id not in removed]
+    tokens = {d.doc_id: int(extra["token_length"]) for d, extra in sampled if d.doc_id not in removed}
+    by_id = {d.doc_id: d for d in documents}
+    queries: list[fmt.Query] = []
+    positions: list[fmt.Position] = []
+    evidence: dict[str, str] = {}
+    records = read_jsonl(kept_in)
+    for record in records:
+        located = gen.LocatedSpan.from_record(record)
+        doc = by_id[located.candidate.doc_id]
+        _verify_span(doc, located)
+        span = located.span
+        relative = relative_position(span.start, span.end, len(doc.text))
+        queries.append(fmt.Query(located.candidate.qid, located.candidate.question))
+        positions.append(fmt.Position(located.candidate.qid, doc.doc_id, span.start, span.end, len(doc.text),
+                                      tokens[doc.doc_id], relative, position_bin(relative, metrics.n_bins),
+                                      bucket_of(tokens[doc.doc_id], metrics.buckets)))
+        evidence[located.candidate.qid] = doc.text[span.start : span.end]
+    stages: list[StageCount] = []
+    drops: list[Drop] = []
+    usage: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    for directory in stage_dirs:
+        counts = json.loads((Path(directory) / COUNTS).read_text(encoding="utf-8"))
+        stages += [StageCount(**s) for s in counts.pop("stages")]
+        usage.update(counts.pop("llm_usage", {}) or {})
+        details[Path(directory).name] = counts
+        drops += read_drops(Path(directory) / "drops.tsv")
+    if not queries:
+        # An empty benchmark cannot be evaluated; say where the queries went instead of failing downstream.
+        raise fmt.BenchmarkError(
+            f"benchmark {name}: no query survived generation ("
+            + ", ".join(f"{s.stage} {s.entered}->{s.left}" for s in stages)
+            + f"); the reasons are in results/generation/{name}/*/drops.tsv. A weak model may need more "
+              "documents (sampling.positives_per_domain) or laxer grading thresholds")
+    fmt.validate(documents, queries, positions, evidence)
+    card = make_card(
+        name=name, builder=entry["builder"], language=entry.get("language", "eng"),
+        parameters=dict(entry.get("generation", {})), sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
+        doc_token_lengths=tokens, positions=positions, stages=stages, metrics=metrics, notes=list(entry.get("notes", [])),
+    )
+    honoured = Counter((r["constraint"], bool(r["honours_constraint"])) for r in records)
+    card["llm"] = _llm_summary(llm_section)
+    card["llm_usage"] = usage
+    card["llm_usage_total"] = _usage_total(usage)
+    card["generation"] = {
+        "stage_details": details,
+        "final_constraints": {c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]}
+                              for c in gen.CONSTRAINTS},
+        "final_span_match": dict(Counter(r["match"] for r in records)),
+        "span_removal": "the span's characters are deleted from the document; nothing is inserted",
+    }
+    fmt.write_benchmark(Path(out_dir), documents, queries, positions, drops, card)
+    return card
+
+
+def _verify_span(doc: fmt.Document, located: gen.LocatedSpan) -> None:
+    """Re-locate the model's reference in the final document text: it must give the recorded span."""
+    again = locate_reference(doc.text, located.reference)
+    if again.span != located.span or again.status != located.match:
+        raise fmt.BenchmarkError(
+            f"query {located.candidate.qid}: reference no longer locates to [{located.span.start}, {located.span.end}) "
+            f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun")
+
+
+def _llm_summary(section: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What shaped the answers (model, sampling); the URL and key variable are machine details, left out."""
+    if not section:
+        return {}
+    return {k: section.get(k) for k in ("model", "temperature", "max_tokens", "seed") if k in section}
+
+
+def _usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    keys = ("items", "ok", "failed", "cache_hits", "http_requests", "prompt_tokens", "completion_tokens")
+    return {k: int(sum(int(u.get(k, 0) or 0) for u in usage.values())) for k in keys}
+
+
+# --- the PosIR import --------------------------------------------------------------------------
+
+
+def import_posir_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, out_dir: Path) -> dict[str, Any]:
+    """Read a PosIR subset folder (downloading it first only when configured) into the benchmark contract."""
+    from posir.builders.posir_import import ImportSpec, download_subset, import_subset
+    from posir.sources import sha256_of
+    from posir.steps.benchmarks import make_card
+    from posir.text import qwen3_token_counter
+
+    spec = ImportSpec.from_config(entry["posir_import"])
+    if spec.download:
+        download_subset(spec)
+    imported = import_subset(spec, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
+    fmt.validate(imported.documents, imported.queries, imported.positions)
+    card = make_card(
+        name=name, builder=entry["builder"], language=entry.get("language", "eng"),
+        parameters=dict(entry["posir_import"]),
+        sources={role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
+                 for role, path in spec.files().items()},
+        doc_token_lengths=imported.doc_token_lengths, positions=imported.positions, stages=imported.stages,
+        metrics=metrics, notes=list(entry.get("notes", [])),
+    )
+    fmt.write_benchmark(Path(out_dir), imported.documents, imported.queries, imported.positions, imported.drops, card)
+    return card
