@@ -14,6 +14,7 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/sources.smk"
 include: "rules/benchmarks.smk"
+include: "rules/translation.smk"
 include: "rules/retrieval.smk"
 include: "rules/evaluation.smk"
 include: "rules/paper.smk"
@@ -23,5 +24,6 @@ rule all:
     input:
         all_outputs(),
         paper_outputs(),
+        translation_outputs(),
     default_target: True
     localrule: True
