@@ -176,7 +176,7 @@ rule translation_judge_table:
     wildcard_constraints:
         benchmark=names_with_builder(TRANSLATION_BUILDER),
     params:
-        keys=judge_keys,
+        judged_keys=judge_keys,
     log:
         f"{RESULTS}/logs/translation_judge_table/{{benchmark}}.log",
     resources:

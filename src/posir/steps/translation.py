@@ -490,15 +490,24 @@ def write_translation_comparison(
 
 
 def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
-    """nDCG@10 in percent (and its difference in points), PSI with two decimals; empty buckets left out."""
-    shown = table.copy()
-    empty = [b for b in buckets if shown[f"ndcg@10_{b}"].isna().all()]
-    shown = shown.drop(columns=[c for b in empty for c in (f"ndcg@10_{b}", f"psi_{b}")])
-    for column in shown.columns:
-        if column.startswith("ndcg@10") or column == "delta_ndcg@10":
-            shown[column] = (shown[column] * 100).map(lambda v: f"{v:+.2f}" if column.startswith("delta") and pd.notna(v)
-                                                      else (f"{v:.2f}" if pd.notna(v) else "–"))
-        elif column.startswith("psi") or column == "delta_psi":
-            shown[column] = shown[column].map(lambda v: f"{v:+.2f}" if column.startswith("delta") and pd.notna(v)
-                                              else (f"{v:.2f}" if pd.notna(v) else "–"))
-    return shown.to_markdown(index=False) + "\n"
+    """nDCG@10 in percent and PSI with two decimals, differences signed; empty buckets left out."""
+    shown = table.drop(columns=[c for b in buckets if table[f"ndcg@10_{b}"].isna().all()
+                                for c in (f"ndcg@10_{b}", f"psi_{b}")])
+
+    def cell(value: Any, scale: float, signed: bool) -> str:
+        if pd.isna(value):
+            return "–"
+        value = value * scale + 0.0  # + 0.0 turns -0.0 into 0.0
+        return f"{value:+.2f}" if signed and round(value, 2) != 0 else f"{value:.2f}"
+
+    numeric = []
+    for column in list(shown.columns):
+        if column.startswith(("ndcg@10", "delta_ndcg@10", "psi", "delta_psi")):
+            scale = 100.0 if "ndcg" in column else 1.0
+            shown[column] = [cell(v, scale, column.startswith("delta")) for v in shown[column]]
+            numeric.append(column)
+        elif column in ("n_queries", "documents_kept", "documents_source"):
+            numeric.append(column)
+    align = ["right" if c in numeric else "left" for c in shown.columns]
+    # disable_numparse: tabulate would turn "+1.23" back into 1.23
+    return shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
