@@ -148,6 +148,7 @@ def test_drop_accounting_adds_up(faulty_run) -> None:
     assert accounting["documents"] == {"source": 75, "kept": kept_docs,
                                        "dropped": {s: drops[s] for s in DOCUMENT_STAGES}}
     assert accounting["queries"]["kept"] == kept_queries == card["counts"]["queries"]
+    assert card["counts"]["documents"] == kept_docs == sum(card["counts"]["documents_per_bucket"].values())
     stages = {s["stage"]: s for s in card["stages"]}
     for stage in (*DOCUMENT_STAGES, *QUERY_STAGES):  # each stage: what entered = what left + its drops
         assert stages[stage]["entered"] - stages[stage]["left"] == drops[stage]

@@ -284,8 +284,9 @@ def translate_benchmark(
         "paragraph; own_relative_position is computed from that estimate.",
         "Titles are the source's (models encode the text only).",
     ]
+    kept_tokens = {d.doc_id: source_tokens[d.doc_id] for d in out_documents}  # the card counts these documents
     card = _finish(f"{name}-{language}", entry, language, out_documents, out_queries, out_positions, drops, stages,
-                   source_tokens, None, sources, metrics, out_dir, notes=notes)  # type: ignore[arg-type]
+                   kept_tokens, None, sources, metrics, out_dir, notes=notes)  # type: ignore[arg-type]
     # _finish drops nothing more unless params.max_queries subsamples; its documents.tsv has source token lengths.
     fix_rows = [(u.record, kind, rule, flt.snippet(prefix)) for kind, units in (("documents", flat),
                                                                              ("queries", query_units))
