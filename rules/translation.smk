@@ -30,7 +30,7 @@ rule translate_benchmark:
         f"{RESULTS}/logs/translate_benchmark/{{benchmark}}-{{language}}.log",
     benchmark:
         f"{RESULTS}/timing/translate_benchmark/{{benchmark}}-{{language}}.tsv"
-    # apertium is a pipe of a dozen programs running at once: about two cores busy while it translates
+    # apertium is a pipe of a dozen programs running at once: 1.8 cores busy while it translates (measured)
     threads: 2
     resources:
         mem_mb=3000,

@@ -99,3 +99,24 @@ def test_schema_requires_from_and_translations_but_no_sources() -> None:
         jsonschema.validate(bad, SCHEMA)
     with pytest.raises(jsonschema.ValidationError, match="sources"):
         jsonschema.validate(config(bad={"builder": "squad_long_documents"}), SCHEMA)
+
+
+def test_judge_and_comparison_rules_are_planned(tmp_path, mirror) -> None:
+    """A judge block (with an llm section) adds the judge rules; the comparison table needs both translations."""
+    from tests.test_workflow import planned_jobs, snakemake
+
+    c = copy.deepcopy(CONFIG)
+    c["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "smollm2", "api_key_env": None}
+    c["benchmarks"]["xquad-parallel-apertium"]["judge"] = {"sample": 4}
+    for key in ("published", "paper_tables"):
+        c.pop(key)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
+    dry = snakemake(tmp_path, "-n", "--cores", "2", "results/tables/xquad-parallel-apertium/translation_judge.md",
+                    "results/tables/xquad-spa/translation_comparison.md", mirror=mirror)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = planned_jobs(dry.stdout)
+    assert ("judge_translation", {"benchmark": "xquad-parallel-apertium", "language": "spa"}) in jobs
+    rules = {rule for rule, _ in jobs}
+    assert {"translation_judge_table", "translation_comparison", "translate_benchmark", "build_parallel_variant"} <= rules
+    translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
+    assert translated == {"xquad-parallel-apertium", "xquad-parallel-human"}

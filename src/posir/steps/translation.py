@@ -93,7 +93,7 @@ def _filter_units(
                                    delimiters=delimiters)
         if fix is not None:
             unit.fixes.append((fix.rule, fix.prefix))
-            unit.text = fix.text.strip() if "\n" not in fix.text.strip() else fix.text.rstrip()
+            unit.text = fix.text  # the prefix match took the blanks after it
             if not unit.text:
                 unit.failed, unit.detail = (prefix_stage, "empty_after_prefix_removal"), flt.snippet(fix.prefix)
                 continue
@@ -323,7 +323,9 @@ def translate_benchmark(
             "documents": {"source": len(documents), "kept": len(out_documents),
                           "dropped": _by_stage(drops, DOCUMENT_STAGES)},
             "queries": {"source": len(queries), "kept": len(out_queries),
-                        "dropped": _by_stage(drops, (*QUERY_STAGES, "subsample_queries"))},
+                        "dropped": _by_stage(drops, QUERY_STAGES),
+                        # params.max_queries samples the kept queries afterwards (_finish): not a filter drop
+                        "subsampled": len(out_queries) - card["counts"]["queries"]},
         },
         "drop_examples": drop_examples(drops),
         "mean_token_ratio": (sum(tokens.values()) / max(sum(source_tokens[d] for d in tokens), 1)) if tokens else None,
@@ -340,8 +342,8 @@ def _dropped_before(drops: Sequence[fmt.Drop], order: Sequence[str], stage: str)
 
 
 def _by_stage(drops: Sequence[fmt.Drop], stages: Sequence[str]) -> dict[str, int]:
-    counts = Counter(d.stage for d in drops if d.stage in stages)
-    return {s: counts.get(s, 0) for s in stages if s in counts or s != "subsample_queries"}
+    counts = Counter(d.stage for d in drops)
+    return {s: counts.get(s, 0) for s in stages}
 
 
 def _check_accounting(n_docs: int, kept_docs: int, n_queries: int, kept_queries: int,
