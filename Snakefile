@@ -15,6 +15,7 @@ include: "rules/common.smk"
 include: "rules/common_generation.smk"
 include: "rules/sources.smk"
 include: "rules/benchmarks.smk"
+include: "rules/translation.smk"
 include: "rules/retrieval.smk"
 include: "rules/evaluation.smk"
 include: "rules/paper.smk"
@@ -25,5 +26,6 @@ rule all:
     input:
         all_outputs(),
         paper_outputs(),
+        translation_outputs(),
     default_target: True
     localrule: True

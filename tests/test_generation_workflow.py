@@ -24,6 +24,7 @@ import yaml
 from posir import benchmark as fmt
 from posir.llm.server import local_llm_server
 from posir.text import locate_reference, normalize_with_offsets
+from tests._configs import without_reports
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -78,9 +79,7 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
     config["llm"] = {"base_url": base_url, "model": "smollm2", "api_key_env": None, "cache_path": str(cache),
                      "concurrency": 1, "timeout": 120, "max_retries": 1}
     config["evaluation"] = [{"benchmark": NAME, "models": ["bm25"], "settings": ["eng-eng"]}]
-    config["paper_tables"] = {}  # they name squad-long, which this config does not evaluate
-    config["published"] = {}
-    return config
+    return without_reports(config)
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ from posir.builders.posir_import import ImportSpec, PosIRImportError, import_sub
 from posir.builders.squad import SquadParams, build_squad_long
 from posir.config import MetricParams
 from posir.text import qwen3_token_counter
+from tests._configs import without_reports
 from tests.conftest import REPO
 
 SUBSET = "eng-Latn/squad"
@@ -81,8 +82,7 @@ def test_import_rule_builds_and_evaluates_the_benchmark(tmp_path, squad_benchmar
     config["benchmarks"] = {"posir-squad": {"builder": "posir_import", "language": "eng",
                                             "posir_import": {"path": str(tmp_path / "posir"), "subset": SUBSET}}}
     config["evaluation"] = [{"benchmark": "posir-squad", "models": ["bm25"], "settings": ["eng-eng"]}]
-    config["paper_tables"] = {}  # they name the default benchmarks, which this config does not have
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(without_reports(config)))
     done = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
                            str(tmp_path), "--cores", "2", "results/tables/posir-squad/main.csv"],
                           env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},

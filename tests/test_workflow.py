@@ -37,6 +37,7 @@ def small_config() -> dict:
     config["benchmarks"]["xquad-parallel"]["params"]["max_articles"] = 3
     config["benchmarks"] = {k: config["benchmarks"][k] for k in ("squad-long", "xquad-long", "xquad-parallel")}
     config["text_collections"]["python-docs"]["max_texts"] = 500
+    config["translation_comparisons"] = {}  # it names the translated benchmarks dropped above
     config["evaluation"] = [
         {"benchmark": "squad-long", "models": ["minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"],
          "settings": ["eng-eng"]},

@@ -72,6 +72,9 @@ SQUAD_BUILDER = "squad_long_documents"
 CROSS_LINGUAL_BUILDER = "xquad_cross_lingual"
 PARALLEL_BUILDER = "xquad_parallel"
 MULTILINGUAL_BUILDERS = frozenset({CROSS_LINGUAL_BUILDER, PARALLEL_BUILDER})
+# A translated benchmark (posir.translate): its source language is the 'from' benchmark's variant,
+# each translated language its own variant '<name>-<lang>' (rules/translation.smk).
+TRANSLATION_BUILDER = "translation"
 ONE_VS_MANY = "mul"
 
 
@@ -79,6 +82,8 @@ def benchmark_languages(entry: Mapping[str, Any]) -> list[str]:
     """Languages the benchmark has queries in (ISO 639-3)."""
     if entry["builder"] in MULTILINGUAL_BUILDERS:
         return list(entry["languages"])
+    if entry["builder"] == TRANSLATION_BUILDER:
+        return [entry.get("from_language", "eng"), *entry.get("translations", {})]
     return [entry.get("language", "eng")]
 
 
@@ -90,6 +95,10 @@ def query_variant(config: Mapping[str, Any], benchmark: str, language: str) -> s
             f"benchmark '{benchmark}' has no '{language}' queries (it has {benchmark_languages(entry)}); "
             f"fix the settings listed for it under 'evaluation' in config.yaml"
         )
+    if entry["builder"] == TRANSLATION_BUILDER and language == entry.get("from_language", "eng"):
+        return query_variant(config, entry["from"], language)  # the source is the translated benchmark itself
+    if entry["builder"] == TRANSLATION_BUILDER:
+        return f"{benchmark}-{language}"
     return f"{benchmark}-{language}" if entry["builder"] in MULTILINGUAL_BUILDERS else benchmark
 
 
@@ -108,6 +117,12 @@ def corpus_variants(config: Mapping[str, Any], benchmark: str, language: str) ->
     entry = config["benchmarks"][benchmark]
     if entry.get("corpus_from"):
         return corpus_variants(config, entry["corpus_from"], language)
+    if entry["builder"] == TRANSLATION_BUILDER:
+        if language == ONE_VS_MANY:
+            return [v for lang in benchmark_languages(entry) for v in corpus_variants(config, benchmark, lang)]
+        if language == entry.get("from_language", "eng"):
+            return corpus_variants(config, entry["from"], language)
+        return [query_variant(config, benchmark, language)]
     if language == ONE_VS_MANY:
         if entry["builder"] != PARALLEL_BUILDER:
             raise ConfigError(f"benchmark '{benchmark}': a '-mul' setting needs parallel documents (builder {PARALLEL_BUILDER})")
@@ -187,6 +202,8 @@ def check_references(config: Mapping[str, Any]) -> None:
         if entry["builder"] == CROSS_LINGUAL_BUILDER:
             if base not in benchmarks or benchmarks[base]["builder"] != SQUAD_BUILDER:
                 raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD_BUILDER} benchmark")
+        if entry["builder"] == TRANSLATION_BUILDER and (entry.get("from") not in benchmarks or entry["from"] == name):
+            raise ConfigError(f"benchmarks.{name}.from: '{entry.get('from')}' must name another benchmark (the one translated)")
     list(evaluations(config))
     check_generation_references(config)
 
