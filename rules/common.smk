@@ -29,19 +29,26 @@ METRICS_CONFIG = config.get("metrics", {})
 # What a benchmark's positions table depends on; bootstrap settings must not rebuild benchmarks.
 POSITION_CONFIG = {k: v for k, v in METRICS_CONFIG.items() if k in ("position_bins", "length_buckets")}
 EVALUATIONS = list(evaluations(config))
+# Every text a model encoding has embedded, by content hash (posir.embedding_cache); "" turns it off.
+EMBEDDING_CACHE = config.get("embedding_cache", f"{RESULTS}/embedding-cache.sqlite")
+
+
+def names_regex(names):
+    """A wildcard regex matching exactly ``names``; with none, a regex that matches nothing."""
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
 def names_with_builder(builder):
     """A wildcard regex matching exactly the benchmarks built by ``builder`` (never anything else)."""
-    names = [n for n, e in config["benchmarks"].items() if e["builder"] == builder]
-    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+    return names_regex(n for n, e in config["benchmarks"].items() if e["builder"] == builder)
 
 
 wildcard_constraints:
     kind="corpus|queries",
     setting="[a-z]{3}-[a-z]{3}",
     language="[a-z]{3}",
-    model="|".join(re.escape(m) for m in config["models"]),
+    model=names_regex(config["models"]),
     benchmark="[^/]+",
     source="[^/]+",
 
@@ -129,8 +136,7 @@ def renorm_collection_of(wildcards):
 
 
 def text_collection_names():
-    names = list(config.get("text_collections", {}))
-    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+    return names_regex(config.get("text_collections", {}))
 
 
 def embedding_model_of(wildcards):

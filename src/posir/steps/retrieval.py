@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,26 @@ from posir.models.spec import ModelSpec
 from posir.runs import write_trec_run
 
 
-def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int) -> None:
-    """Encode one text set (a corpus or a query set) once; every setting that needs it reuses the file."""
+@dataclass(frozen=True)
+class EncodeCounts:
+    """How a text set's embeddings were obtained (logged by the encode rule)."""
+
+    texts: int
+    from_cache: int
+    encoded: int
+
+
+ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
+
+
+def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int,
+                    cache_path: Path | None = None) -> EncodeCounts:
+    """Encode one text set (a corpus or a query set) once; every setting that needs it reuses the file.
+
+    With ``cache_path``, texts this model encoding has embedded before (in any text set) are read from
+    the embedding cache and only new texts are encoded; the model is not even loaded when none are new.
+    """
+    from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key
     from posir.models.registry import load_encoder
 
     if kind == "corpus":
@@ -24,9 +43,30 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
     else:
         queries = fmt.read_queries(texts_path)
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
-    encoder = load_encoder(spec, threads)
-    vectors = encoder.encode(texts, role)
-    save_embeddings(Path(out_path), ids, vectors, encoder.input_tokens(texts, role))
+    if cache_path is None:
+        encoder = load_encoder(spec, threads)
+        save_embeddings(Path(out_path), ids, encoder.encode(texts, role), encoder.input_tokens(texts, role))
+        return EncodeCounts(len(texts), 0, len(texts))
+
+    identity = encoding_identity(spec)
+    keys = [text_key(identity, role, text) for text in texts]
+    with EmbeddingCache(Path(cache_path)) as cache:
+        found = cache.get_many(keys)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        from_cache = sum(k in found for k in keys)
+        if missing:
+            text_of = dict(zip(keys, texts))
+            encoder = load_encoder(spec, threads)
+            for start in range(0, len(missing), ENCODE_CHUNK):
+                chunk = missing[start:start + ENCODE_CHUNK]
+                chunk_texts = [text_of[k] for k in chunk]
+                vectors = encoder.encode(chunk_texts, role)
+                tokens = encoder.input_tokens(chunk_texts, role)
+                cache.put_many(chunk, vectors, tokens)
+                found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
+    matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+    save_embeddings(Path(out_path), ids, matrix, [found[k][1] for k in keys])
+    return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
 
 
 def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Sequence[Path],

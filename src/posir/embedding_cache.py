@@ -1,0 +1,104 @@
+"""A content-addressed cache of text embeddings, shared by every text set a model encodes.
+
+Benchmarks overlap: XQuAD's questions are the queries of both ``xquad-long`` and
+``xquad-parallel``, a human-translation variant repeats ``xquad-parallel``'s
+Spanish texts, a sampled config repeats the full one's. The ``.npy`` file of a
+text set is what Snakemake tracks; underneath, each (model encoding, role, text)
+is encoded once and looked up by hash everywhere else.
+
+The key covers everything that shapes an embedding: the model entry's encoding
+keys (not its name, batch size, request options or search-only keys) and the
+installed versions of the backend and model packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from posir.models.spec import SEARCH_ONLY_KEYS, ModelSpec
+
+# Entry keys that do not change the vectors a model returns for a text.
+NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS
+_LOOKUP_CHUNK = 500  # sqlite's bound-parameter limit is far above this on every build
+
+
+def _installed_version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not-installed"
+
+
+def encoding_identity(spec: ModelSpec) -> str:
+    """A hash of what determines ``spec``'s embeddings; equal identities give equal vectors."""
+    keys = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in NOT_ENCODING_KEYS}
+    packages = [p for p in (spec.capabilities.distribution, spec.model_package) if p]
+    described = {"keys": keys, "versions": {p: _installed_version(p) for p in packages}}
+    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def text_key(identity: str, role: str, text: str) -> str:
+    return hashlib.sha256(f"{identity}\0{role}\0{text}".encode()).hexdigest()
+
+
+class EmbeddingCacheError(RuntimeError):
+    """The cache file cannot be used; the message names it and says how to recover."""
+
+
+class EmbeddingCache:
+    """sqlite (WAL, so parallel encode jobs can share it): key -> float32 vector and input tokens."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=120)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, input_tokens INTEGER NOT NULL, "
+                "vector BLOB NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            raise EmbeddingCacheError(
+                f"{self.path}: not a usable embedding cache ({error}); delete it (it only holds embeddings that "
+                f"will be recomputed) or set embedding_cache in config.yaml to another file"
+            ) from error
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, tuple[np.ndarray, int]]:
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, tuple[np.ndarray, int]] = {}
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            chunk = wanted[start:start + _LOOKUP_CHUNK]
+            rows = self._db.execute(
+                f"SELECT key, input_tokens, vector FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for key, tokens, blob in rows:
+                found[key] = (np.frombuffer(blob, dtype=np.float32), int(tokens))
+        return found
+
+    def put_many(self, keys: Sequence[str], vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
+        if not (len(keys) == len(vectors) == len(input_tokens)):
+            raise ValueError(f"{self.path}: {len(keys)} keys, {len(vectors)} vectors, {len(input_tokens)} lengths")
+        rows = [(k, int(t), np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                for k, v, t in zip(keys, vectors, input_tokens)]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

