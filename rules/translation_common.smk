@@ -84,7 +84,10 @@ def comparison_cards(wildcards):
 
 
 def translation_outputs():
-    outputs = [f"{RESULTS}/benchmarks/{name}-{lang}/card.json" for name, lang in translation_variants(config)]
+    # like every other benchmark, a translation is built by 'all' only when something evaluates it
+    evaluated = {e.benchmark for e in EVALUATIONS}
+    outputs = [f"{RESULTS}/benchmarks/{name}-{lang}/card.json" for name, lang in translation_variants(config)
+               if name in evaluated]
     for name, parsed in translation_entries(config).items():
         if parsed.judge is not None:
             outputs += [f"{RESULTS}/tables/{name}/translation_judge.csv", f"{RESULTS}/tables/{name}/translation_judge.md"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -222,3 +223,14 @@ def test_rerun_is_served_from_the_cache_with_zero_calls(run):
         assert usage["http_requests"] == uncached, stage  # zero when the first run had no failures
     for name, text in before.items():
         assert (workdir / f"results/benchmarks/{NAME}" / name).read_text() == text, name
+
+
+def test_the_example_config_plans_only_the_generated_benchmark(tmp_path):
+    """configs/generation_local.yaml merged over config.yaml: the generation stages and their evaluation, no
+    paper table or translation of the default matrix (which would need the evaluations it replaces)."""
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    dry = snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs/generation_local.yaml"))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    rules = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, flags=re.M))
+    assert {"generate_queries", "locate_spans", "assemble_generated_benchmark", "main_table"} <= rules
+    assert not rules & {"translate_benchmark", "paper_tables", "published_table", "translation_comparison"}
