@@ -25,8 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
-from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relative_position
+from posir.benchmark import Document, Drop, Position, Query, stage_count
+from posir.builders.squad import BuiltBenchmark
+from posir.metrics.positions import (
+    LengthBucket,
+    bucket_of,
+    position_bin,
+    relative_position,
+)
 from posir.text import TokenCounter
 
 STAGE = "import_posir"
@@ -60,14 +66,6 @@ class ImportSpec:
         return {name.split("/")[-1].split(".")[0]: self.folder / name for name in FILES}
 
 
-@dataclass
-class Imported:
-    documents: list[Document]
-    queries: list[Query]
-    positions: list[Position]
-    drops: list[Drop]
-    stages: list[StageCount]
-    doc_token_lengths: dict[str, int]
 
 
 def _rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
@@ -84,7 +82,7 @@ def _rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
 
 def import_subset(
     spec: ImportSpec, count_tokens: TokenCounter, buckets: Sequence[LengthBucket], n_bins: int
-) -> Imported:
+) -> BuiltBenchmark:
     files = spec.files()
     corpus_rows = _rows(files["corpus"], ("_id", "text"))
     query_rows = _rows(files["queries"], ("_id", "text", "pos_char_span", "pos_char_length"))
@@ -133,7 +131,7 @@ def import_subset(
     for doc in documents:
         if doc.doc_id not in tokens:
             tokens[doc.doc_id] = count_tokens(doc.text)
-    return Imported(documents, queries, positions, drops, stages, tokens)
+    return BuiltBenchmark(documents, queries, positions, drops, stages, tokens)
 
 
 def _query_drop(qid: str, row: Mapping[str, Any], docs: Sequence[str], by_id: Mapping[str, Document],

@@ -23,8 +23,14 @@ from posir import benchmark as fmt
 from posir.benchmark import Drop, StageCount, stage_count
 from posir.builders import generation as gen
 from posir.builders import quality as qc
+from posir.builders.raw_corpus import (
+    RawCorpusSpec,
+    RawDocument,
+    read_documents,
+    read_raw_corpus,
+    write_documents,
+)
 from posir.builders.sampling import LengthAwareSampler
-from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
 from posir.config import MetricParams
 from posir.metrics.positions import bucket_of, position_bin, relative_position
 from posir.text import locate_reference, remove_span
@@ -242,6 +248,17 @@ def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] |
 # --- 5a. span necessity by relevance contrast ----------------------------------------------
 
 
+def _load_scorer(spec: Any, entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
+                 client: Any) -> tuple[Any, Any]:
+    """A relevance scorer; an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client."""
+    grader = None
+    if spec.backend == "llm-grade":
+        grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+        client = client or _llm_client(llm_section, grading.max_tokens)
+        grader = _Grader(client, prompts_dir)
+    return qc.load_scorer(spec, grader), client
+
+
 class _Grader:
     """LLM relevance grades 0-4 (PosIR D.3) through one client; ``None`` for a failed call."""
 
@@ -290,12 +307,7 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            grader = None
-            if spec.backend == "llm-grade":
-                grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
-                client = client or _llm_client(llm_section, grading.max_tokens)
-                grader = _Grader(client, prompts_dir)
-            scorer = qc.load_scorer(spec, grader)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
             removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
             texts = [s.candidate.question for s in alive]
@@ -422,12 +434,7 @@ def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, A
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            grader = None
-            if spec.backend == "llm-grade":
-                grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
-                client = client or _llm_client(llm_section, grading.max_tokens)
-                grader = _Grader(client, prompts_dir)
-            scorer = qc.load_scorer(spec, grader)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client)
             pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
                            {(q, positives[q]) for q in candidates})
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
