@@ -1,6 +1,7 @@
 # Config validation, path conventions and the input functions every rule shares.
 import re
 
+import yaml
 from snakemake.utils import validate
 
 from posir.config import (
@@ -9,11 +10,14 @@ from posir.config import (
     PARALLEL_BUILDER,
     SQUAD_BUILDER,
     Setting,
+    Evaluation,
     benchmark_languages,
     check_references,
+    check_schema,
     corpus_variants,
     embedding_model,
     evaluations,
+    languages_outside_model,
     query_variant,
 )
 from posir.models.spec import ModelSpec
@@ -21,6 +25,9 @@ from posir.published import check_config as check_paper_config
 from posir.sources import Source
 
 
+# One sentence per problem (key path, what is wrong, what is allowed) before Snakemake's validate, which
+# would print the whole schema; validate then fills in the schema's defaults.
+check_schema(config, yaml.safe_load(open(workflow.source_path("../schemas/config.schema.yaml"))))
 validate(config, schema="../schemas/config.schema.yaml")
 check_references(config)
 
@@ -153,6 +160,11 @@ def query_variant_of(wildcards):
 
 def corpus_variants_of(wildcards):
     return corpus_variants(config, wildcards.benchmark, setting_of(wildcards).corpus_language)
+
+
+def languages_outside_model_of(wildcards):
+    """Setting languages the model does not declare: tables flag the row."""
+    return languages_outside_model(config, Evaluation(wildcards.benchmark, wildcards.model, setting_of(wildcards)))
 
 
 def corpus_id_prefixes(wildcards):

@@ -16,6 +16,7 @@ rule score_run:
         ),
     params:
         id_prefixes=corpus_id_prefixes,
+        languages_outside_model=languages_outside_model_of,
         metrics=METRICS_CONFIG,
     log:
         f"{RESULTS}/logs/score_run/{{benchmark}}/{{model}}/{{setting}}.log",

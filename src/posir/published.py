@@ -53,10 +53,15 @@ def file_buckets(data: Mapping[str, Any]) -> list[str]:
 
 
 def _number(value: Any, where: str) -> float:
+    """A published nDCG@10 or PSI: a fraction in [0, 1] (PosIR's files store 0.4284, not 42.84)."""
     if value is None:
         return math.nan
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PublishedError(f"{where}: expected a number, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        hint = " (it looks like a percentage: divide by 100)" if 1.0 < float(value) <= 100.0 else ""
+        raise PublishedError(f"{where}: {value!r} is outside [0, 1]; nDCG@10 and PSI are fractions{hint}. "
+                             f"Fix the published file or its source")
     return float(value)
 
 
@@ -85,14 +90,15 @@ def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str],
                 raise PublishedError(f"{where}: missing {missing}")
             rows: list[dict[str, object]] = [{
                 "bucket": ALL, "n_queries": math.nan, "ndcg@10_bin_mean": math.nan,
-                "ndcg@10_query_mean": _number(metrics[NDCG], where), "psi": _number(metrics[PSI], where),
+                "ndcg@10_query_mean": _number(metrics[NDCG], f"{where}/{NDCG}"),
+                "psi": _number(metrics[PSI], f"{where}/{PSI}"),
                 "psi_bins_used": math.nan, "psi_bins_skipped": "",
             }]
             for bucket in buckets:
                 rows.append({
                     "bucket": bucket, "n_queries": math.nan,
-                    "ndcg@10_bin_mean": _number(metrics[f"{NDCG}({bucket})"], where), "ndcg@10_query_mean": math.nan,
-                    "psi": _number(metrics[f"{PSI}({bucket})"], where), "psi_bins_used": math.nan, "psi_bins_skipped": "",
+                    "ndcg@10_bin_mean": _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
+                    "ndcg@10_query_mean": math.nan, "psi": _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"), "psi_bins_used": math.nan, "psi_bins_skipped": "",
                 })
             frames[(str(model), setting)] = pd.DataFrame(rows)
     return frames
@@ -191,11 +197,13 @@ def write_paper_tables(
     models = table_entry.get("models")
     labels = table_entry.get("labels", {})
     average_of = table_entry.get("average_of", "displayed")
+    incomplete = table_entry.get("incomplete", "mark")
     reference = reference or {}
     reference_label = str(reference.get("label", "Reference"))
-    headers = {b.name: f"{b.name} ({b.upper})" for b in metrics.buckets}
-    ranking, correlation = tables.ranking_table(settings, buckets, reference.get("scores"), models)
-    position = tables.position_bias_table(settings, buckets, models, average_of=average_of)
+    headers = {b.name: b.header for b in metrics.buckets}
+    ranking, correlation = tables.ranking_table(settings, buckets, reference.get("scores"), models,
+                                                incomplete=incomplete)
+    position = tables.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
     renderings = {
         "settings": tables.settings_rendering(

@@ -11,7 +11,17 @@ import numpy as np
 def write_trec_run(
     path: Path, qids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray, indices: np.ndarray, tag: str
 ) -> None:
-    """One line per retrieved document; index -1 marks an empty slot and is skipped."""
+    """One line per retrieved document; index -1 marks an empty slot and is skipped.
+
+    Ids with whitespace would shift the columns of every later reader: they are refused here,
+    naming the id (builders map user ids with ``posir.benchmark.safe_id``).
+    """
+    from posir.benchmark import check_id
+
+    for qid in qids:
+        check_id(qid, f"{path}: query")
+    for doc_id in doc_ids:
+        check_id(doc_id, f"{path}: document")
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         for qid, row_scores, row_indices in zip(qids, scores, indices):

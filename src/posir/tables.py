@@ -28,6 +28,18 @@ from posir.metrics.aggregate import ALL
 from posir.metrics.correlation import correlation_table
 
 ID_COLUMNS = ("model", "setting")
+UNBUCKETED_COLUMN = "n_queries_outside_buckets"
+# Languages of a row's setting that its model does not declare (posir.config.languages_outside_model).
+LANGUAGES_COLUMN = "languages_outside_model"
+# Markers shared by every rendering (Markdown and LaTeX)
+LOW_BINS_MARK = "†"  # PSI left out bins below the minimum count
+LANGUAGE_MARK = "‡"  # a language of the setting is outside the model's declared languages
+INCOMPLETE_MARK = "*"  # a mean over fewer settings than the other models of its source
+
+
+def language_note() -> str:
+    return (f"{LANGUAGE_MARK} a language of the setting is not among the model's declared languages "
+            f"(models.<name>.languages): its scores may reflect that, not position.")
 
 
 def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Sequence[str]) -> pd.DataFrame:
@@ -51,9 +63,14 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
             row[f"ndcg@10_query_mean_{b}"] = by_bucket["ndcg@10_query_mean"].get(b, float("nan"))
         for b in buckets:
             row[f"n_queries_{b}"] = _count(by_bucket["n_queries"].get(b, 0))
+        row[LANGUAGES_COLUMN] = str(overall[LANGUAGES_COLUMN]) if LANGUAGES_COLUMN in overall.index and pd.notna(
+            overall[LANGUAGES_COLUMN]) else ""
+        # queries whose positive fits no length bucket count overall and in no bucket: say how many
+        bucketed = sum(int(by_bucket["n_queries"].get(b, 0)) for b in buckets if pd.notna(by_bucket["n_queries"].get(b, 0)))
+        row[UNBUCKETED_COLUMN] = _count(row["n_queries"] - bucketed) if pd.notna(row["n_queries"]) else pd.NA
         rows.append(row)
     table = pd.DataFrame(rows).sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
-    for column in ["n_queries", *[f"n_queries_{b}" for b in buckets]]:
+    for column in ["n_queries", *[f"n_queries_{b}" for b in buckets], UNBUCKETED_COLUMN]:
         if table[column].isna().any():  # published rows carry no counts
             table[column] = table[column].astype("Int64")
     return table
@@ -71,8 +88,14 @@ def long_table(summaries: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFram
 
 
 def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
-    """Markdown rendering: nDCG in percent with two decimals (as the paper), PSI with two."""
+    """Markdown rendering: nDCG in percent with two decimals (as the paper), PSI with two.
+
+    A setting outside its model's declared languages is marked (``‡``) and explained below the table.
+    """
     shown = table.copy()
+    flagged = _language_flags(shown)
+    if flagged.any():
+        shown["setting"] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown["setting"], flagged)]
     for column in shown.columns:
         if column.startswith("ndcg") and nDCG_as_percent:
             shown[column] = (shown[column] * 100).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
@@ -80,7 +103,14 @@ def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
             shown[column] = shown[column].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
         elif shown[column].isna().any():  # e.g. query counts of published rows
             shown[column] = shown[column].astype(object).where(shown[column].notna(), "–")
-    return shown.to_markdown(index=False) + "\n"
+    text = shown.to_markdown(index=False) + "\n"
+    return text + f"\n{language_note()}\n" if flagged.any() else text
+
+
+def _language_flags(table: pd.DataFrame) -> pd.Series:
+    if LANGUAGES_COLUMN not in table:
+        return pd.Series(False, index=table.index)
+    return table[LANGUAGES_COLUMN].fillna("").astype(str) != ""
 
 
 def setting_type(setting: str) -> str:
@@ -103,19 +133,36 @@ def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     """PosIR Tables 10-11: per setting type and metric, models by query language."""
     parts = []
     metrics = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
+    flagged = {(m, q) for m, q, f in zip(table["model"], table["query_language"], _language_flags(table)) if f}
+    incomplete = False
     for kind in ("monolingual", "cross-lingual", "one-vs-many"):
         block = table[table["setting_type"] == kind]
         if block.empty:
             continue
         parts.append(f"## {kind}\n")
+        languages = list(dict.fromkeys(block["query_language"]))
         for metric in metrics:
             wide = block.pivot_table(index="model", columns="query_language", values=metric)
             if wide.empty:  # e.g. parallel documents never reach Q4
                 continue
+            # the average of a model missing some of the block's languages is over fewer: mark it
+            short = wide.reindex(columns=languages).isna().any(axis=1)
             wide["avg"] = wide.mean(axis=1)
             scale = 100 if metric.startswith("ndcg") else 1
             shown = (wide * scale).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
+            for model in shown.index:
+                for language in languages:
+                    if language in shown.columns and (model, language) in flagged:
+                        shown.loc[model, language] += LANGUAGE_MARK
+                if short.get(model, False) and shown.loc[model, "avg"] != "–":
+                    shown.loc[model, "avg"] += INCOMPLETE_MARK
+                    incomplete = True
             parts.append(f"### {metric}\n\n{shown.to_markdown()}\n")
+    if flagged:
+        parts.append(language_note() + "\n")
+    if incomplete:
+        parts.append(f"{INCOMPLETE_MARK} the average is over fewer languages than the block has: the model lacks "
+                     f"some of them.\n")
     return "\n".join(parts)
 # --- paper tables (PosIR Tables 2-3) ------------------------------------------
 
@@ -182,25 +229,49 @@ def _any_flag(values: pd.Series) -> object:
     return pd.NA if known.empty else bool(known.astype(bool).any())
 
 
-def macro_means(settings: pd.DataFrame, buckets: Sequence[str], kind: str) -> pd.DataFrame:
+INCOMPLETE_POLICIES = ("mark", "refuse")
+MISSING_SETTINGS = "missing_settings"
+
+
+class IncompleteModelError(ValueError):
+    """A model lacks settings its source has for other models, and the table was told to refuse that."""
+
+
+def macro_means(settings: pd.DataFrame, buckets: Sequence[str], kind: str, incomplete: str = "mark") -> pd.DataFrame:
     """Per (source, model): arithmetic means over the settings of ``kind`` (PosIR Tables 2-3).
 
     A value missing in any of those settings makes the mean missing; ``n_settings``
-    says how many settings were averaged, the flags whether any was flagged.
+    says how many settings were averaged, the flags whether any was flagged. A model
+    with fewer settings than its source has for the other models is averaged over
+    fewer: ``missing_settings`` names them and renderings mark the mean
+    (``incomplete='mark'``), or the table is refused (``'refuse'``).
     """
+    if incomplete not in INCOMPLETE_POLICIES:
+        raise ValueError(f"incomplete must be one of {INCOMPLETE_POLICIES}, not '{incomplete}'")
     values = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
     flags = [c for c in [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]] if c in settings]
     chosen = settings[settings[KIND] == kind]
+    expected = {source: list(dict.fromkeys(group["setting"])) for source, group in chosen.groupby(SOURCE, sort=False)}
     rows = []
     for (source, model), group in chosen.groupby([SOURCE, "model"], sort=False):
+        missing = [s for s in expected[source] if s not in set(group["setting"])]
+        if missing and incomplete == "refuse":
+            raise IncompleteModelError(
+                f"{source}: model '{model}' has no result for {len(missing)} of the {len(expected[source])} {kind} "
+                f"settings the other models have ({', '.join(missing)}); its mean would cover fewer settings. "
+                f"Add the missing results, drop the model from the table's 'models', or set "
+                f"'incomplete: mark' in its paper_tables entry")
         row: dict[str, object] = {SOURCE: source, "model": model, "n_settings": len(group),
-                                  "settings": " ".join(group["setting"])}
+                                  "settings": " ".join(group["setting"]), MISSING_SETTINGS: " ".join(missing)}
         for column in values:
             row[column] = float(group[column].astype(float).mean(skipna=False))
         for column in flags:
             row[column] = _any_flag(group[column])
+        row[LANGUAGES_COLUMN] = " ".join(sorted({lang for text in group.get(LANGUAGES_COLUMN, pd.Series(dtype=str))
+                                                 .fillna("") for lang in str(text).split()}))
         rows.append(row)
-    return pd.DataFrame(rows, columns=[SOURCE, "model", "n_settings", "settings", *values, *flags])
+    return pd.DataFrame(rows, columns=[SOURCE, "model", "n_settings", "settings", MISSING_SETTINGS, *values, *flags,
+                                       LANGUAGES_COLUMN])
 
 
 def select_models(frame: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFrame:
@@ -215,15 +286,16 @@ def select_models(frame: pd.DataFrame, models: Sequence[str] | None) -> pd.DataF
 
 
 def ranking_table(settings: pd.DataFrame, buckets: Sequence[str], reference: Mapping[str, float] | None,
-                  models: Sequence[str] | None = None, kind: str = MONOLINGUAL) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  models: Sequence[str] | None = None, kind: str = MONOLINGUAL,
+                  incomplete: str = "mark") -> tuple[pd.DataFrame, pd.DataFrame]:
     """PosIR Table 2: reference score and nDCG@10 (percent) overall and per bucket; Spearman rows.
 
     Returns ``(table, correlation)``; ``correlation`` has one row per nDCG column
     with Spearman's rho and p-value against the reference over the table's
     models that have a reference score (PosIR section 5.1).
     """
-    means = select_models(macro_means(settings, buckets, kind), models)
-    table = means[[SOURCE, "model", "n_settings"]].copy()
+    means = select_models(macro_means(settings, buckets, kind, incomplete), models)
+    table = means[[SOURCE, "model", "n_settings", MISSING_SETTINGS, LANGUAGES_COLUMN]].copy()
     scores = reference or {}
     table["reference"] = [float(scores[m]) if m in scores else math.nan for m in table["model"]]
     table["ndcg@10_pct"] = means["ndcg@10"] * 100
@@ -252,7 +324,8 @@ def _average(values: pd.Series, average_of: str, digits: int = DIGITS) -> float:
 
 
 def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: Sequence[str] | None = None,
-                        kinds: Sequence[str] = (MONOLINGUAL, CROSS_LINGUAL), average_of: str = "displayed") -> pd.DataFrame:
+                        kinds: Sequence[str] = (MONOLINGUAL, CROSS_LINGUAL), average_of: str = "displayed",
+                        incomplete: str = "mark") -> pd.DataFrame:
     """PosIR Table 3: per setting kind, nDCG@10 (percent) and PSI per bucket per model, then an Average row per source.
 
     ``average_of='displayed'`` averages the values rounded as printed (PosIR's
@@ -264,10 +337,10 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
     value_columns = ["ndcg@10_pct", *[f"psi_{b}" for b in buckets]]
     frames = []
     for kind in kinds:
-        means = select_models(macro_means(settings, buckets, kind), models)
+        means = select_models(macro_means(settings, buckets, kind, incomplete), models)
         if means.empty:
             continue
-        part = means[[SOURCE, "model", "n_settings"]].copy()
+        part = means[[SOURCE, "model", "n_settings", MISSING_SETTINGS, LANGUAGES_COLUMN]].copy()
         part.insert(0, KIND, kind)
         part.insert(1, "row", "model")
         part["ndcg@10_pct"] = means["ndcg@10"] * 100
@@ -278,7 +351,7 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
         rows = [part]
         for source, block in part.groupby(SOURCE, sort=False):
             average: dict[str, object] = {KIND: kind, "row": "average", SOURCE: source, "model": "Average",
-                                          "n_settings": pd.NA}
+                                          "n_settings": pd.NA, MISSING_SETTINGS: "", LANGUAGES_COLUMN: ""}
             for column in value_columns:
                 average[column] = _average(block[column], average_of)
             for column in flags:
@@ -286,7 +359,8 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
             rows.append(pd.DataFrame([average]))
         frames.append(pd.concat(rows, ignore_index=True))
     if not frames:
-        return pd.DataFrame(columns=[KIND, "row", SOURCE, "model", "n_settings", *value_columns, *flags])
+        return pd.DataFrame(columns=[KIND, "row", SOURCE, "model", "n_settings", MISSING_SETTINGS, LANGUAGES_COLUMN,
+                                     *value_columns, *flags])
     table = pd.concat(frames, ignore_index=True)
     # model rows of a source, then its Average row, within each kind
     table["_kind"] = table[KIND].map({k: i for i, k in enumerate(kinds)})
@@ -304,10 +378,10 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
 
 @dataclass(frozen=True)
 class Cell:
-    """One table cell: text (None = missing), a low-count flag, a wrapper such as ``({})``."""
+    """One table cell: text (None = missing), markers after it (``†``, ``‡``, ``*``), a wrapper such as ``({})``."""
 
     text: str | None
-    flagged: bool = False
+    marks: str = ""
     wrap: str = "{}"
 
 
@@ -329,9 +403,30 @@ class Rendering:
     label: str = ""
 
 
-def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}") -> Cell:
+def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}", marks: str = "") -> Cell:
+    """A rounded number; ``flagged`` adds the low-count mark ``†``, ``marks`` any others."""
     shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None
-    return Cell(None if shown is None else f"{shown:.{digits}f}", _is_true(flagged), wrap)
+    return Cell(None if shown is None else f"{shown:.{digits}f}", (LOW_BINS_MARK if _is_true(flagged) else "") + marks,
+                wrap)
+
+
+def _row_marks(record: Mapping[str, Any]) -> tuple[str, str]:
+    """(marks of the model or setting name, marks of a mean): ``‡`` languages, ``*`` incomplete mean."""
+    language = LANGUAGE_MARK if str(record.get(LANGUAGES_COLUMN) or "") else ""
+    incomplete = INCOMPLETE_MARK if str(record.get(MISSING_SETTINGS) or "") else ""
+    return language, incomplete
+
+
+def _marker_notes(frame: pd.DataFrame) -> list[str]:
+    notes = []
+    if LANGUAGES_COLUMN in frame and (frame[LANGUAGES_COLUMN].fillna("").astype(str) != "").any():
+        notes.append(language_note())
+    if MISSING_SETTINGS in frame and (frame[MISSING_SETTINGS].fillna("").astype(str) != "").any():
+        short = frame[frame[MISSING_SETTINGS].fillna("").astype(str) != ""]
+        detail = "; ".join(f"{m}: {n} settings, missing {miss}" for m, n, miss in
+                           zip(short["model"], short["n_settings"], short[MISSING_SETTINGS]))
+        notes.append(f"{INCOMPLETE_MARK} mean over fewer settings than the other models of its source ({detail}).")
+    return notes
 
 
 def _is_true(flag: Any) -> bool:
@@ -351,7 +446,7 @@ def render_markdown(r: Rendering) -> str:
     def cell(c: Cell) -> str:
         if c.text is None:
             return "–"
-        return _md_escape(c.wrap.format(c.text)) + ("†" if c.flagged else "")
+        return _md_escape(c.wrap.format(c.text)) + c.marks
 
     lines = ["| " + " | ".join(_md_escape(h) for h in r.headers) + " |",
              "|" + "|".join(":---" if a == "l" else "---:" for a in r.align) + "|"]
@@ -367,7 +462,11 @@ def render_markdown(r: Rendering) -> str:
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "–": "--", "†": r"$^{\dagger}$", "ρ": r"$\rho$", "−": "$-$"}
+                  "–": "--", "†": r"$^{\dagger}$", "‡": r"$^{\ddagger}$", "ρ": r"$\rho$",
+                  "−": "$-$"}
+
+
+_LATEX_MARKS = {LOW_BINS_MARK: r"\dagger", LANGUAGE_MARK: r"\ddagger", INCOMPLETE_MARK: r"*"}
 
 
 def latex_escape(text: str) -> str:
@@ -379,7 +478,8 @@ def render_latex(r: Rendering) -> str:
     def cell(c: Cell) -> str:
         if c.text is None:
             return "--"
-        return latex_escape(c.wrap.format(c.text)) + (r"$^{\dagger}$" if c.flagged else "")
+        return latex_escape(c.wrap.format(c.text)) + (r"$^{" + "".join(_LATEX_MARKS[m] for m in c.marks) + "}$"
+                                                      if c.marks else "")
 
     n = len(r.headers)
     lines = ["% generated by posir-workflow; requires \\usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
@@ -420,8 +520,11 @@ def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: S
     value_columns = ["ndcg@10_pct", *[f"ndcg@10_pct_{b}" for b in buckets]]
     rows = []
     for record in table.to_dict("records"):
-        lead = ([Cell(str(record[SOURCE]))] if with_source else []) + [Cell(_label(str(record["model"]), labels))]
-        rows.append(lead + [number_cell(record["reference"])] + [number_cell(record[c]) for c in value_columns])
+        language, incomplete = _row_marks(record)
+        lead = (([Cell(str(record[SOURCE]))] if with_source else [])
+                + [Cell(_label(str(record["model"]), labels), language)])
+        rows.append(lead + [number_cell(record["reference"])]
+                    + [number_cell(record[c], marks=incomplete) for c in value_columns])
     by_column = correlation.set_index("score_column")
     pad = [Cell("")] if with_source else []
     rho = pad + [Cell("Spearman ρ"), Cell(None)] + [number_cell(by_column.loc[c, "rho"]) for c in value_columns]
@@ -430,7 +533,7 @@ def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: S
     n_models = int(correlation["n_models"].max()) if len(correlation) else 0
     notes = [(f"nDCG@10 in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
               f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
-              f"two-sided p-value (scipy).")]
+              f"two-sided p-value (scipy).")] + _marker_notes(table)
     return Rendering(headers, "l" * (len(headers) - len(value_columns) - 1) + "r" * (len(value_columns) + 1),
                      [Block(rows), Block([rho, p])], notes, caption, label)
 
@@ -450,8 +553,10 @@ def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_
             for record in chunk.to_dict("records"):
                 lead = ([Cell(str(record[SOURCE]) if record["row"] == "model" else "")] if with_source else [])
                 name = _label(str(record["model"]), labels)
-                rows.append(lead + [Cell(name), number_cell(record["ndcg@10_pct"])]
-                            + [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}")) for b in buckets])
+                language, incomplete = _row_marks(record)
+                rows.append(lead + [Cell(name, language), number_cell(record["ndcg@10_pct"], marks=incomplete)]
+                            + [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}"), marks=incomplete)
+                               for b in buckets])
             blocks.append(Block(rows, title))
             title = None
     mean_rule = "of the values as printed" if average_of == "displayed" else "of the unrounded values"
@@ -460,6 +565,7 @@ def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_
               f"Average: mean {mean_rule}.")]
     if table[[f"{LOW_BINS}_{b}" for b in buckets]].fillna(False).to_numpy(dtype=bool).any():
         notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
+    notes += _marker_notes(table)
     n_values = 1 + len(buckets)
     return Rendering(headers, "l" * (len(headers) - n_values) + "r" * n_values, blocks, notes, caption, label)
 
@@ -472,7 +578,9 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
                "PSI", *[f"PSI {b}" for b in buckets]]
     rows = []
     for record in settings.to_dict("records"):
-        cells = [Cell(str(record[SOURCE])), Cell(_label(str(record["model"]), labels)), Cell(str(record["setting"])),
+        language, _ = _row_marks(record)
+        cells = [Cell(str(record[SOURCE])), Cell(_label(str(record["model"]), labels)),
+                 Cell(str(record["setting"]), language),
                  count_cell(record["n_queries"]), number_cell(record["ndcg@10"] * 100)]
         cells += [number_cell(record[f"ndcg@10_{b}"] * 100) for b in buckets]
         cells.append(number_cell(record["psi"], flagged=record.get(LOW_BINS)))
@@ -483,4 +591,5 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
     flag_columns = [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]]
     if settings[flag_columns].fillna(False).to_numpy(dtype=bool).any():
         notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
+    notes += _marker_notes(settings)
     return Rendering(headers, "lll" + "r" * (len(headers) - 3), [Block(rows)], notes, caption, label)

@@ -25,17 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posir.benchmark import Document, Drop, Position, Query, stage_count
+from posir.benchmark import Document, Drop, Position, Query, safe_id, stage_count
 from posir.builders.squad import BuiltBenchmark
 from posir.metrics.positions import (
     LengthBucket,
     bucket_of,
-    position_bin,
     relative_position,
+    span_bin,
 )
 from posir.text import TokenCounter
 
 STAGE = "import_posir"
+STAGE_CORPUS = "import_corpus"
 HUB_REPO = "infgrad/PosIR-Benchmark-v1"
 FILES = ("corpus.parquet", "queries.parquet", "qrels/test.parquet")
 
@@ -91,27 +92,35 @@ def import_subset(
     drops: list[Drop] = []
     documents: list[Document] = []
     seen_docs: set[str] = set()
-    for row in corpus_rows:
-        doc_id = str(row["_id"])
+    for number, row in enumerate(corpus_rows, start=1):
+        doc_id = safe_id(str(row["_id"]))
+        text = row.get("text")
         if doc_id in seen_docs:
-            drops.append(Drop("import_corpus", doc_id, "duplicate_document_id"))
-            continue
-        seen_docs.add(doc_id)
-        documents.append(Document(doc_id, str(row["text"]), str(row.get("title") or "")))
-    stages = [stage_count("import_corpus", "documents", len(corpus_rows), drops)]
+            drops.append(Drop(STAGE_CORPUS, doc_id, "duplicate_document_id", f"corpus.parquet row {number}"))
+        elif not isinstance(text, str) or not text.strip():
+            # a null text would otherwise become the document "None"
+            drops.append(Drop(STAGE_CORPUS, doc_id, "missing_text", f"corpus.parquet row {number}: text is {text!r}"))
+        else:
+            seen_docs.add(doc_id)
+            documents.append(Document(doc_id, text, str(row.get("title") or "")))
+    stages = [stage_count(STAGE_CORPUS, "documents", len(corpus_rows), drops)]
     by_id = {d.doc_id: d for d in documents}
 
+    # a qrels row repeated verbatim is one judgement, not a second positive: merged
     positives: dict[str, list[str]] = {}
     for row in qrel_rows:
         if int(row["score"]) > 0:
-            positives.setdefault(str(row["query-id"]), []).append(str(row["corpus-id"]))
+            judged = positives.setdefault(safe_id(str(row["query-id"])), [])
+            doc_id = safe_id(str(row["corpus-id"]))
+            if doc_id not in judged:
+                judged.append(doc_id)
 
     queries: list[Query] = []
     positions: list[Position] = []
     tokens: dict[str, int] = {}
     seen_queries: set[str] = set()
     for row in query_rows:
-        qid = str(row["_id"])
+        qid = safe_id(str(row["_id"]))
         docs = positives.get(qid, [])
         reason = _query_drop(qid, row, docs, by_id, seen_queries)
         if reason:
@@ -126,7 +135,7 @@ def import_subset(
         relative = relative_position(start, end, len(doc.text))
         queries.append(Query(qid, str(row["text"]).strip()))
         positions.append(Position(qid, doc.doc_id, start, end, len(doc.text), doc_tokens, relative,
-                                  position_bin(relative, n_bins), bucket_of(doc_tokens, buckets)))
+                                  span_bin(start, end, len(doc.text), n_bins), bucket_of(doc_tokens, buckets)))
     stages.append(stage_count(STAGE, "queries", len(query_rows), drops))
     for doc in documents:
         if doc.doc_id not in tokens:
@@ -148,14 +157,29 @@ def _query_drop(qid: str, row: Mapping[str, Any], docs: Sequence[str], by_id: Ma
     if doc is None:
         return ("positive_not_in_corpus", docs[0])
     span = row.get("pos_char_span")
-    if span is None or len(span) != 2:
+    if span is None or len(span) != 2 or any(v is None for v in span):
         return ("bad_span", repr(span))
-    if int(row["pos_char_length"]) != len(doc.text):
-        return ("char_length_mismatch", f"pos_char_length {row['pos_char_length']} != len(text) {len(doc.text)}")
+    if not all(_is_integral(v) for v in span):
+        # truncating [1.9, 5.7] to [1, 5] would silently move the evidence
+        return ("non_integer_span", f"pos_char_span {list(span)!r} must hold character offsets (integers)")
+    length = row.get("pos_char_length")
+    if not _is_integral(length):
+        return ("bad_char_length", f"pos_char_length is {length!r}, not a character count")
+    if int(length) != len(doc.text):
+        return ("char_length_mismatch", f"pos_char_length {length} != len(text) {len(doc.text)}")
     start, end = int(span[0]), int(span[1])
     if not 0 <= start < end <= len(doc.text):
         return ("span_outside_document", f"[{start}, {end}) in {len(doc.text)} characters")
     return None
+
+
+def _is_integral(value: Any) -> bool:
+    """An int, or a float holding an integer (parquet may store offsets as doubles); never a bool or null."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and value.is_integer()
 
 
 def reason_counts(drops: Sequence[Drop]) -> dict[str, int]:

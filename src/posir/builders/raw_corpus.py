@@ -10,24 +10,33 @@ title, language, domain):
   domain when ``domain_from_subfolder`` is set.
 
 Field names are configurable (``fields``), so a BEIR ``corpus.jsonl``
-(``_id``) reads as is.  Bad records (invalid UTF-8, invalid JSON, not an
-object, missing or non-string id or text, empty text, a duplicate id) are
-reported by line (row, or file for a folder) and either dropped and counted or
-stop the run, per ``on_bad_record``.  Texts are kept byte for byte: spans are
-character offsets into exactly this text.
+(``_id``) reads as is; a UTF-8 byte-order mark at the start of a JSONL file is
+accepted.  Bad records (invalid UTF-8, invalid JSON, not an object, missing or
+non-string id or text, empty text, text with a lone surrogate such as JSON's
+``"\ud800"``, text with no letter or digit, a duplicate id) are reported by line
+(row, or file for a folder) and either dropped and counted or stop the run, per
+``on_bad_record``; files of a folder that ``glob`` does not match are dropped as
+``file_skipped``, never silently ignored.  Ids holding whitespace or ``%`` are
+mapped reversibly (``posir.benchmark.safe_id``: ``my doc`` -> ``my%20doc``) and
+counted.  Texts are kept byte for byte: spans are character offsets into
+exactly this text.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from posir.benchmark import Drop
+from posir.benchmark import Drop, safe_id
 
 STAGE = "read_corpus"
+SKIPPED = "file_skipped"  # a file of a text_dir corpus that corpus.glob does not match (never stops the run)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 FORMATS = ("jsonl", "parquet", "text_dir")
 DEFAULT_FIELDS = {"id": "id", "text": "text", "title": "title", "language": "language", "domain": "domain"}
 
@@ -80,6 +89,8 @@ class RawCorpus:
     documents: list[RawDocument]
     drops: list[Drop]
     records_seen: int
+    # ids holding whitespace or "%", percent-encoded (posir.benchmark.safe_id) so TREC run files can carry them
+    ids_mapped: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,14 +115,17 @@ def read_raw_corpus(spec: RawCorpusSpec) -> RawCorpus:
     documents: list[RawDocument] = []
     drops: list[Drop] = []
     first_seen: dict[str, str] = {}
-    seen = 0
+    seen = mapped = 0
     for record in readers[spec.format](path, spec):
         seen += 1
         result = _to_document(record, spec)
+        if isinstance(result, RawDocument) and safe_id(result.doc_id) != result.doc_id:
+            result = replace(result, doc_id=safe_id(result.doc_id))
+            mapped += 1
         if isinstance(result, RawDocument) and result.doc_id in first_seen:
             result = _Bad("duplicate_id", f"id {result.doc_id!r} already at {first_seen[result.doc_id]}")
         if isinstance(result, _Bad):
-            if spec.on_bad_record == "stop":
+            if spec.on_bad_record == "stop" and result.reason != SKIPPED:
                 raise RawCorpusError(
                     f"{path}, {record.where}: {result.reason} ({result.detail}). Fix that record, or set "
                     f"corpus.on_bad_record: drop to drop bad records with a count"
@@ -122,7 +136,7 @@ def read_raw_corpus(spec: RawCorpusSpec) -> RawCorpus:
         documents.append(result)
     if not documents:
         raise RawCorpusError(f"raw corpus {path} holds no usable document ({seen} records, {len(drops)} dropped)")
-    return RawCorpus(documents, drops, seen)
+    return RawCorpus(documents, drops, seen, mapped)
 
 
 def _to_document(record: _Record, spec: RawCorpusSpec) -> RawDocument | _Bad:
@@ -149,6 +163,14 @@ def _to_document(record: _Record, spec: RawCorpusSpec) -> RawDocument | _Bad:
         return _Bad("text_not_a_string", f"field {names['text']!r} is {type(text).__name__}")
     if not text.strip():
         return _Bad("empty_text", f"field {names['text']!r} is empty or whitespace")
+    for field_name, item in ((names["id"], doc_id), (names["text"], text)):
+        surrogate = _LONE_SURROGATE.search(item)
+        if surrogate:  # JSON can spell "\ud800"; no UTF-8 file can hold it
+            return _Bad("invalid_text", f"field {field_name!r} holds a lone surrogate "
+                                        f"U+{ord(surrogate.group()):04X} at character {surrogate.start()}")
+    if not any(unicodedata.category(char)[0] in "LN" for char in text):
+        return _Bad("no_text_content", f"field {names['text']!r} has no letter or digit "
+                                       f"(only control characters, punctuation or symbols)")
     optional = {}
     for key in ("title", "language", "domain"):
         item = value.get(names[key])
@@ -170,7 +192,8 @@ def _jsonl_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
                 continue
             where = f"line {number}"
             try:
-                line = raw.decode("utf-8")
+                # a byte-order mark at the start of the file is an encoding marker, not part of the first record
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as error:
                 yield _Record(where, _Bad("invalid_utf8", str(error)))
                 continue
@@ -214,7 +237,12 @@ def _batch_rows(batch: Any) -> Iterator[dict[str, Any]]:
 def _text_dir_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
     if not path.is_dir():
         raise RawCorpusError(f"{path} is not a folder: corpus.format text_dir needs a folder of text files")
-    for file in sorted(p for p in path.glob(spec.glob) if p.is_file()):
+    matched = {p for p in path.glob(spec.glob) if p.is_file()}
+    # every other file of the folder is a record too, dropped as skipped, so nothing disappears without a count
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p not in matched):
+        relative = file.relative_to(path).as_posix()
+        yield _Record(f"file {relative}", _Bad(SKIPPED, f"does not match corpus.glob {spec.glob!r}"), relative)
+    for file in sorted(matched):
         relative = file.relative_to(path)
         doc_id = relative.with_suffix("").as_posix()
         where = f"file {relative.as_posix()}"

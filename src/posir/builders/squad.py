@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
 from posir.builders.sampling import LengthAwareSampler
-from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relative_position
+from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
 STAGE_PARAGRAPHS = "partition_paragraphs"
@@ -181,7 +181,7 @@ def build_squad_long(
                 queries.append(Query(qid, qa["question"].strip()))
                 positions.append(
                     Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                             position_bin(relative, n_bins), bucket_of(tokens, buckets))
+                             span_bin(span.start, span.end, len(document.text), n_bins), bucket_of(tokens, buckets))
                 )
                 evidence[qid] = answer_text
     stages.append(stage_count(STAGE_ANSWERS, "answers", n_answers, drops))

@@ -27,7 +27,7 @@ import numpy as np
 from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
 from posir.builders.sampling import LengthAwareSampler
 from posir.builders.squad import SquadParams, document_id, partition_article
-from posir.metrics.positions import LengthBucket, bucket_of, position_bin, relative_position
+from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
 STAGE_ALIGN = "align_questions"
@@ -125,7 +125,7 @@ def cross_lingual_queries(
         tokens = doc_token_lengths[doc_id]
         queries.append(Query(qid, text))
         positions.append(Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                                  position_bin(relative, n_bins), bucket_of(tokens, buckets)))
+                                  span_bin(span.start, span.end, len(document.text), n_bins), bucket_of(tokens, buckets)))
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_ALIGN, "questions", len(questions), drops)]
     return LanguageVariant(language, queries, positions, drops, stages, evidence)
@@ -217,7 +217,8 @@ def parallel_documents(
         queries.append(Query(qid, str(qa["question"]).strip()))
         own = relative_position(span.start, span.end, len(document.text))
         positions.append(Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                                  position_bin(relative, n_bins), bucket_of(tokens, buckets), own))
+                                  span_bin(english_span.start, english_span.end, len(english_text), n_bins),
+                                  bucket_of(tokens, buckets), own))
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_LOCATE, "questions", len(questions), drops)]
     return LanguageVariant(language, queries, positions, drops, stages, evidence, documents, doc_tokens)

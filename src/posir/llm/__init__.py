@@ -5,7 +5,7 @@ client works without it.
 """
 
 from posir.llm.cache import AnswerCache, cache_key
-from posir.llm.client import LLMClient, LLMRequestError, LLMResult
+from posir.llm.client import LLMClient, LLMOutageError, LLMRequestError, LLMResult
 from posir.llm.config import LLMConfig, LLMConfigError, read_api_key
 from posir.llm.prompts import POSITION_REQUIREMENTS, PromptError, PromptTemplate, RenderedPrompt, load_prompt
 from posir.llm.ratelimit import RateLimiter
@@ -18,6 +18,7 @@ __all__ = [
     "LLMClient",
     "LLMConfig",
     "LLMConfigError",
+    "LLMOutageError",
     "LLMRequestError",
     "LLMResult",
     "POSITION_REQUIREMENTS",

@@ -42,6 +42,7 @@ cache, the usage report, logs or any repr.
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import random
 import threading
@@ -78,6 +79,22 @@ _UNSET: Any = object()
 
 class LLMRequestError(RuntimeError):
     """The endpoint refused the client itself (bad key, unknown model or URL): fix the config."""
+
+
+class LLMOutageError(RuntimeError):
+    """Too many calls of a stage failed for transport reasons: the endpoint is down or overloaded.
+
+    Raised instead of returning, so a stage writes nothing that would look complete; the
+    answers that did arrive are cached, and a rerun sends exactly the missing calls.
+    """
+
+
+class _NotACompletion(Exception):
+    """A 2xx response whose body is not a chat completion (an HTML page from a proxy, truncated JSON)."""
+
+
+#: Failure kinds that say nothing about the prompt: the endpoint could not be reached or answered garbage.
+TRANSPORT_FAILURES = frozenset({"retries_exhausted"})
 
 
 @dataclass(frozen=True)
@@ -224,9 +241,25 @@ class LLMClient:
                 else:
                     bar.update(1)
             self._run_misses(stage, misses, prompts, keys, inputs, schema, validator, results, bar)
-        return [r for r in results if r is not None]
+        done = [r for r in results if r is not None]
+        self._check_outage(stage, done)
+        return done
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _check_outage(self, stage: str, results: Sequence[LLMResult]) -> None:
+        """Fail the stage when more than ``max_transport_failure_rate`` of its calls could not reach the endpoint."""
+        failed = sum(1 for r in results if r.error_kind in TRANSPORT_FAILURES)
+        if not results or failed / len(results) <= self.config.max_transport_failure_rate:
+            return
+        answered = sum(1 for r in results if r.error_kind not in TRANSPORT_FAILURES)
+        raise LLMOutageError(
+            f"{stage}: {failed} of {len(results)} calls to {self.config.base_url} (model '{self.config.model}') failed "
+            f"for transport reasons (connection refused, timeouts, HTTP 429/5xx or non-JSON bodies after "
+            f"{self.config.max_retries} retries), more than llm.max_transport_failure_rate="
+            f"{self.config.max_transport_failure_rate}. Nothing was written. Check that the endpoint is up, then "
+            f"rerun: the {answered} answers received are cached and only the {failed} missing calls will be sent."
+        )
 
     def _run_misses(self, stage: str, misses: list[int], prompts: list[RenderedPrompt], keys: list[str],
                     inputs: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], validator: Validator | None,
@@ -321,6 +354,9 @@ class LLMClient:
                 reason = f"HTTP {error.status_code}"
             except (openai.APITimeoutError, openai.APIConnectionError) as error:
                 delay, reason = None, type(error).__name__
+            except (json.JSONDecodeError, openai.APIResponseValidationError, _NotACompletion):
+                # a proxy's error page or a cut-off body with status 200: the endpoint failed, not the prompt
+                delay, reason = None, "HTTP 200 with a body that is not a chat completion"
             if retries >= self.config.max_retries:
                 return self._failure(stage, "retries_exhausted", f"{reason} after {requests} requests",
                                      http_requests=requests)
@@ -341,12 +377,14 @@ class LLMClient:
         else:
             messages[-1]["content"] += schema_instruction(schema)
         response = self._openai.chat.completions.create(messages=messages, **params)
-        choices = getattr(response, "choices", None) or []
-        message = choices[0].message if choices else None
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise _NotACompletion()
+        message = choices[0].message
         usage = getattr(response, "usage", None)
         return _Answer(
             text=self._redact((message.content if message is not None else None) or ""),
-            finish_reason=choices[0].finish_reason if choices else None,
+            finish_reason=choices[0].finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             http_requests=requests,

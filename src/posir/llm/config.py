@@ -40,6 +40,8 @@ class LLMConfig:
     cache_path: str | None = None
     backoff_base: float = 1.0
     backoff_max: float = 60.0
+    # above this share of calls failing for transport reasons a stage fails instead of dropping them
+    max_transport_failure_rate: float = 0.1
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], section: str = "llm") -> "LLMConfig":
@@ -75,6 +77,9 @@ class LLMConfig:
             raise LLMConfigError(f"{prefix}.max_retries and {prefix}.backoff_base must be >= 0")
         if self.requests_per_minute is not None and self.requests_per_minute <= 0:
             raise LLMConfigError(f"{prefix}.requests_per_minute must be > 0, or null for no limit")
+        if not 0.0 <= self.max_transport_failure_rate <= 1.0:
+            raise LLMConfigError(f"{prefix}.max_transport_failure_rate must be within [0, 1], got "
+                                 f"{self.max_transport_failure_rate}")
         if not 0.0 <= self.temperature <= 2.0:
             raise LLMConfigError(f"{prefix}.temperature must be within [0, 2], got {self.temperature}")
 
@@ -107,7 +112,7 @@ _HINTS = {
 }
 
 _INT_KEYS = {"max_tokens", "max_retries", "concurrency"}
-_FLOAT_KEYS = {"temperature", "timeout", "backoff_base", "backoff_max"}
+_FLOAT_KEYS = {"temperature", "timeout", "backoff_base", "backoff_max", "max_transport_failure_rate"}
 _OPTIONAL = {"requests_per_minute": float, "seed": int, "cache_path": str, "api_key_env": str}
 
 

@@ -108,8 +108,11 @@ class Bm25Analyzer:
         tokens = [t for t in self.raw_tokens(text) if t not in self.stopwords]
         if self._stemmer is None:
             return tokens
-        # n-grams of no-space scripts are never stemmed; Snowball leaves them unchanged anyway, but be explicit
-        return [t if _NOSPACE_CHAR_RE.match(t) else self._stemmer.stemWord(t) for t in tokens]
+        # n-grams of no-space scripts are never stemmed; Snowball leaves them unchanged anyway, but be explicit.
+        stemmed = (t if _NOSPACE_CHAR_RE.match(t) else self._stemmer.stemWord(t) for t in tokens)
+        # A Snowball stemmer can reduce a word to "" (seen in languages we do not test); an empty token
+        # would match every other empty token and, in a query, can crash bm25s (see indexed_vocabulary).
+        return [t for t in stemmed if t]
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         return [self.analyze(t) for t in texts]
@@ -124,6 +127,18 @@ def tokenize_by_language(texts: Sequence[str], languages: Sequence[str], params:
         for i, toks in zip(indices, analyzed):
             tokens[i] = toks
     return tokens
+
+
+def indexed_vocabulary(retriever: Any) -> frozenset[str]:
+    """Tokens the index really holds.
+
+    bm25s always keeps ``""`` in ``vocab_dict``, with an id past the index when no
+    document contains it; a query holding such a token makes ``retrieve`` fail
+    ("maximum token ID in the query ... is higher than the number of tokens in the
+    index"), so query tokens are filtered against the ids the index has rows for.
+    """
+    indexed = len(retriever.scores["indptr"]) - 1
+    return frozenset(token for token, token_id in retriever.vocab_dict.items() if token_id < indexed)
 
 
 def bm25_search(
@@ -149,9 +164,8 @@ def bm25_search(
     k = min(k, len(documents))
     query_tokens = query_analyzer.tokenize(queries)
     # bm25s cannot score a query whose tokens are all unknown to the index; give it an empty row instead.
-    vocabulary = set(retriever.vocab_dict) if hasattr(retriever, "vocab_dict") else None
-    if vocabulary is not None:
-        query_tokens = [[t for t in q if t in vocabulary] for q in query_tokens]
+    vocabulary = indexed_vocabulary(retriever)
+    query_tokens = [[t for t in q if t in vocabulary] for q in query_tokens]
     scores = np.zeros((len(queries), k), dtype=np.float32)
     indices = np.full((len(queries), k), -1, dtype=np.int64)
     answerable = [i for i, q in enumerate(query_tokens) if q]

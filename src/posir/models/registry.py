@@ -78,6 +78,31 @@ DENSE_BACKENDS: dict[str, Factory] = {
 assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}, "registry and spec.BACKENDS disagree"
 
 
+def encode_by_length(encoder: DenseEncoder, texts: Sequence[str], role: str,
+                     input_tokens: Sequence[int] | None = None) -> np.ndarray:
+    """Vectors of ``texts`` encoded in groups of equal input length, in input order.
+
+    Batching pads every text to the longest of its batch, and padding changes the
+    floating-point path (sentence-transformers and USE on CPU differ by ~1e-7 with and
+    without it). Encoding texts of one length together needs no padding, so a text's
+    vector is the same whatever other texts it was encoded with: a text set's embeddings
+    do not depend on its composition or on what the embedding cache already held.
+    ``input_tokens`` are the encoder's own counts when the caller has them.
+    """
+    lengths = list(input_tokens) if input_tokens is not None else encoder.input_tokens(texts, role)
+    groups: dict[int, list[int]] = {}
+    for index, length in enumerate(lengths):
+        groups.setdefault(int(length), []).append(index)
+    out: np.ndarray | None = None
+    for length in sorted(groups):
+        members = groups[length]
+        vectors = np.asarray(encoder.encode([texts[i] for i in members], role), dtype=np.float32)
+        if out is None:
+            out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[members] = vectors
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
 def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
     """Build the encoder of a dense model entry; ``threads`` caps CPU threads where the backend allows it."""
     try:

@@ -109,7 +109,8 @@ class SentenceTransformerEncoder:
 
         tokenizer = self.model.tokenizer
         windows = self._window_inputs(texts, role)
-        flat = [(i, ids) for i, per_text in enumerate(windows) for ids in per_text]
+        # windows of one length per batch: no padding, so a window's vector does not depend on its batch mates
+        flat = sorted(((i, ids) for i, per_text in enumerate(windows) for ids in per_text), key=lambda w: len(w[1]))
         prompt = self.spec.prompt(role)
         head, tail = self._special_affixes()
         overhead = len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
@@ -122,8 +123,7 @@ class SentenceTransformerEncoder:
         modules = [m for m in self.model if not isinstance(m, Normalize)]
         device = self.model.device
         with torch.inference_mode():
-            for start in range(0, len(flat), self.spec.batch_size):
-                batch = flat[start:start + self.spec.batch_size]
+            for batch in _equal_length_batches(flat, self.spec.batch_size):
                 features = self._features([ids for _, ids in batch], device)
                 for module in modules:
                     features = module(features)
@@ -154,3 +154,14 @@ class SentenceTransformerEncoder:
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         return features
+
+
+def _equal_length_batches(windows: list[tuple[int, list[int]]], size: int) -> list[list[tuple[int, list[int]]]]:
+    """Consecutive batches of at most ``size`` windows, each holding windows of a single length."""
+    batches: list[list[tuple[int, list[int]]]] = []
+    for window in windows:
+        if batches and len(batches[-1]) < size and len(batches[-1][0][1]) == len(window[1]):
+            batches[-1].append(window)
+        else:
+            batches.append([window])
+    return batches

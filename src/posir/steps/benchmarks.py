@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from collections import Counter
@@ -12,14 +11,9 @@ from typing import Any
 
 from posir import benchmark as fmt
 from posir.config import MetricParams
-from posir.metrics.positions import bucket_of
+from posir.metrics.positions import UNBUCKETED, bucket_of
+from posir.builders.squad_format import load_squad_file
 from posir.sources import sha256_of
-
-
-def load_json(path: Path) -> Any:
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def subsample_queries(
@@ -99,7 +93,7 @@ def build_benchmark(
     from posir.text import qwen3_token_counter
 
     params = SquadParams.from_config(entry.get("params", {}))
-    squad = load_json(source_paths["squad"])
+    squad = load_squad_file(source_paths["squad"])
     built = build_squad_long(squad, params, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
     card = _finish(name, entry, entry.get("language", "eng"), built.documents, built.queries, built.positions,
                    built.drops, built.stages, built.doc_token_lengths, built.evidence, source_paths, metrics, out_dir)
@@ -127,7 +121,7 @@ def build_cross_lingual_variant(
     corpus = fmt.read_corpus(base_dir / fmt.CORPUS)
     locations = {r["paragraph_sha256"]: (r["doc_id"], int(r["char_offset"])) for r in fmt.read_table(base_dir / fmt.PARAGRAPHS)}
     tokens = {r["doc_id"]: int(r["token_length"]) for r in fmt.read_table(base_dir / fmt.DOCUMENTS)}
-    variant = cross_lingual_queries(load_json(english_path), load_json(language_path), language, corpus, locations,
+    variant = cross_lingual_queries(load_squad_file(english_path), load_squad_file(language_path), language, corpus, locations,
                                     tokens, metrics.buckets, metrics.n_bins)
     fmt.validate(corpus, variant.queries, variant.positions, variant.evidence)
     note = (f"Queries only: the corpus is benchmark '{entry['corpus_from']}' (English long documents), embedded once "
@@ -151,7 +145,7 @@ def build_parallel_variant(
     from posir.builders.xquad import parallel_documents
     from posir.text import qwen3_token_counter
 
-    variant = parallel_documents(load_json(english_path), load_json(language_path), language,
+    variant = parallel_documents(load_squad_file(english_path), load_squad_file(language_path), language,
                                  SquadParams.from_config(entry.get("params", {})), qwen3_token_counter(),
                                  metrics.buckets, metrics.n_bins)
     per_bucket = Counter(bucket_of(n, metrics.buckets) for n in variant.doc_token_lengths.values())
@@ -198,6 +192,9 @@ def make_card(
             "queries": len(positions),
             "documents_per_bucket": {b: doc_buckets.get(b, 0) for b in metrics.bucket_names},
             "queries_per_bucket": {b: query_buckets.get(b, 0) for b in metrics.bucket_names},
+            # outside every length bucket: counted in the overall numbers, in no bucket's
+            "documents_outside_buckets": doc_buckets.get(UNBUCKETED, 0),
+            "queries_outside_buckets": query_buckets.get(UNBUCKETED, 0),
             "queries_per_bin": {
                 "all": [sum(per_bin[(b, i)] for b in metrics.bucket_names) for i in range(metrics.n_bins)],
                 **bins_by_bucket,

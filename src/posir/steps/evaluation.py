@@ -16,7 +16,7 @@ from posir.metrics.per_query import MEASURES, score_queries
 from posir.runs import read_trec_run
 
 TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str,
-                "model": str, "setting": str}
+                "model": str, "setting": str, "languages_outside_model": str}
 
 
 def read_tsv(path: Path) -> pd.DataFrame:
@@ -27,14 +27,16 @@ def read_tsv(path: Path) -> pd.DataFrame:
 
 def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
                  id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path],
-                 title: str = "") -> pd.DataFrame:
+                 title: str = "", languages_outside_model: Sequence[str] = ()) -> pd.DataFrame:
     """Score a run per query, aggregate it into bins and buckets, bootstrap both, and draw its position curve.
 
     One job, not four: each part takes well under a second, far less than starting a job.
+    ``languages_outside_model`` (languages of the setting its model does not declare) is
+    recorded in the summary, so every table built from it can flag the row.
     """
     per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes)
     metrics = MetricParams.from_section(metrics_section)
-    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"])
+    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model)
     bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
     if "figure" in outputs:
         plot_position_curve(outputs["bins"], metrics, title, outputs["figure"], outputs["bootstrap_bins"])
@@ -69,10 +71,14 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
     return table
 
 
-def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: Path, summary_path: Path) -> None:
+def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: Path, summary_path: Path,
+                     languages_outside_model: Sequence[str] = ()) -> None:
     """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2)."""
+    from posir.tables import LANGUAGES_COLUMN
+
     bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
+    summary[LANGUAGES_COLUMN] = " ".join(languages_outside_model)
     bins.to_csv(bins_path, sep="\t", index=False)
     summary.to_csv(summary_path, sep="\t", index=False)
 

@@ -32,7 +32,7 @@ from posir.builders.raw_corpus import (
 )
 from posir.builders.sampling import LengthAwareSampler
 from posir.config import MetricParams
-from posir.metrics.positions import bucket_of, position_bin, relative_position
+from posir.metrics.positions import bucket_of, relative_position, span_bin
 from posir.text import locate_reference, remove_span
 
 logger = logging.getLogger("posir.generation")
@@ -113,7 +113,7 @@ def read_corpus_step(entry: Mapping[str, Any], documents_out: Path, drops_out: P
     write_documents(documents_out, corpus.documents)
     count = stage_count("read_corpus", "records", corpus.records_seen, corpus.drops)
     write_drops(drops_out, corpus.drops)
-    write_counts(counts_out, [count], source=corpus_fingerprint(spec))
+    write_counts(counts_out, [count], source=corpus_fingerprint(spec), ids_mapped=corpus.ids_mapped)
     return count
 
 
@@ -489,7 +489,8 @@ def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, st
         relative = relative_position(span.start, span.end, len(doc.text))
         queries.append(fmt.Query(located.candidate.qid, located.candidate.question))
         positions.append(fmt.Position(located.candidate.qid, doc.doc_id, span.start, span.end, len(doc.text),
-                                      tokens[doc.doc_id], relative, position_bin(relative, metrics.n_bins),
+                                      tokens[doc.doc_id], relative,
+                                      span_bin(span.start, span.end, len(doc.text), metrics.n_bins),
                                       bucket_of(tokens[doc.doc_id], metrics.buckets)))
         evidence[located.candidate.qid] = doc.text[span.start : span.end]
     stages: list[StageCount] = []

@@ -35,7 +35,7 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
     the embedding cache and only new texts are encoded; the model is not even loaded when none are new.
     """
     from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key
-    from posir.models.registry import load_encoder
+    from posir.models.registry import encode_by_length, load_encoder
 
     if kind == "corpus":
         documents = fmt.read_corpus(texts_path)
@@ -45,7 +45,8 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
     if cache_path is None:
         encoder = load_encoder(spec, threads)
-        save_embeddings(Path(out_path), ids, encoder.encode(texts, role), encoder.input_tokens(texts, role))
+        tokens = encoder.input_tokens(texts, role)
+        save_embeddings(Path(out_path), ids, encode_by_length(encoder, texts, role, tokens), tokens)
         return EncodeCounts(len(texts), 0, len(texts))
 
     identity = encoding_identity(spec)
@@ -60,8 +61,8 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
             for start in range(0, len(missing), ENCODE_CHUNK):
                 chunk = missing[start:start + ENCODE_CHUNK]
                 chunk_texts = [text_of[k] for k in chunk]
-                vectors = encoder.encode(chunk_texts, role)
                 tokens = encoder.input_tokens(chunk_texts, role)
+                vectors = encode_by_length(encoder, chunk_texts, role, tokens)
                 cache.put_many(chunk, vectors, tokens)
                 found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
     matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)

@@ -28,6 +28,7 @@ from posir import benchmark as fmt
 from posir.config import MetricParams
 from posir.translate import filters as flt
 from posir.translate.align import locate, map_span, split_paragraphs
+from posir.tables import LANGUAGE_MARK, LANGUAGES_COLUMN, language_note
 from posir.translate.spec import BackendSpec, TranslationEntry
 
 logger = logging.getLogger("posir.translate")
@@ -462,7 +463,7 @@ def write_translation_comparison(
     """
     from posir.tables import main_table
 
-    buckets = [b for b in metrics.bucket_names]
+    buckets = list(metrics.bucket_names)
     parts = []
     for row, path in zip(rows, summaries):
         table = main_table({(row["model"], row["setting"]): pd.read_csv(path, sep="\t")}, buckets)
@@ -484,7 +485,7 @@ def write_translation_comparison(
         ]
     keep = ["translation", "benchmark", "backend", "model", "setting", "n_queries", "documents_kept",
             "documents_source", "ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "delta_ndcg@10", "psi",
-            *[f"psi_{b}" for b in buckets], "delta_psi"]
+            *[f"psi_{b}" for b in buckets], "delta_psi", LANGUAGES_COLUMN]
     table = table[keep].sort_values(["setting", "model", "translation"], kind="stable").reset_index(drop=True)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(comparison_markdown(table, buckets), encoding="utf-8")
@@ -495,6 +496,9 @@ def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     """nDCG@10 in percent and PSI with two decimals, differences signed; empty buckets left out."""
     shown = table.drop(columns=[c for b in buckets if table[f"ndcg@10_{b}"].isna().all()
                                 for c in (f"ndcg@10_{b}", f"psi_{b}")])
+    flagged = shown[LANGUAGES_COLUMN].fillna("").astype(str) != ""
+    shown["setting"] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown["setting"], flagged)]
+    shown = shown.drop(columns=[LANGUAGES_COLUMN])
 
     def cell(value: Any, scale: float, signed: bool) -> str:
         if pd.isna(value):
@@ -512,4 +516,5 @@ def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
             numeric.append(column)
     align = ["right" if c in numeric else "left" for c in shown.columns]
     # disable_numparse: tabulate would turn "+1.23" back into 1.23
-    return shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
+    text = shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
+    return text + f"\n{language_note()}\n" if flagged.any() else text

@@ -169,12 +169,12 @@ def make_translator(
                                          f"(base_url, model; see docs/llm.md)")
         client = LLMClient(LLMConfig.from_section(llm), progress=progress)
         return backends.LLMTranslator(client, load_prompt(spec.prompt), source_language, spec.language)
-    from posir.steps.benchmarks import load_json
+    from posir.builders.squad_format import load_squad_file
 
     if not parallel_files or set(parallel_files) != {"parallel_source", "parallel_target"}:
         raise TranslationConfigError("the parallel backend needs the files parallel_source and parallel_target")
     source, target = Path(parallel_files["parallel_source"]), Path(parallel_files["parallel_target"])
-    pairs, by_id, conflicts = backends.parallel_pairs(load_json(source), load_json(target),
+    pairs, by_id, conflicts = backends.parallel_pairs(load_squad_file(source), load_squad_file(target),
                                                       f"{target.name} against {source.name}")
     return backends.ParallelTranslator(pairs, {"source": source.name, "target": target.name}, conflicts, by_id)
 

