@@ -12,17 +12,8 @@ import pytest
 from tests._realdata import METRICS, SQUAD, require
 
 from posir import benchmark as fmt
-from posir.analyses.saliency import (
-    SaliencyParams,
-    SentenceTransformerGradients,
-    attach_texts,
-    curve_matrix,
-    document_gradients,
-    gradient_model,
-    saliency_table,
-    select_pairs,
-    similarity,
-)
+from posir.analyses.gradients import SentenceTransformerGradients, document_gradients, gradient_model, similarity
+from posir.analyses.saliency import SaliencyParams, attach_texts, curve_matrix, saliency_table, select_pairs
 
 QUERY = "Which team won Super Bowl 50 and by what score?"
 DOCUMENT = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
