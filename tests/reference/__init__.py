@@ -1,0 +1,1 @@
+"""Tests against independent references: scipy, statsmodels, enumeration, finite differences, real models."""

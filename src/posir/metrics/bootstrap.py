@@ -146,19 +146,19 @@ def interval(replicates: np.ndarray, point: np.ndarray, params: BootstrapParams)
     return low, high, bias
 
 
-def bootstrap_summary(
+def stratified_totals(
     per_query: pd.DataFrame,
     buckets: Sequence[str],
     n_bins: int,
-    min_bin_queries: int,
     params: BootstrapParams,
     metric: str = "ndcg@10",
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Percentile intervals per bucket (and 'all') and per (bucket, position bin).
+) -> dict[str, tuple[BinTotals, BinTotals]]:
+    """Per bucket (and 'all'): the observed bin totals and those of ``params.resamples`` stratified resamples.
 
-    Returns ``(summary, bins)``: ``summary`` has one row per bucket with the point
-    estimates of aggregate.summarize and their ``*_ci_low`` / ``*_ci_high``;
-    ``bins`` has one row per (bucket, bin) with the bin mean and its interval.
+    Which queries a resample draws depends only on the seed, the stratum's name and its query
+    count, never on the scores: two tables with the same queries in the same order (two models
+    on one benchmark) get the same resampled queries, which makes paired bootstraps of model
+    differences (posir.metrics.significance) a matter of calling this once per model.
     """
     scores = per_query[metric].to_numpy(dtype=float)
     bins = per_query["position_bin"].to_numpy(dtype=np.int64)
@@ -181,7 +181,24 @@ def bootstrap_summary(
     }
     for bucket in buckets:
         groups[bucket] = (observed.get(bucket, empty), resampled.get(bucket, empty_resampled))
+    return groups
 
+
+def bootstrap_summary(
+    per_query: pd.DataFrame,
+    buckets: Sequence[str],
+    n_bins: int,
+    min_bin_queries: int,
+    params: BootstrapParams,
+    metric: str = "ndcg@10",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Percentile intervals per bucket (and 'all') and per (bucket, position bin).
+
+    Returns ``(summary, bins)``: ``summary`` has one row per bucket with the point
+    estimates of aggregate.summarize and their ``*_ci_low`` / ``*_ci_high``;
+    ``bins`` has one row per (bucket, bin) with the bin mean and its interval.
+    """
+    groups = stratified_totals(per_query, buckets, n_bins, params, metric)
     summary_rows: list[dict[str, object]] = []
     bin_rows: list[dict[str, object]] = []
     for name, (point_totals, boot_totals) in groups.items():

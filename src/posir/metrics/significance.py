@@ -1,0 +1,315 @@
+"""Paired comparison of the models of one benchmark and setting (not reported by PosIR).
+
+PosIR (section 5.2, Table 3) and Zeng et al. (section 3.3) compare models by
+point values of nDCG@10 and PSI. Two models of a setting answer the *same*
+queries, so their differences are paired. For every pair of models, overall
+(``all``) and within each length bucket:
+
+* **Fisher's randomisation test** on per-query nDCG@10: under the null the two
+  models' scores of a query are exchangeable, so each query's difference keeps
+  or flips its sign; ``scipy.stats.permutation_test(permutation_type='samples')``
+  with the mean difference as statistic, seeded (exact when ``n_resamples`` is at
+  least 2^n, as for tiny buckets).
+* **Paired t-test** (``scipy.stats.ttest_rel``) beside it, the usual IR companion.
+* **Holm's correction** (``statsmodels.stats.multitest.multipletests(method='holm')``)
+  over the comparisons of one bucket: a family is every model pair within one bucket,
+  each test kind corrected separately.
+* A **paired bootstrap interval of the PSI difference** (and of the bucket
+  nDCG@10 difference): queries are resampled within buckets with the *same*
+  indices for both models, by :func:`posir.metrics.bootstrap.stratified_totals`,
+  and PSI keeps its minimum-bin rule (:mod:`posir.metrics.aggregate`).
+
+Why scipy and statsmodels rather than ranx or PyTerrier: both of those
+recompute the metrics from runs and qrels with their own evaluators, whereas
+the per-query scores here already exist (pytrec_eval, ``metrics.per_query``)
+with the bucket and bin labels the families are built from; ranx would add
+numba and its own metric code, PyTerrier a Java runtime. scipy is already a
+dependency and provides exact/randomised permutation tests and the t-test;
+statsmodels provides the reference implementation of Holm's step-down
+procedure. Nothing statistical is re-implemented here.
+
+Renderers: :func:`pairwise_tests` and :func:`psi_differences` return CSV-ready
+frames; :func:`significance_rendering` / :func:`psi_difference_rendering` lay
+them out as :class:`posir.tables.Rendering` for Markdown
+(:func:`posir.tables.render_markdown`) and LaTeX booktabs
+(:func:`posir.tables.render_latex`): a † marks a difference whose
+randomisation-test p-value, after Holm's correction within its bucket, lies
+below ``alpha`` (0.05 by default).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from posir.metrics.aggregate import ALL
+from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
+from posir.metrics.trend import permutation_batch
+from posir.tables import Block, Cell, Rendering, display_decimal, number_cell
+
+POSITION_COLUMNS = ("length_bucket", "position_bin")
+TEST_COLUMNS = ["bucket", "model_a", "model_b", "n_queries", "mean_a", "mean_b", "mean_difference",
+                "randomisation_p", "randomisation_p_holm", "t_statistic", "ttest_p", "ttest_p_holm", "significant",
+                "n_resamples", "alpha"]
+
+
+class AlignmentError(ValueError):
+    """Per-query tables of one setting that do not describe the same queries."""
+
+
+def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = "ndcg@10") -> pd.DataFrame:
+    """One row per query (sorted by qid): its length bucket, position bin and each model's ``metric``.
+
+    Raises :class:`AlignmentError` when a table repeats a qid, when the models' qid sets differ
+    (naming the model, the counts and a few qids), or when they disagree on a query's bucket or
+    bin (tables of different benchmarks). Columns: ``qid``, ``length_bucket``, ``position_bin``,
+    then one column per model, named by the model.
+    """
+    if not tables:
+        raise AlignmentError("align_scores: no per-query tables given")
+    names = list(tables)
+    reference_name = names[0]
+    aligned: pd.DataFrame | None = None
+    for name in names:
+        table = tables[name]
+        duplicated = table["qid"][table["qid"].duplicated()].unique().tolist()
+        if duplicated:
+            raise AlignmentError(f"model '{name}': {len(duplicated)} qid(s) appear twice, e.g. {duplicated[:5]}")
+        frame = table[["qid", *POSITION_COLUMNS, metric]].rename(columns={metric: name}).sort_values("qid")
+        frame = frame.reset_index(drop=True)
+        if aligned is None:
+            aligned = frame
+            continue
+        missing = sorted(set(aligned["qid"]) - set(frame["qid"]))
+        extra = sorted(set(frame["qid"]) - set(aligned["qid"]))
+        if missing or extra:
+            raise AlignmentError(
+                f"models '{reference_name}' and '{name}' were scored on different queries: {len(missing)} qid(s) only "
+                f"in '{reference_name}' (e.g. {missing[:5]}), {len(extra)} only in '{name}' (e.g. {extra[:5]}); "
+                "compare runs of the same benchmark and setting")
+        for column in POSITION_COLUMNS:
+            differs = aligned[column].astype(str).to_numpy() != frame[column].astype(str).to_numpy()
+            if differs.any():
+                example = aligned["qid"][differs].tolist()[:5]
+                raise AlignmentError(f"models '{reference_name}' and '{name}' disagree on {column} for "
+                                     f"{int(differs.sum())} queries (e.g. {example}): not the same benchmark")
+        aligned[name] = frame[name].to_numpy(dtype=float)
+    assert aligned is not None
+    return aligned
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def randomisation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> float:
+    """Two-sided p-value of Fisher's paired randomisation test of mean(a - b) (scipy's permutation_test)."""
+    from scipy.stats import permutation_test
+
+    if len(a) == 0:
+        return math.nan
+    result = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
+                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed),
+                              batch=permutation_batch(len(a) + len(b)))
+    return float(result.pvalue)
+
+
+def paired_t(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(t, two-sided p) of scipy's ttest_rel; NaN with fewer than two queries or identical scores."""
+    from scipy.stats import ttest_rel
+
+    if len(a) < 2 or np.all(a == b):
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        # constant non-zero differences give t = inf; scipy warns, the value is what we want
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = ttest_rel(a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values (statsmodels), NaN kept in place and left out of the family."""
+    from statsmodels.stats.multitest import multipletests
+
+    values = np.asarray(p_values, dtype=float)
+    adjusted = np.full(values.shape, np.nan)
+    finite = np.isfinite(values)
+    if finite.any():
+        adjusted[finite] = multipletests(values[finite], method="holm")[1]
+    return adjusted
+
+
+def _groups(aligned: pd.DataFrame, buckets: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    return [(ALL, aligned)] + [(b, aligned[aligned["length_bucket"] == b]) for b in buckets]
+
+
+def pairwise_tests(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequence[str], n_resamples: int = 9999,
+                   seed: int = 13, alpha: float = 0.05) -> pd.DataFrame:
+    """Every pair of ``models`` (in the given order, a before b), per bucket and overall, on ``aligned`` scores.
+
+    ``aligned`` is :func:`align_scores`'s table. Columns (``TEST_COLUMNS``): ``mean_difference`` is
+    mean(a - b); ``randomisation_p`` / ``ttest_p`` are two-sided; ``*_holm`` are Holm-adjusted over
+    the pairs of the row's bucket; ``significant`` is ``randomisation_p_holm < alpha``. A bucket
+    with no queries gives NaN tests.
+    """
+    if len(models) < 2:
+        raise ValueError(f"pairwise_tests: need at least two models, got {list(models)}")
+    absent = [m for m in models if m not in aligned.columns]
+    if absent:
+        raise ValueError(f"pairwise_tests: no score column for model(s) {absent}; run align_scores on their tables")
+    rows = []
+    for name, frame in _groups(aligned, buckets):
+        family = []
+        for model_a, model_b in combinations(models, 2):
+            a = frame[model_a].to_numpy(dtype=float)
+            b = frame[model_b].to_numpy(dtype=float)
+            t_statistic, t_p = paired_t(a, b)
+            family.append({
+                "bucket": name, "model_a": model_a, "model_b": model_b, "n_queries": int(len(a)),
+                "mean_a": float(a.mean()) if len(a) else math.nan,
+                "mean_b": float(b.mean()) if len(b) else math.nan,
+                "mean_difference": float((a - b).mean()) if len(a) else math.nan,
+                "randomisation_p": randomisation_p(a, b, n_resamples, seed),
+                "t_statistic": t_statistic, "ttest_p": t_p,
+            })
+        for column in ("randomisation_p", "ttest_p"):
+            for row, adjusted in zip(family, holm([r[column] for r in family])):
+                row[f"{column}_holm"] = float(adjusted)
+        for row in family:
+            row.update({"significant": bool(row["randomisation_p_holm"] < alpha), "n_resamples": n_resamples,
+                        "alpha": alpha})
+        rows += family
+    return pd.DataFrame(rows, columns=TEST_COLUMNS)
+
+
+# --- paired bootstrap of PSI differences -------------------------------------------------------
+
+
+def _per_query(aligned: pd.DataFrame, model: str, metric: str) -> pd.DataFrame:
+    return aligned[["qid", *POSITION_COLUMNS]].assign(**{metric: aligned[model].to_numpy(dtype=float)})
+
+
+def _difference_interval(replicates: np.ndarray, point: float, params: BootstrapParams) -> tuple[float, float]:
+    """bootstrap.interval for a difference in [-1, 1].
+
+    ``interval`` clips to [0, 1], the range of PSI and nDCG; mapping d -> (d + 1) / 2 and back
+    keeps its percentile and centered conventions exactly (both are affine-equivariant) while
+    clipping to [-1, 1] instead.
+    """
+    low, high, _ = interval((replicates + 1.0) / 2.0, np.asarray((point + 1.0) / 2.0), params)
+    return float(2.0 * low - 1.0), float(2.0 * high - 1.0)
+
+
+def psi_differences(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequence[str], n_bins: int,
+                    min_bin_queries: int, params: BootstrapParams, metric: str = "ndcg@10") -> pd.DataFrame:
+    """Paired stratified bootstrap of PSI(a) - PSI(b) and bin-mean nDCG(a) - nDCG(b), every pair, every bucket.
+
+    Both models of a resample see the same queries (``stratified_totals`` draws indices from the
+    seed, the bucket and its size only, and ``aligned`` orders both by qid), so the interval
+    reflects the models' disagreement, not the query sample twice. Columns: ``bucket``,
+    ``model_a``, ``model_b``, ``n_queries``, ``psi_a``, ``psi_b``, ``psi_difference`` (a - b) with
+    ``_ci_low``/``_ci_high`` and ``_bootstrap_bias`` (resample mean - point), ``psi_defined_share``
+    (resamples where both PSIs exist), ``share_a_higher`` (resamples with PSI(a) > PSI(b)), the
+    same for ``ndcg@10_bin_mean`` (PosIR's bucket score), ``n_resamples``, ``confidence``, ``interval``.
+    """
+    totals = {m: stratified_totals(_per_query(aligned, m, metric), buckets, n_bins, params, metric) for m in models}
+    rows = []
+    for bucket in [ALL, *buckets]:
+        stats = {}
+        for m in models:
+            observed, resampled = totals[m][bucket]
+            stats[m] = (statistics(observed, min_bin_queries), statistics(resampled, min_bin_queries))
+        for model_a, model_b in combinations(models, 2):
+            (point_a, boot_a), (point_b, boot_b) = stats[model_a], stats[model_b]
+            row: dict[str, object] = {"bucket": bucket, "model_a": model_a, "model_b": model_b,
+                                      "n_queries": int(totals[model_a][bucket][0].counts.sum())}
+            for key, column in (("psi", "psi"), ("bin_mean", f"{metric}_bin_mean")):
+                point = float(point_a[key][0] - point_b[key][0])
+                replicates = boot_a[key] - boot_b[key]
+                defined = np.isfinite(replicates)
+                low, high = _difference_interval(replicates, point, params)
+                row[f"{column}_a"] = float(point_a[key][0])
+                row[f"{column}_b"] = float(point_b[key][0])
+                row[f"{column}_difference"] = point
+                row[f"{column}_difference_ci_low"] = low
+                row[f"{column}_difference_ci_high"] = high
+                row[f"{column}_difference_bootstrap_bias"] = (float(replicates[defined].mean() - point)
+                                                              if defined.any() else math.nan)
+                row[f"{column}_defined_share"] = float(defined.mean())
+                row[f"{column}_share_a_higher"] = (float((replicates[defined] > 0).mean())
+                                                   if defined.any() else math.nan)
+            row.update({"n_resamples": params.resamples, "confidence": params.confidence, "interval": params.interval})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --- renderers -------------------------------------------------------------------------------
+
+
+def significance_rendering(tests: pd.DataFrame, buckets: Sequence[str], alpha: float = 0.05, caption: str = "",
+                           label: str = "", labels: Mapping[str, str] | None = None) -> Rendering:
+    """One row per model pair: nDCG@10 difference (a - b, in points) overall and per bucket.
+
+    A † follows a difference whose randomisation-test p-value after Holm's correction within its
+    bucket lies below ``alpha``; "–" marks a bucket without queries. Render it with
+    ``posir.tables.render_markdown`` or ``render_latex`` (booktabs, the † as ``$^{\\dagger}$``).
+    ``labels`` renames models for display.
+    """
+    names = labels or {}
+    columns = [ALL, *buckets]
+    table = tests.set_index(["model_a", "model_b", "bucket"])
+    rows = []
+    for model_a, model_b in dict.fromkeys(zip(tests["model_a"], tests["model_b"])):
+        cells = [Cell(names.get(model_a, model_a)), Cell(names.get(model_b, model_b))]
+        for bucket in columns:
+            key = (model_a, model_b, bucket)
+            if key not in table.index or not math.isfinite(table.loc[key, "mean_difference"]):
+                cells.append(Cell(None))
+                continue
+            entry = table.loc[key]
+            cells.append(number_cell(100 * entry["mean_difference"], flagged=entry["randomisation_p_holm"] < alpha))
+        rows.append(cells)
+    n = int(tests["n_resamples"].iloc[0]) if "n_resamples" in tests.columns else None
+    notes = [f"Difference in mean nDCG@10 (model A - model B, points). † p < {alpha:g} in Fisher's paired "
+             f"randomisation test{f' ({n} resamples)' if n else ''}, Holm-corrected over the model pairs of each "
+             "bucket."]
+    return Rendering(["model A", "model B", *("nDCG@10" if b == ALL else b for b in columns)],
+                     "ll" + "r" * len(columns), [Block(rows)], notes, caption, label)
+
+
+def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], caption: str = "", label: str = "",
+                             labels: Mapping[str, str] | None = None) -> Rendering:
+    """One row per model pair: PSI(a) - PSI(b) overall and per bucket with its paired bootstrap interval.
+
+    A † marks an interval that excludes 0. Cells read ``0.12 [0.05, 0.20]``.
+    """
+    def shown(value: float) -> str:
+        rounded = display_decimal(value)
+        return "–" if rounded is None else f"{rounded:.2f}"
+
+    names = labels or {}
+    columns = [ALL, *buckets]
+    table = differences.set_index(["model_a", "model_b", "bucket"])
+    rows = []
+    for model_a, model_b in dict.fromkeys(zip(differences["model_a"], differences["model_b"])):
+        cells = [Cell(names.get(model_a, model_a)), Cell(names.get(model_b, model_b))]
+        for bucket in columns:
+            key = (model_a, model_b, bucket)
+            if key not in table.index or not math.isfinite(table.loc[key, "psi_difference"]):
+                cells.append(Cell(None))
+                continue
+            entry = table.loc[key]
+            low, high = entry["psi_difference_ci_low"], entry["psi_difference_ci_high"]
+            excludes_zero = bool(low > 0 or high < 0)
+            cells.append(Cell(f"{shown(entry['psi_difference'])} [{shown(low)}, {shown(high)}]", excludes_zero))
+        rows.append(cells)
+    confidence = float(differences["confidence"].iloc[0]) if len(differences) else 0.95
+    notes = [f"PSI(model A) - PSI(model B) with a paired stratified bootstrap {confidence:.0%} interval (the same "
+             "resampled queries for both models). † the interval excludes 0."]
+    return Rendering(["model A", "model B", *("PSI" if b == ALL else f"PSI {b}" for b in columns)],
+                     "ll" + "r" * len(columns), [Block(rows)], notes, caption, label)

@@ -1,0 +1,191 @@
+"""Trend statistics of nDCG@10 against evidence position, and a test between positions.
+
+PSI (Zeng et al., section 3.3; PosIR section 5.2) is a worst-case ratio over
+position bins: it is never zero on noisy data, so it alone cannot say whether a
+bucket has a *position trend* or only bin-to-bin noise. PosIR's own analysis
+correlates bin means with position but never reports it; here, per length
+bucket (and ``all``):
+
+* :func:`trend_table` -- the bin means of :func:`posir.metrics.aggregate.bin_table`
+  against the bin centres (PosIR section 4.1's equal-width bins): the OLS slope
+  with its two-sided p-value (``scipy.stats.linregress``), Pearson's r,
+  Spearman's rho and Kendall's tau with their two-sided p-values. The slope is
+  in metric units per unit of relative position, i.e. the fitted change from
+  the start to the end of a document. Bins are weighted equally, as PSI and the
+  bucket nDCG weigh them, and the bins used are exactly PSI's (at least
+  ``min_bin_queries`` queries, :func:`posir.metrics.aggregate.summarize`).
+* :func:`thirds_test` -- is evidence in the first third of a document found
+  better than evidence in the last third? A two-sample permutation test of the
+  difference in mean per-query nDCG@10 (``scipy.stats.permutation_test``,
+  seeded) with effect sizes: the difference in means, Cohen's d (pooled SD) and
+  Cliff's delta from the Mann-Whitney U statistic.
+* :func:`flag_psi_trends` -- per bucket, whether PSI rests on a significant
+  trend (a chosen p-value below ``alpha``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from posir.metrics.aggregate import ALL
+from posir.metrics.bootstrap import CHUNK_ENTRIES
+
+# Fewer bins than this leave no degrees of freedom for a slope's p-value (n - 2 = 0).
+MIN_TREND_BINS = 3
+TREND_TESTS = {"slope": "slope_p", "pearson": "pearson_p", "spearman": "spearman_p", "kendall": "kendall_p"}
+TREND_COLUMNS = ["bucket", "bins_used", "bins_skipped", "slope", "slope_stderr", "slope_p", "intercept",
+                 "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "kendall_tau", "kendall_p"]
+
+
+def eligible_bins(bins: pd.DataFrame, min_bin_queries: int) -> pd.Series:
+    """Mask of the bins PSI uses: non-empty and holding at least ``min_bin_queries`` queries (aggregate.summarize)."""
+    return bins["n_queries"] >= max(int(min_bin_queries), 1)
+
+
+def bin_centres(bins: pd.DataFrame) -> np.ndarray:
+    """Relative position of each bin's centre, from the bin table's own edges."""
+    return ((bins["bin_start"] + bins["bin_end"]) / 2).to_numpy(dtype=float)
+
+
+def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Slope and the three correlations with p-values; NaN where undefined (too few bins, constant means)."""
+    from scipy import stats
+
+    nan = dict.fromkeys(TREND_COLUMNS[3:], math.nan)
+    if len(x) < MIN_TREND_BINS or np.ptp(y) == 0 or np.ptp(x) == 0:
+        return nan
+    # scipy warns on ties it handles correctly anyway; the caller only needs the numbers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = stats.linregress(x, y)
+        pearson = stats.pearsonr(x, y)
+        spearman = stats.spearmanr(x, y)
+        kendall = stats.kendalltau(x, y)
+    return {"slope": float(fit.slope), "slope_stderr": float(fit.stderr), "slope_p": float(fit.pvalue),
+            "intercept": float(fit.intercept),
+            "pearson_r": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
+            "spearman_rho": float(spearman.statistic), "spearman_p": float(spearman.pvalue),
+            "kendall_tau": float(kendall.statistic), "kendall_p": float(kendall.pvalue)}
+
+
+def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = "ndcg@10") -> pd.DataFrame:
+    """One row per bucket of ``bins`` (aggregate.bin_table's long table): trend of bin means against position.
+
+    Columns: ``bucket``, ``bins_used`` (PSI's bins), ``bins_skipped`` (non-empty bins below the
+    minimum, comma-separated as in the summary), ``slope``, ``slope_stderr``, ``slope_p``,
+    ``intercept``, ``pearson_r``/``_p``, ``spearman_rho``/``_p``, ``kendall_tau``/``_p``. Statistics are
+    NaN with fewer than three bins or constant bin means.
+    """
+    rows = []
+    for name, frame in bins.groupby("bucket", sort=False):
+        used = frame[eligible_bins(frame, min_bin_queries)]
+        skipped = frame[(frame["n_queries"] > 0) & ~eligible_bins(frame, min_bin_queries)]["position_bin"]
+        rows.append({"bucket": name, "bins_used": int(len(used)),
+                     "bins_skipped": ",".join(str(b) for b in skipped.tolist()),
+                     **_trend(bin_centres(used), used[metric].to_numpy(dtype=float))})
+    return pd.DataFrame(rows, columns=TREND_COLUMNS)
+
+
+# --- first third against last third ------------------------------------------------------------
+
+
+def cohens_d(a: np.ndarray, b: np.ndarray) -> float:
+    """(mean a - mean b) / pooled standard deviation (ddof 1); NaN when it is zero or undefined."""
+    n1, n2 = len(a), len(b)
+    if n1 < 2 or n2 < 2:
+        return math.nan
+    pooled = math.sqrt(((n1 - 1) * np.var(a, ddof=1) + (n2 - 1) * np.var(b, ddof=1)) / (n1 + n2 - 2))
+    return float((np.mean(a) - np.mean(b)) / pooled) if pooled > 0 else math.nan
+
+
+def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
+    """P(a > b) - P(a < b) over all pairs, as 2U/(n1 n2) - 1 with U Mann-Whitney's statistic of ``a``."""
+    from scipy.stats import mannwhitneyu
+
+    if len(a) == 0 or len(b) == 0:
+        return math.nan
+    u = mannwhitneyu(a, b, alternative="two-sided").statistic
+    return float(2.0 * u / (len(a) * len(b)) - 1.0)
+
+
+def permutation_batch(n_values: int) -> int:
+    """Permutations scipy evaluates at once: bounded so that 10,000 resamples of 10,000 queries fit in memory."""
+    return max(1, CHUNK_ENTRIES // max(n_values, 1))
+
+
+def _difference_in_means(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> float:
+    """Two-sided permutation p-value of mean(a) - mean(b); exact when ``n_resamples`` covers every split."""
+    from scipy.stats import permutation_test
+
+    if len(a) == 0 or len(b) == 0:
+        return math.nan
+    result = permutation_test((a, b), _difference_in_means, permutation_type="independent", vectorized=True,
+                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed),
+                              batch=permutation_batch(len(a) + len(b)))
+    return float(result.pvalue)
+
+
+def thirds_test(per_query: pd.DataFrame, buckets: Sequence[str], n_resamples: int = 9999, seed: int = 13,
+                metric: str = "ndcg@10", first: float = 1 / 3, last: float = 2 / 3) -> pd.DataFrame:
+    """Per bucket (and 'all'): per-query ``metric`` with evidence at ``relative_position <= first`` against ``> last``.
+
+    The cut follows PosIR's ``(a, b]`` bins (section 4.1): position 0 belongs to the first
+    third, position ``last`` to the middle. Columns: ``bucket``, ``n_first``, ``n_last``,
+    ``mean_first``, ``mean_last``, ``difference`` (first - last, positive = primacy),
+    ``permutation_p`` (two-sided, ``n_resamples`` permutations from ``seed``), ``cohens_d``,
+    ``cliffs_delta``. Every bucket uses the same seed, so reruns reproduce the table.
+    """
+    if not 0.0 < first <= last < 1.0:
+        raise ValueError(f"thirds_test: need 0 < first <= last < 1, got first={first}, last={last}")
+    rows = []
+    groups = [(ALL, per_query)] + [(b, per_query[per_query["length_bucket"] == b]) for b in buckets]
+    for name, frame in groups:
+        position = frame["relative_position"].to_numpy(dtype=float)
+        scores = frame[metric].to_numpy(dtype=float)
+        a, b = scores[position <= first], scores[position > last]
+        rows.append({
+            "bucket": name, "n_first": int(len(a)), "n_last": int(len(b)),
+            "mean_first": float(np.mean(a)) if len(a) else math.nan,
+            "mean_last": float(np.mean(b)) if len(b) else math.nan,
+            "difference": float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan,
+            "permutation_p": permutation_p(a, b, n_resamples, seed),
+            "cohens_d": cohens_d(a, b), "cliffs_delta": cliffs_delta(a, b),
+        })
+    return pd.DataFrame(rows)
+
+
+# --- does PSI rest on a trend? ------------------------------------------------------------------
+
+
+def flag_psi_trends(summary: pd.DataFrame, trends: pd.DataFrame, alpha: float = 0.05,
+                    test: str = "spearman") -> pd.DataFrame:
+    """Per bucket: PSI beside the chosen trend test's p-value and whether it lies below ``alpha``.
+
+    ``summary`` is aggregate.summarize's table, ``trends`` :func:`trend_table`'s; ``test`` is one of
+    ``slope``, ``pearson``, ``spearman``, ``kendall``. ``direction`` reads the sign of Spearman's rho
+    (``primacy``: scores fall towards the end; ``recency``: they rise). ``psi_trend_significant`` is
+    False where the p-value is undefined, so a PSI over too few bins is never called significant.
+    """
+    if test not in TREND_TESTS:
+        raise ValueError(f"flag_psi_trends: test must be one of {sorted(TREND_TESTS)}, not '{test}'")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"flag_psi_trends: alpha must lie strictly between 0 and 1, not {alpha}")
+    p_column = TREND_TESTS[test]
+    merged = summary[["bucket", "psi"]].merge(trends[["bucket", "bins_used", "spearman_rho", p_column]],
+                                              on="bucket", how="left", validate="one_to_one")
+    rho = merged["spearman_rho"]
+    merged["direction"] = np.select([rho < 0, rho > 0], ["primacy", "recency"], default="none")
+    merged["test"] = test
+    merged["alpha"] = alpha
+    merged["p_value"] = merged[p_column]
+    merged["psi_trend_significant"] = merged["p_value"].lt(alpha).fillna(False).astype(bool)
+    return merged[["bucket", "psi", "bins_used", "direction", "test", "p_value", "alpha", "psi_trend_significant"]]

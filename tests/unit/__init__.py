@@ -1,0 +1,1 @@
+"""Pure, fast tests of single functions on hand-made inputs."""
