@@ -248,7 +248,7 @@ class LLMRelevanceScorer:
         self._count("logprobs")
         return probability
 
-    def _request(self, messages: list[dict[str, str]], stage: str) -> list[tuple[str, float]] | _NoLogprobs | _Failed:
+    def _request(self, messages: list[Any], stage: str) -> list[tuple[str, float]] | _NoLogprobs | _Failed:
         """One-token chat completion with logprobs, retried by the client's rules (module docstring)."""
         client = self.client
         config = client.config

@@ -124,11 +124,13 @@ class RerankAPIScorer:
 
     def __init__(self, spec: ScorerSpec, *, environ: Mapping[str, str] | None = None,
                  sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
-        assert spec.protocol is not None and spec.base_url is not None
+        if spec.protocol not in DEFAULT_PATHS or not spec.base_url:
+            raise ScorerError(f"scorers.{spec.name}: a rerank-api entry needs protocol and base_url; build the "
+                              f"spec with ScorerSpec.from_config")
         self.name = spec.name
         self.spec = spec
-        self.protocol = spec.protocol
-        self.url = spec.base_url.rstrip("/") + (spec.path or DEFAULT_PATHS[spec.protocol])
+        self.protocol = str(spec.protocol)
+        self.url = str(spec.base_url).rstrip("/") + (spec.path or DEFAULT_PATHS[self.protocol])
         self.__key = _read_key(spec, os.environ if environ is None else environ)
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -191,7 +193,8 @@ class RerankAPIScorer:
                 self._refuse_config(status, detail)
                 if not (status in RETRYABLE_STATUS or status >= 500):
                     return _Failed("bad_request", f"HTTP {status}: {detail}")
-                delay, reason = _retry_after(error.headers or {}), f"HTTP {status}"
+                headers = {name.lower(): value for name, value in (error.headers or {}).items()}
+                delay, reason = _retry_after(headers), f"HTTP {status}"
             except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
                 reason = f"{type(error).__name__}: {self._redact(str(getattr(error, 'reason', error)))[:200]}"
             else:

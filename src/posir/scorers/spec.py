@@ -265,7 +265,9 @@ def _coerce(name: str, key: str, value: Any) -> Any:
 @dataclass
 class ScorerContext:
     """What some backends need beyond their entry: the LLM client and prompts (``llm-grade``), a place
-    to keep endpoint facts (the score cache), and the usage-ledger stage name of LLM calls."""
+    to keep endpoint facts (the score cache), the usage-ledger stage name of LLM calls, and ``extra``
+    for registered factories (e.g. the ``models:`` section and the embedding cache of a registry-based
+    bi-encoder)."""
 
     llm_client: Any = None
     prompts_dir: Path | None = None
@@ -338,15 +340,17 @@ def register_backend(backend: str, factory: Factory, keys: Sequence[str] | None 
 
 
 def load_scorer(spec: ScorerSpec, *, llm_client: Any = None, prompts_dir: str | Path | None = None,
-                cache: Any = None, stage: str | None = None, chunk_size: int | None = None) -> PairScorer:
+                cache: Any = None, stage: str | None = None, chunk_size: int | None = None,
+                extra: Mapping[str, Any] | None = None) -> PairScorer:
     """The scorer of a ``scorers:`` entry, behind ``cache`` (a :class:`~posir.scorers.cache.ScoreCache`)
     when one is given.
 
     ``llm_client`` (a :class:`posir.llm.LLMClient`) is needed by ``llm-grade``;
-    ``stage`` names its calls in the client's usage report.
+    ``stage`` names its calls in the client's usage report; ``extra`` reaches
+    registered factories through :attr:`ScorerContext.extra`.
     """
     context = ScorerContext(llm_client=llm_client, prompts_dir=Path(prompts_dir) if prompts_dir else None,
-                            notes=cache, stage=stage)
+                            notes=cache, stage=stage, extra=dict(extra or {}))
     scorer = FACTORIES[spec.backend](spec, context)
     if cache is None:
         return scorer
