@@ -35,6 +35,7 @@ LANGUAGES_COLUMN = "languages_outside_model"
 LOW_BINS_MARK = "†"  # PSI left out bins below the minimum count
 LANGUAGE_MARK = "‡"  # a language of the setting is outside the model's declared languages
 INCOMPLETE_MARK = "*"  # a mean over fewer settings than the other models of its source
+SIGNIFICANT_MARK = "†"  # significance tables: significant after Holm correction (their notes say so)
 
 
 def language_note() -> str:

@@ -50,7 +50,7 @@ import pandas as pd
 from posir.metrics.aggregate import ALL
 from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
 from posir.metrics.trend import permutation_batch
-from posir.tables import Block, Cell, Rendering, display_decimal, number_cell
+from posir.tables import SIGNIFICANT_MARK, Block, Cell, Rendering, display_decimal, number_cell
 
 POSITION_COLUMNS = ("length_bucket", "position_bin")
 TEST_COLUMNS = ["bucket", "model_a", "model_b", "n_queries", "mean_a", "mean_b", "mean_difference",
@@ -272,7 +272,8 @@ def significance_rendering(tests: pd.DataFrame, buckets: Sequence[str], alpha: f
                 cells.append(Cell(None))
                 continue
             entry = table.loc[key]
-            cells.append(number_cell(100 * entry["mean_difference"], flagged=entry["randomisation_p_holm"] < alpha))
+            cells.append(number_cell(100 * entry["mean_difference"],
+                                     marks=SIGNIFICANT_MARK if entry["randomisation_p_holm"] < alpha else ""))
         rows.append(cells)
     n = int(tests["n_resamples"].iloc[0]) if "n_resamples" in tests.columns else None
     notes = [f"Difference in mean nDCG@10 (model A - model B, points). † p < {alpha:g} in Fisher's paired "
@@ -306,7 +307,8 @@ def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], 
             entry = table.loc[key]
             low, high = entry["psi_difference_ci_low"], entry["psi_difference_ci_high"]
             excludes_zero = bool(low > 0 or high < 0)
-            cells.append(Cell(f"{shown(entry['psi_difference'])} [{shown(low)}, {shown(high)}]", excludes_zero))
+            cells.append(Cell(f"{shown(entry['psi_difference'])} [{shown(low)}, {shown(high)}]",
+                              SIGNIFICANT_MARK if excludes_zero else ""))
         rows.append(cells)
     confidence = float(differences["confidence"].iloc[0]) if len(differences) else 0.95
     notes = [f"PSI(model A) - PSI(model B) with a paired stratified bootstrap {confidence:.0%} interval (the same "
