@@ -12,20 +12,19 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
-include: "rules/common_generation.smk"
 include: "rules/sources.smk"
 include: "rules/benchmarks.smk"
+include: "rules/generation.smk"
 include: "rules/translation.smk"
 include: "rules/retrieval.smk"
 include: "rules/evaluation.smk"
 include: "rules/paper.smk"
-include: "rules/generation.smk"
 
 
 rule all:
+    default_target: True
     input:
-        all_outputs(),
+        evaluation_outputs(),
         paper_outputs(),
         translation_outputs(),
-    default_target: True
     localrule: True

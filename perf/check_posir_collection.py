@@ -69,7 +69,7 @@ def check_subset(root: Path, subset: str, count: TokenCounter) -> Report:
     documents_in = pq.read_metadata(folder / "corpus.parquet").num_rows
     queries_in = pq.read_metadata(folder / "queries.parquet").num_rows
     started = time.perf_counter()
-    built = import_subset(ImportSpec(str(root), subset), count, BUCKETS, N_BINS)
+    built = import_subset(ImportSpec.from_config({"path": str(root), "subset": subset}), count, BUCKETS, N_BINS)
     seconds = time.perf_counter() - started
     return Report(subset, documents_in, len(built.documents), queries_in, len(built.queries),
                   reason_counts(built.drops), dict(Counter(p.length_bucket for p in built.positions)),

@@ -1,16 +1,16 @@
-# Config validation, path conventions and the input functions every rule shares.
+# Glue shared by every rules file, in one place: the config check, path conventions, the shared input functions.
 import re
+from pathlib import Path
 
 import yaml
 from snakemake.utils import validate
 
+from posir import benchmark as fmt
+from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
 from posir.config import (
-    CROSS_LINGUAL_BUILDER,
     ONE_VS_MANY,
-    PARALLEL_BUILDER,
-    SQUAD_BUILDER,
-    Setting,
     Evaluation,
+    Setting,
     benchmark_languages,
     check_references,
     check_schema,
@@ -23,21 +23,39 @@ from posir.config import (
 from posir.models.spec import ModelSpec
 from posir.published import check_config as check_paper_config
 from posir.sources import Source
+from posir.tables import PAPER_TABLE_FILES
+from posir.translate.spec import (
+    benchmark_separator,
+    check_translation_config,
+    comparison_rows,
+    translation_entries,
+    translation_variants,
+)
 
+# --- the config: one sentence per problem, then Snakemake's validate fills in the schema's defaults ---------
 
-# One sentence per problem (key path, what is wrong, what is allowed) before Snakemake's validate, which
-# would print the whole schema; validate then fills in the schema's defaults.
 check_schema(config, yaml.safe_load(open(workflow.source_path("../schemas/config.schema.yaml"))))
 validate(config, schema="../schemas/config.schema.yaml")
 check_references(config)
+check_paper_config(config)
+check_translation_config(config)
 
 RESULTS = "results"
-METRICS_CONFIG = config.get("metrics", {})
-# What a benchmark's positions table depends on; bootstrap settings must not rebuild benchmarks.
-POSITION_CONFIG = {k: v for k, v in METRICS_CONFIG.items() if k in ("position_bins", "length_buckets")}
+PROMPTS = Path(workflow.basedir) / "prompts"
 EVALUATIONS = list(evaluations(config))
+PUBLISHED = config["published"] or {}
+PAPER_TABLES = config["paper_tables"] or {}
+TRANSLATION_COMPARISONS = config["translation_comparisons"] or {}
 # Every text a model encoding has embedded, by content hash (posir.embedding_cache); "" turns it off.
-EMBEDDING_CACHE = config.get("embedding_cache", f"{RESULTS}/embedding-cache.sqlite")
+EMBEDDING_CACHE = config["embedding_cache"]
+TRANSLATION_CACHE = config["translation_cache"]
+# Every (scorer, query, document) score of the scorers, by content hash (posir.scorers.cache); "" turns it off.
+SCORE_CACHE = config["score_cache"]
+
+# Each rule gets the part of 'metrics' it reads, so that changing the bootstrap reruns no benchmark and no table.
+POSITION_CONFIG = {k: config["metrics"][k] for k in ("position_bins", "length_buckets")}
+TABLE_CONFIG = {**POSITION_CONFIG, "min_bin_queries": config["metrics"]["min_bin_queries"]}
+METRICS_CONFIG = config["metrics"]
 
 
 def names_regex(names):
@@ -47,8 +65,8 @@ def names_regex(names):
 
 
 def names_with_builder(builder):
-    """A wildcard regex matching exactly the benchmarks built by ``builder`` (never anything else)."""
-    return names_regex(n for n, e in config["benchmarks"].items() if e["builder"] == builder)
+    """A wildcard regex matching exactly the benchmarks made by ``builder`` (a posir.builders.Builder)."""
+    return names_regex(n for n, e in config["benchmarks"].items() if e["builder"] == builder.name)
 
 
 wildcard_constraints:
@@ -57,23 +75,28 @@ wildcard_constraints:
     language="[a-z]{3}",
     model=names_regex(config["models"]),
     benchmark="[^/]+",
+    collection=names_regex(config["text_collections"]),
+    text_set="[^/]+",
     source="[^/]+",
 
 
-def model_spec(wildcards):
-    return ModelSpec.from_config(wildcards.model, config["models"][wildcards.model])
+# --- paths ------------------------------------------------------------------------------------------
 
 
-def model_entry(wildcards):
-    return config["models"][wildcards.model]
+def benchmark_dir(variant):
+    return f"{RESULTS}/benchmarks/{variant}"
 
 
-def source_entry(wildcards):
-    return config["sources"][wildcards.source]
+def collection_dir(collection):
+    return f"{RESULTS}/collections/{collection}"
 
 
-def benchmark_entry(wildcards):
-    return config["benchmarks"][wildcards.benchmark]
+def benchmark_outputs(variant, query_only=False, extra=()):
+    """Every file of the benchmark contract (posir.benchmark), as named rule outputs, plus ``extra`` file names."""
+    names = fmt.QUERY_ONLY_CONTRACT if query_only else fmt.CONTRACT
+    outputs = {name: f"{benchmark_dir(variant)}/{filename}" for name, filename in names.items()}
+    outputs.update({Path(filename).stem: f"{benchmark_dir(variant)}/{filename}" for filename in extra})
+    return outputs
 
 
 def source_file(name):
@@ -81,8 +104,34 @@ def source_file(name):
     return f"{RESULTS}/sources/{name}/{source.filename}"
 
 
-def benchmark_dir(variant):
-    return f"{RESULTS}/benchmarks/{variant}"
+def text_set_file(text_set, kind):
+    """The texts of a text set: a benchmark (variant) or a text collection."""
+    if text_set in config["text_collections"]:
+        return f"{collection_dir(text_set)}/{fmt.CORPUS}"
+    return f"{benchmark_dir(text_set)}/{fmt.CORPUS if kind == 'corpus' else fmt.QUERIES}"
+
+
+def embeddings_file(model, text_set, kind):
+    """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
+    return f"{RESULTS}/embeddings/{embedding_model(config, model)}/{text_set}/{kind}.npy"
+
+
+def run_file(e):
+    return f"{RESULTS}/runs/{e.benchmark}/{e.model}/{e.setting}.trec"
+
+
+def aggregate_file(e, suffix):
+    return f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.{suffix}.tsv"
+
+
+def reported(path, caption, category, subcategory, **labels):
+    """An output shown in the HTML report (``snakemake --report``), captioned by ``report/<caption>.rst``."""
+    return report(
+        path, caption=f"../report/{caption}.rst", category=category, subcategory=subcategory, labels=labels or None
+    )
+
+
+# --- sources and benchmarks --------------------------------------------------------------------------
 
 
 def benchmark_source_files(wildcards):
@@ -100,50 +149,201 @@ def cross_lingual_inputs(wildcards):
     base = benchmark_dir(config["benchmarks"][wildcards.benchmark]["corpus_from"])
     return {
         **variant_source_files(wildcards),
-        "base_corpus": f"{base}/corpus.jsonl",
-        "base_paragraphs": f"{base}/paragraphs.tsv",
-        "base_documents": f"{base}/documents.tsv",
+        "base_corpus": f"{base}/{fmt.CORPUS}",
+        "base_paragraphs": f"{base}/{fmt.PARAGRAPHS}",
+        "base_documents": f"{base}/{fmt.DOCUMENTS}",
     }
 
 
+def collection_source(wildcards):
+    source = config["text_collections"][wildcards.collection].get("source")
+    return {"source": source_file(source)} if source else {}
+
+
+def posir_import_files(wildcards):
+    from posir.builders.posir_import import ImportSpec
+
+    spec = ImportSpec.from_config(config["benchmarks"][wildcards.benchmark]["posir_import"])
+    return {} if spec.download else {k: str(v) for k, v in spec.files().items()}
+
+
+# --- LLM generation ---------------------------------------------------------------------------------
+
+GENERATION_STAGES = ("corpus", "sample", "queries", "spans", "contrast", "grading", "false_negatives")
+
+
+def stage_outputs(stage, **files):
+    """A generation stage's outputs: its own ``files`` (name -> file name), its drops.tsv and counts.json."""
+    directory = f"{RESULTS}/generation/{{benchmark}}/{stage}"
+    return {
+        **{name: f"{directory}/{filename}" for name, filename in files.items()},
+        "drops": f"{directory}/{fmt.DROPS}",
+        "counts": f"{directory}/{fmt.COUNTS}",
+    }
+
+
+def prompt_files(name):
+    return [str(PROMPTS / f"{name}.md"), str(PROMPTS / f"{name}.schema.json")]
+
+
+def prompts_dir_of(wildcards, input):
+    """The folder of the rule's prompt files (inputs, so editing a prompt reruns its stage)."""
+    return str(Path(input.prompt[0]).parent)
+
+
+def llm_answer_settings(wildcards):
+    """The llm settings that shape answers; a change reruns the LLM stages (the cache keeps old answers).
+
+    The endpoint itself is read from the config by the scripts, so a local server on another port reruns nothing.
+    """
+    section = config.get("llm") or {}
+    return {k: section.get(k) for k in ("model", "temperature", "max_tokens", "seed")}
+
+
+def generation_block(wildcards, stage):
+    return config["benchmarks"][wildcards.benchmark]["generation"].get(stage) or {}
+
+
+def stage_scorers(stage):
+    """The ``scorers`` entries one generation stage uses (and nothing else of the section)."""
+
+    def scorers(wildcards):
+        names = generation_block(wildcards, stage).get("scorers", [])
+        return {name: config["scorers"][name] for name in names}
+
+    return scorers
+
+
+def recall_model_entry(wildcards):
+    name = generation_block(wildcards, "false_negatives").get("recall_model")
+    return {name: config["models"][name]} if name else {}
+
+
+def scorer_mem_mb(wildcards):
+    block = config["benchmarks"][wildcards.benchmark]["generation"]
+    names = {n for stage in ("contrast", "false_negatives") for n in (block.get(stage) or {}).get("scorers", [])}
+    return max([config["scorers"][n].get("mem_mb", 3000) for n in names] + [3000])
+
+
+def generation_stage_dirs(wildcards):
+    return [f"{RESULTS}/generation/{wildcards.benchmark}/{s}" for s in GENERATION_STAGES]
+
+
+def generation_counts(wildcards):
+    return [f"{d}/{fmt.COUNTS}" for d in generation_stage_dirs(wildcards)]
+
+
+def generation_drops(wildcards):
+    return [f"{d}/{fmt.DROPS}" for d in generation_stage_dirs(wildcards)]
+
+
+# --- translation ---------------------------------------------------------------------------------------
+
+
+def translation_spec(wildcards):
+    return config["benchmarks"][wildcards.benchmark]["translations"][wildcards.language]
+
+
+def translation_source_dir(wildcards):
+    """The variant translated: the 'from' benchmark in its 'from_language'."""
+    entry = config["benchmarks"][wildcards.benchmark]
+    return benchmark_dir(query_variant(config, entry["from"], entry["from_language"]))
+
+
+def translation_source_corpus(wildcards):
+    return f"{translation_source_dir(wildcards)}/{fmt.CORPUS}"
+
+
+def translation_inputs(wildcards):
+    source = translation_source_dir(wildcards)
+    inputs = {name: f"{source}/{filename}" for name, filename in fmt.CONTRACT.items() if name not in ("drops", "card")}
+    spec = translation_spec(wildcards)
+    if spec["backend"] == "parallel":
+        inputs["parallel_source"] = source_file(spec["source_file"])
+        inputs["parallel_target"] = source_file(spec["target_file"])
+    return inputs
+
+
+def translation_separator(wildcards):
+    return benchmark_separator(config, wildcards.benchmark)
+
+
+def translation_llm(wildcards):
+    """The llm section, only for variants that call an LLM (so editing it reruns only those)."""
+    entry = config["benchmarks"][wildcards.benchmark]
+    spec = translation_spec(wildcards)
+    uses_llm = spec["backend"] == "llm" or entry["filters"]["refusal"]["llm_confirm"]
+    return {**(config.get("llm") or {}), **spec.get("llm", {})} if uses_llm else {}
+
+
+def translation_cache_of(wildcards):
+    return TRANSLATION_CACHE if translation_spec(wildcards)["backend"] == "apertium" else ""
+
+
+def judge_llm(wildcards):
+    return {**(config.get("llm") or {}), **translation_spec(wildcards).get("llm", {})}
+
+
+def judged_languages(benchmark):
+    return [lang for name, lang in translation_variants(config) if name == benchmark]
+
+
+def judge_files(wildcards):
+    return [
+        f"{RESULTS}/translation/{wildcards.benchmark}-{lang}/judge.tsv"
+        for lang in judged_languages(wildcards.benchmark)
+    ]
+
+
+def judge_keys(wildcards):
+    entry = config["benchmarks"][wildcards.benchmark]
+    return [
+        [wildcards.benchmark, lang, entry["translations"][lang]["backend"]]
+        for lang in judged_languages(wildcards.benchmark)
+    ]
+
+
+def comparison_summaries(wildcards):
+    return [
+        f"{RESULTS}/aggregates/{r['benchmark']}/{r['model']}/{r['setting']}.summary.tsv"
+        for r in comparison_rows(config, wildcards.comparison)
+    ]
+
+
+def comparison_cards(wildcards):
+    language = TRANSLATION_COMPARISONS[wildcards.comparison]["language"]
+    return {
+        b: f"{benchmark_dir(f'{b}-{language}')}/{fmt.CARD}"
+        for b in TRANSLATION_COMPARISONS[wildcards.comparison]["translations"]
+    }
+
+
+def comparison_card_files(wildcards):
+    return list(comparison_cards(wildcards).values())
+
+
+def comparison_rows_of(wildcards):
+    return comparison_rows(config, wildcards.comparison)
+
+
+# --- encoding and retrieval ----------------------------------------------------------------------------
+
+
+def model_spec(wildcards):
+    return ModelSpec.from_config(wildcards.model, config["models"][wildcards.model])
+
+
 def encode_texts_input(wildcards):
-    filename = "corpus.jsonl" if wildcards.kind == "corpus" else "queries.jsonl"
-    return f"{benchmark_dir(wildcards.benchmark)}/{filename}"
-
-
-def encode_mem_mb(wildcards):
-    return config["models"][wildcards.model].get("mem_mb", 4000)
+    return text_set_file(wildcards.text_set, wildcards.kind)
 
 
 def encode_gpu(wildcards):
     return int(model_spec(wildcards).uses_gpu)
 
 
-def embeddings_file(model, variant, kind):
-    """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
-    return f"{RESULTS}/embeddings/{embedding_model(config, model)}/{variant}/{kind}.npy"
-
-
 def renorm_mean_file(model):
     collection = config["models"][model]["renorm_collection"]
     return f"{RESULTS}/embeddings/{embedding_model(config, model)}/{collection}/corpus.mean.npy"
-
-
-def collection_entry(wildcards):
-    return config["text_collections"][wildcards.benchmark]
-
-
-def collection_source(wildcards):
-    source = config["text_collections"][wildcards.benchmark].get("source")
-    return {"source": source_file(source)} if source else {}
-
-
-def renorm_collection_of(wildcards):
-    return wildcards.benchmark
-
-
-def text_collection_names():
-    return names_regex(config.get("text_collections", {}))
 
 
 def embedding_model_of(wildcards):
@@ -162,9 +362,11 @@ def corpus_variants_of(wildcards):
     return corpus_variants(config, wildcards.benchmark, setting_of(wildcards).corpus_language)
 
 
-def languages_outside_model_of(wildcards):
-    """Setting languages the model does not declare: tables flag the row."""
-    return languages_outside_model(config, Evaluation(wildcards.benchmark, wildcards.model, setting_of(wildcards)))
+def corpus_languages_of(wildcards):
+    setting = setting_of(wildcards)
+    if setting.corpus_language == ONE_VS_MANY:
+        return benchmark_languages(config["benchmarks"][wildcards.benchmark])
+    return [setting.corpus_language]
 
 
 def corpus_id_prefixes(wildcards):
@@ -186,23 +388,19 @@ def retrieve_inputs(wildcards):
             inputs["mean"] = renorm_mean_file(wildcards.model)
         return inputs
     return {
-        "queries": f"{benchmark_dir(query_dir)}/queries.jsonl",
-        "corpus": [f"{benchmark_dir(v)}/corpus.jsonl" for v in corpus_variants_of(wildcards)],
+        "queries": f"{benchmark_dir(query_dir)}/{fmt.QUERIES}",
+        "corpus": [f"{benchmark_dir(v)}/{fmt.CORPUS}" for v in corpus_variants_of(wildcards)],
     }
 
 
-def corpus_languages_of(wildcards):
-    setting = setting_of(wildcards)
-    if setting.corpus_language == ONE_VS_MANY:
-        return benchmark_languages(config["benchmarks"][wildcards.benchmark])
-    return [setting.corpus_language]
+# --- evaluation ------------------------------------------------------------------------------------------
 
 
 def score_run_inputs(wildcards):
     query_dir = query_variant_of(wildcards)
     inputs = {
-        "qrels": f"{benchmark_dir(query_dir)}/qrels/test.tsv",
-        "positions": f"{benchmark_dir(query_dir)}/positions.tsv",
+        "qrels": f"{benchmark_dir(query_dir)}/{fmt.QRELS}",
+        "positions": f"{benchmark_dir(query_dir)}/{fmt.POSITIONS}",
         "run": f"{RESULTS}/runs/{wildcards.benchmark}/{wildcards.model}/{wildcards.setting}.trec",
     }
     corpora = corpus_variants_of(wildcards)
@@ -211,32 +409,35 @@ def score_run_inputs(wildcards):
     return inputs
 
 
+def languages_outside_model_of(wildcards):
+    """Setting languages the model does not declare: tables flag the row."""
+    return languages_outside_model(config, Evaluation(wildcards.benchmark, wildcards.model, setting_of(wildcards)))
+
+
 def evaluations_of(benchmark):
     return [e for e in EVALUATIONS if e.benchmark == benchmark]
-
-
-def aggregate_file(e, suffix):
-    return f"{RESULTS}/aggregates/{e.benchmark}/{e.model}/{e.setting}.{suffix}.tsv"
-
-
-def summaries_of_benchmark(wildcards):
-    return [aggregate_file(e, "summary") for e in evaluations_of(wildcards.benchmark)]
-
-
-def bins_of_benchmark(wildcards):
-    return [aggregate_file(e, "bins") for e in evaluations_of(wildcards.benchmark)]
-
-
-def panel_keys(wildcards):
-    return [(e.model, str(e.setting)) for e in evaluations_of(wildcards.benchmark)]
 
 
 def evaluations_of_setting(wildcards):
     return [e for e in evaluations_of(wildcards.benchmark) if str(e.setting) == wildcards.setting]
 
 
-def bins_of_setting(wildcards):
-    return [aggregate_file(e, "bins") for e in evaluations_of_setting(wildcards)]
+def aggregates_of_benchmark(suffix):
+    def files(wildcards):
+        return [aggregate_file(e, suffix) for e in evaluations_of(wildcards.benchmark)]
+
+    return files
+
+
+def aggregates_of_setting(suffix):
+    def files(wildcards):
+        return [aggregate_file(e, suffix) for e in evaluations_of_setting(wildcards)]
+
+    return files
+
+
+def panel_keys(wildcards):
+    return [(e.model, str(e.setting)) for e in evaluations_of(wildcards.benchmark)]
 
 
 def models_of_setting(wildcards):
@@ -248,10 +449,7 @@ def one_vs_many_evaluations(benchmark):
 
 
 def one_vs_many_runs(wildcards):
-    return [
-        f"{RESULTS}/runs/{e.benchmark}/{e.model}/{e.setting}.trec"
-        for e in one_vs_many_evaluations(wildcards.benchmark)
-    ]
+    return [run_file(e) for e in one_vs_many_evaluations(wildcards.benchmark)]
 
 
 def one_vs_many_keys(wildcards):
@@ -262,7 +460,55 @@ def is_multilingual_table(benchmark):
     return len({str(e.setting) for e in evaluations_of(benchmark)}) > 1
 
 
-def all_outputs():
+# --- published results and paper tables -------------------------------------------------------------------
+
+
+def published_path(name):
+    """The file a 'published' entry reads: its source's fetched copy, or its local path."""
+    entry = PUBLISHED[name]
+    if "source" in entry:
+        return source_file(entry["source"])
+    return entry["path"]
+
+
+def published_input(wildcards):
+    return published_path(wildcards.published)
+
+
+def paper_table_evaluations(wildcards):
+    benchmarks = PAPER_TABLES[wildcards.table]["benchmarks"]
+    return [e for e in EVALUATIONS if e.benchmark in benchmarks]
+
+
+def paper_table_summaries(wildcards):
+    return [aggregate_file(e, "summary") for e in paper_table_evaluations(wildcards)]
+
+
+def paper_table_summary_keys(wildcards):
+    return [[e.benchmark, e.model, str(e.setting)] for e in paper_table_evaluations(wildcards)]
+
+
+def paper_table_published_files(wildcards):
+    return [published_path(name) for name in PAPER_TABLES[wildcards.table]["published"]]
+
+
+def paper_table_published(wildcards):
+    return {name: PUBLISHED[name] for name in PAPER_TABLES[wildcards.table]["published"]}
+
+
+def paper_table_reference(wildcards):
+    name = PAPER_TABLES[wildcards.table].get("reference")
+    return config["references"].get(name, {}) if name else {}
+
+
+def paper_table_files(table):
+    return {key: f"{RESULTS}/tables/paper/{table}/{filename}" for key, filename in PAPER_TABLE_FILES.items()}
+
+
+# --- what 'snakemake' builds --------------------------------------------------------------------------------
+
+
+def evaluation_outputs():
     benchmarks = sorted({e.benchmark for e in EVALUATIONS})
     outputs = []
     for name in benchmarks:
@@ -283,92 +529,32 @@ def all_outputs():
     return outputs
 
 
-# --- published results, bootstrap intervals and paper tables (rules/paper.smk) ---
-
-check_paper_config(config)
-
-PUBLISHED = config.get("published", {}) or {}
-PAPER_TABLES = config.get("paper_tables", {}) or {}
-
-
-def bootstraps_of_benchmark(wildcards):
-    return [aggregate_file(e, "bootstrap") for e in evaluations_of(wildcards.benchmark)]
-
-
-def bootstrap_bins_of_benchmark(wildcards):
-    return [aggregate_file(e, "bootstrap_bins") for e in evaluations_of(wildcards.benchmark)]
-
-
-def bootstrap_bins_of_setting(wildcards):
-    return [aggregate_file(e, "bootstrap_bins") for e in evaluations_of_setting(wildcards)]
-
-
-def published_path(name):
-    """The file a 'published' entry reads: its source's fetched copy, or its local path."""
-    entry = PUBLISHED[name]
-    if "source" in entry:
-        return source_file(entry["source"])
-    return entry["path"]
-
-
-def published_entry(wildcards):
-    return PUBLISHED[wildcards.published]
-
-
-def published_input(wildcards):
-    return published_path(wildcards.published)
-
-
-def paper_table_entry(wildcards):
-    return PAPER_TABLES[wildcards.table]
-
-
-def paper_table_evaluations(wildcards):
-    benchmarks = PAPER_TABLES[wildcards.table].get("benchmarks", [])
-    return [e for e in EVALUATIONS if e.benchmark in benchmarks]
-
-
-def paper_table_summaries(wildcards):
-    return [aggregate_file(e, "summary") for e in paper_table_evaluations(wildcards)]
-
-
-def paper_table_summary_keys(wildcards):
-    return [[e.benchmark, e.model, str(e.setting)] for e in paper_table_evaluations(wildcards)]
-
-
-def paper_table_published_files(wildcards):
-    return [published_path(name) for name in PAPER_TABLES[wildcards.table].get("published", [])]
-
-
-def paper_table_published(wildcards):
-    return {name: PUBLISHED[name] for name in PAPER_TABLES[wildcards.table].get("published", [])}
-
-
-def paper_table_reference(wildcards):
-    name = PAPER_TABLES[wildcards.table].get("reference")
-    return config.get("references", {}).get(name, {}) if name else {}
-
-
-def paper_table_files(table):
-    directory = f"{RESULTS}/tables/paper/{table}"
-    return {
-        "settings_csv": f"{directory}/settings.csv",
-        "settings_md": f"{directory}/settings.md",
-        "settings_tex": f"{directory}/settings.tex",
-        "ranking_csv": f"{directory}/ranking.csv",
-        "ranking_md": f"{directory}/ranking.md",
-        "ranking_tex": f"{directory}/ranking.tex",
-        "correlation_csv": f"{directory}/correlation.csv",
-        "position_bias_csv": f"{directory}/position_bias.csv",
-        "position_bias_md": f"{directory}/position_bias.md",
-        "position_bias_tex": f"{directory}/position_bias.tex",
-    }
-
-
 def paper_outputs():
     outputs = []
     for name in PUBLISHED:
         outputs += [f"{RESULTS}/tables/published/{name}/main.csv", f"{RESULTS}/tables/published/{name}/main.md"]
     for table in PAPER_TABLES:
         outputs += list(paper_table_files(table).values())
+    return outputs
+
+
+def translation_outputs():
+    # like every other benchmark, a translation is built by 'all' only when something evaluates it
+    evaluated = {e.benchmark for e in EVALUATIONS}
+    outputs = [
+        f"{benchmark_dir(f'{name}-{lang}')}/{fmt.CARD}"
+        for name, lang in translation_variants(config)
+        if name in evaluated
+    ]
+    for name, parsed in translation_entries(config).items():
+        if parsed.judge is not None:
+            outputs += [
+                f"{RESULTS}/tables/{name}/translation_judge.csv",
+                f"{RESULTS}/tables/{name}/translation_judge.md",
+            ]
+    for name in TRANSLATION_COMPARISONS:
+        outputs += [
+            f"{RESULTS}/tables/{name}/translation_comparison.csv",
+            f"{RESULTS}/tables/{name}/translation_comparison.md",
+        ]
     return outputs

@@ -1,4 +1,4 @@
-# Published results as inputs, bootstrap intervals and paper-grade tables (PosIR Tables 2-3; issue 6).
+# Published results as inputs and paper-grade tables (PosIR Tables 2-3).
 
 
 wildcard_constraints:
@@ -10,30 +10,33 @@ rule published_table:
     input:
         results=published_input,
     output:
-        csv=report(
-            f"{RESULTS}/tables/published/{{published}}/main.csv",
-            caption="../report/published_table.rst",
-            category="Tables",
-            subcategory="published: {published}",
+        csv=reported(
+            f"{RESULTS}/tables/published/{{published}}/main.csv", "published_table", "Tables", "published: {published}"
         ),
-        markdown=report(
-            f"{RESULTS}/tables/published/{{published}}/main.md",
-            caption="../report/published_table.rst",
-            category="Tables",
-            subcategory="published: {published}",
+        markdown=reported(
+            f"{RESULTS}/tables/published/{{published}}/main.md", "published_table", "Tables", "published: {published}"
         ),
-    params:
-        entry=published_entry,
-        metrics=METRICS_CONFIG,
     log:
         f"{RESULTS}/logs/published_table/{{published}}.log",
+    conda:
+        "../envs/evaluation.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/evaluation.yaml"
+    params:
+        entry=lookup(dpath="published/{published}", within=config),
+        metrics=TABLE_CONFIG,
     script:
         "../scripts/published_table.py"
+
+
+# The captions of PAPER_TABLE_FILES' outputs (posir.tables), one per table of PosIR.
+PAPER_CAPTIONS = {
+    "settings": "paper_settings",
+    "ranking": "paper_ranking",
+    "correlation": "paper_ranking",
+    "position": "paper_position_bias",
+}
 
 
 rule paper_tables:
@@ -41,78 +44,22 @@ rule paper_tables:
         summaries=paper_table_summaries,
         published=paper_table_published_files,
     output:
-        settings_csv=report(
-            f"{RESULTS}/tables/paper/{{table}}/settings.csv",
-            caption="../report/paper_settings.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        settings_md=report(
-            f"{RESULTS}/tables/paper/{{table}}/settings.md",
-            caption="../report/paper_settings.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        settings_tex=report(
-            f"{RESULTS}/tables/paper/{{table}}/settings.tex",
-            caption="../report/paper_settings.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        ranking_csv=report(
-            f"{RESULTS}/tables/paper/{{table}}/ranking.csv",
-            caption="../report/paper_ranking.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        ranking_md=report(
-            f"{RESULTS}/tables/paper/{{table}}/ranking.md",
-            caption="../report/paper_ranking.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        ranking_tex=report(
-            f"{RESULTS}/tables/paper/{{table}}/ranking.tex",
-            caption="../report/paper_ranking.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        correlation_csv=report(
-            f"{RESULTS}/tables/paper/{{table}}/correlation.csv",
-            caption="../report/paper_ranking.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        position_bias_csv=report(
-            f"{RESULTS}/tables/paper/{{table}}/position_bias.csv",
-            caption="../report/paper_position_bias.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        position_bias_md=report(
-            f"{RESULTS}/tables/paper/{{table}}/position_bias.md",
-            caption="../report/paper_position_bias.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-        position_bias_tex=report(
-            f"{RESULTS}/tables/paper/{{table}}/position_bias.tex",
-            caption="../report/paper_position_bias.rst",
-            category="Paper tables",
-            subcategory="{table}",
-        ),
-    params:
-        entry=paper_table_entry,
-        summary_keys=paper_table_summary_keys,
-        published=paper_table_published,
-        reference=paper_table_reference,
-        metrics=METRICS_CONFIG,
+        **{
+            key: reported(path, PAPER_CAPTIONS[key.split("_")[0]], "Paper tables", "{table}")
+            for key, path in paper_table_files("{table}").items()
+        },
     log:
         f"{RESULTS}/logs/paper_tables/{{table}}.log",
+    conda:
+        "../envs/evaluation.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/evaluation.yaml"
+    params:
+        entry=lookup(dpath="paper_tables/{table}", within=config),
+        summary_keys=paper_table_summary_keys,
+        published=paper_table_published,
+        reference=paper_table_reference,
+        metrics=TABLE_CONFIG,
     script:
         "../scripts/paper_tables.py"

@@ -1,16 +1,19 @@
+# Source files: from a mirror directory (POSIR_MIRROR, config 'mirrors') or the official URL, sha256-verified.
+
+
 rule fetch_source:
     output:
         f"{RESULTS}/sources/{{source}}/{{filename}}",
-    params:
-        entry=source_entry,
-        mirrors=config.get("mirrors", []),
     log:
         f"{RESULTS}/logs/fetch_source/{{source}}/{{filename}}.log",
-    resources:
-        mem_mb=500,
-        runtime=30,
     localrule: True
     conda:
         "../envs/sources.yaml"
+    resources:
+        mem_mb=500,
+        runtime=30,
+    params:
+        entry=lookup(dpath="sources/{source}", within=config),
+        mirrors=config["mirrors"],
     script:
         "../scripts/fetch_source.py"

@@ -4,9 +4,9 @@ from posir.steps.generation import assemble_step
 
 with log_to(snakemake.log[0]) as log:
     card = assemble_step(snakemake.wildcards.benchmark, snakemake.params.entry,
-                         MetricParams.from_section(snakemake.params.metrics), snakemake.params.stage_dirs,
+                         MetricParams.from_config(snakemake.params.metrics), snakemake.params.stage_dirs,
                          snakemake.input.documents, snakemake.input.kept, snakemake.input.removed,
-                         snakemake.config.get("llm"), snakemake.output.card.rsplit("/", 1)[0])
+                         snakemake.params.llm, snakemake.output.card.rsplit("/", 1)[0])
     log.info("built %s: %s", snakemake.wildcards.benchmark, card["counts"])
     for stage in card["stages"]:
         log.info("stage %s", stage)

@@ -8,7 +8,7 @@ with log_to(snakemake.log[0]) as log:
         snakemake.wildcards.benchmark,
         snakemake.params.entry,
         sources,
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         snakemake.output.card.rsplit("/", 1)[0],
     )
     log.info("built %s: %s", snakemake.wildcards.benchmark, card["counts"])

@@ -10,7 +10,7 @@ with log_to(snakemake.log[0]) as log:
         snakemake.input.english,
         snakemake.input.language,
         snakemake.input.base_corpus.rsplit("/", 1)[0],
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         snakemake.output.card.rsplit("/", 1)[0],
     )
     log.info("built %s: %s; stages %s", card["name"], card["counts"]["queries_per_bucket"], card["stages"])

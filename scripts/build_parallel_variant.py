@@ -9,7 +9,7 @@ with log_to(snakemake.log[0]) as log:
         snakemake.wildcards.language,
         snakemake.input.english,
         snakemake.input.language,
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         snakemake.output.card.rsplit("/", 1)[0],
     )
     log.info("built %s: %s; stages %s", card["name"], card["counts"]["queries_per_bucket"], card["stages"])

@@ -3,7 +3,7 @@ from posir.steps.benchmarks import build_text_collection
 
 with log_to(snakemake.log[0]) as log:
     card = build_text_collection(
-        snakemake.wildcards.benchmark,
+        snakemake.wildcards.collection,
         snakemake.params.entry,
         snakemake.input.get("source"),
         snakemake.output.card.rsplit("/", 1)[0],

@@ -2,5 +2,5 @@ from posir.logs import log_to
 from posir.steps.retrieval import estimate_renorm_mean
 
 with log_to(snakemake.log[0]):
-    estimate_renorm_mean(snakemake.wildcards.model, snakemake.wildcards.benchmark, snakemake.input.embeddings,
+    estimate_renorm_mean(snakemake.wildcards.model, snakemake.wildcards.collection, snakemake.input.embeddings,
                          snakemake.output.mean)

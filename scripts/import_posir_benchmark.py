@@ -4,7 +4,7 @@ from posir.steps.generation import import_posir_step
 
 with log_to(snakemake.log[0]) as log:
     card = import_posir_step(snakemake.wildcards.benchmark, snakemake.params.entry,
-                             MetricParams.from_section(snakemake.params.metrics),
+                             MetricParams.from_config(snakemake.params.metrics),
                              snakemake.output.card.rsplit("/", 1)[0])
     log.info("imported %s: %s", snakemake.wildcards.benchmark, card["counts"])
     for stage in card["stages"]:

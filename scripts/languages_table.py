@@ -5,7 +5,7 @@ from posir.steps.evaluation import write_languages_table
 with log_to(snakemake.log[0]):
     write_languages_table(
         dict(zip(map(tuple, snakemake.params.panels), snakemake.input.summaries)),
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         snakemake.output.csv,
         snakemake.output.markdown,
     )

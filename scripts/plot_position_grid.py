@@ -5,7 +5,7 @@ from posir.steps.evaluation import plot_position_grid
 with log_to(snakemake.log[0]):
     plot_position_grid(
         dict(zip((f"{model}, {setting}" for model, setting in snakemake.params.panels), snakemake.input.bins)),
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         f"{snakemake.wildcards.benchmark}: nDCG@10 by evidence position",
         snakemake.output.figure,
         dict(zip((f"{model}, {setting}" for model, setting in snakemake.params.panels), snakemake.input.bands)),

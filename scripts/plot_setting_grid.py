@@ -5,7 +5,7 @@ from posir.steps.evaluation import plot_position_grid
 with log_to(snakemake.log[0]):
     plot_position_grid(
         dict(zip(snakemake.params.models, snakemake.input.bins)),
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         f"{snakemake.wildcards.benchmark}, {snakemake.wildcards.setting}: nDCG@10 by evidence position",
         snakemake.output.figure,
         dict(zip(snakemake.params.models, snakemake.input.bands)),

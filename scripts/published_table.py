@@ -1,13 +1,13 @@
 from posir.config import MetricParams
 from posir.logs import log_to
-from posir.published import write_published_table
+from posir.steps.paper import write_published_table
 
 with log_to(snakemake.log[0]) as log:
     table = write_published_table(
         snakemake.wildcards.published,
         snakemake.params.entry,
         snakemake.input.results,
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         snakemake.output.csv,
         snakemake.output.markdown,
     )

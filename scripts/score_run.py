@@ -1,4 +1,5 @@
 from posir.logs import log_to
+from posir.metrics.measures import NDCG_10
 from posir.steps.evaluation import evaluate_run
 
 OUTPUTS = ("per_query", "bins", "summary", "bootstrap", "bootstrap_bins", "figure")
@@ -16,4 +17,4 @@ with log_to(snakemake.log[0]) as log:
         title=f"{w.benchmark}: {w.model}, {w.setting}",
         languages_outside_model=snakemake.params.languages_outside_model,
     )
-    log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table["ndcg@10"].mean())
+    log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table[NDCG_10.column].mean())

@@ -5,5 +5,6 @@ with log_to(snakemake.log[0]) as log:
     count = span_contrast_step(snakemake.params.entry, snakemake.params.scorers, snakemake.config.get("llm"),
                                snakemake.params.prompts, snakemake.input.documents, snakemake.input.located,
                                snakemake.output.kept, snakemake.output.scores, snakemake.output.drops,
-                               snakemake.output.counts, threads=snakemake.threads)
+                               snakemake.output.counts, threads=snakemake.threads,
+                               score_cache=snakemake.params.score_cache or None)
     log.info("stage %s", vars(count))

@@ -12,7 +12,7 @@ with log_to(snakemake.log[0]) as log:
         snakemake.params.entry,
         snakemake.wildcards.language,
         Path(snakemake.input.corpus).parent,
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         Path(snakemake.output.card).parent,
         separator=snakemake.params.separator,
         llm=snakemake.params.llm or None,

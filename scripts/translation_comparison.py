@@ -10,7 +10,7 @@ with log_to(snakemake.log[0]) as log:
         [Path(p) for p in snakemake.input.summaries],
         {b: Path(p) for b, p in snakemake.params.cards.items()},
         snakemake.params.reference,
-        MetricParams.from_section(snakemake.params.metrics),
+        MetricParams.from_config(snakemake.params.metrics),
         Path(snakemake.output.csv),
         Path(snakemake.output.markdown),
     )

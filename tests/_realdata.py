@@ -20,7 +20,7 @@ from tests.conftest import mirror_dir
 DATA = mirror_dir()
 SQUAD = DATA / "squad" / "dev-v1.1.json"
 EXCERPT = DATA / "posir-published" / "2_models_eval_metrics.json"
-METRICS = MetricParams.from_section({})
+METRICS = MetricParams.from_config({})
 
 
 def require(path: Path) -> Path:

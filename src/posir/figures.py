@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from posir.metrics.aggregate import ALL  # noqa: E402
+from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
 
 
 def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_bins: int, title: str, path: Path) -> None:
@@ -43,7 +44,7 @@ def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries
             continue
         centers = (frame["bin_start"] + frame["bin_end"]) / 2
         style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
-        (line,) = ax.plot(centers, frame["ndcg@10"] * 100, marker="o", markersize=3, label=bucket, **style)
+        (line,) = ax.plot(centers, frame[POSITION_MEASURE.column] * 100, marker="o", markersize=3, label=bucket, **style)
         if bands is not None:
             _band(ax, bands, bucket, frame, centers, line.get_color())
     ax.set_xlim(0, 1)
@@ -53,7 +54,8 @@ def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries
 def _band(ax, bands: pd.DataFrame, bucket: str, frame: pd.DataFrame, centers: pd.Series, color: str) -> None:
     """Shade the bootstrap interval of each drawn bin mean (metrics/bootstrap.py)."""
     band = bands[bands["bucket"] == bucket].set_index("position_bin").reindex(frame["position_bin"])
-    ax.fill_between(centers.to_numpy(), band["ndcg@10_ci_low"].to_numpy() * 100, band["ndcg@10_ci_high"].to_numpy() * 100,
+    ax.fill_between(centers.to_numpy(), band[POSITION_MEASURE.of("ci_low")].to_numpy() * 100,
+                    band[POSITION_MEASURE.of("ci_high")].to_numpy() * 100,
                     color=color, alpha=0.12 if bucket == ALL else 0.2, linewidth=0)
 
 

@@ -50,3 +50,9 @@ def language_name(code: str) -> str | None:
     stopwords (see ``posir.models.bm25_backend``).
     """
     return ISO639_3_NAMES.get(code)
+
+
+def display_name(code: str) -> str:
+    """The language's English name as prompts write it (``deu`` -> ``German``); the code itself if unknown."""
+    name = language_name(code)
+    return name.capitalize() if name else code

@@ -24,13 +24,16 @@ import pandas as pd
 
 from posir.config import ConfigError, Setting
 from posir.metrics.aggregate import ALL
+from posir.metrics.measures import NDCG_10
 
 if TYPE_CHECKING:
-    from posir.config import MetricParams
+    pass
 
 FORMAT_POSIR = "posir_eval_metrics"
 FORMATS = (FORMAT_POSIR,)
-NDCG, PSI = "nDCG@10", "PSI"
+# the keys of PosIR's files: nDCG@10, nDCG@10(Q1), ..., PSI, PSI(Q1), ...
+NDCG, PSI = NDCG_10.name, "PSI"
+BIN_MEAN, QUERY_MEAN = NDCG_10.of("bin_mean"), NDCG_10.of("query_mean")
 _BUCKET_KEY = re.compile(r"^(nDCG@10|PSI)\((?P<bucket>[^()]+)\)$")
 
 SummaryFrames = dict[tuple[str, str], pd.DataFrame]
@@ -89,16 +92,17 @@ def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str],
             if missing:
                 raise PublishedError(f"{where}: missing {missing}")
             rows: list[dict[str, object]] = [{
-                "bucket": ALL, "n_queries": math.nan, "ndcg@10_bin_mean": math.nan,
-                "ndcg@10_query_mean": _number(metrics[NDCG], f"{where}/{NDCG}"),
+                "bucket": ALL, "n_queries": math.nan, BIN_MEAN: math.nan,
+                QUERY_MEAN: _number(metrics[NDCG], f"{where}/{NDCG}"),
                 "psi": _number(metrics[PSI], f"{where}/{PSI}"),
                 "psi_bins_used": math.nan, "psi_bins_skipped": "",
             }]
             for bucket in buckets:
                 rows.append({
                     "bucket": bucket, "n_queries": math.nan,
-                    "ndcg@10_bin_mean": _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
-                    "ndcg@10_query_mean": math.nan, "psi": _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"), "psi_bins_used": math.nan, "psi_bins_skipped": "",
+                    BIN_MEAN: _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
+                    QUERY_MEAN: math.nan, "psi": _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"),
+                    "psi_bins_used": math.nan, "psi_bins_skipped": "",
                 })
             frames[(str(model), setting)] = pd.DataFrame(rows)
     return frames
@@ -139,9 +143,6 @@ def check_config(config: Mapping[str, Any]) -> None:
             raise ConfigError(f"paper_tables.{name}: list at least one of 'published' or 'benchmarks'")
 
 
-# --- workflow steps (rules published_table and paper_tables) ------------------
-
-
 def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets: Sequence[str]) -> SummaryFrames:
     """Read a ``published`` entry's file; a local ``path`` with a ``sha256`` is verified first."""
     from posir.sources import sha256_of
@@ -151,78 +152,4 @@ def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets
         actual = sha256_of(Path(path))
         if actual != str(expected).lower():
             raise PublishedError(f"published.{name}: {path} has sha256 {actual}, the config expects {expected}")
-    return read_published(Path(path), buckets, entry.get("format", FORMAT_POSIR))
-
-
-def write_published_table(name: str, entry: Mapping[str, Any], path: Path, metrics: MetricParams,
-                          csv_path: Path, markdown_path: Path) -> pd.DataFrame:
-    """A published result set as our per-setting main table (CSV and Markdown)."""
-    from posir.tables import main_table, to_markdown
-
-    table = main_table(published_summaries(name, entry, path, metrics.bucket_names), metrics.bucket_names)
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
-    return table
-
-
-PAPER_OUTPUTS = ("settings_csv", "settings_md", "settings_tex", "ranking_csv", "ranking_md", "ranking_tex",
-                 "correlation_csv", "position_bias_csv", "position_bias_md", "position_bias_tex")
-
-
-def write_paper_tables(
-    name: str,
-    table_entry: Mapping[str, Any],
-    own_summaries: Mapping[tuple[str, str, str], Path],
-    published: Mapping[str, tuple[Mapping[str, Any], Path]],
-    reference: Mapping[str, Any] | None,
-    metrics: MetricParams,
-    outputs: Mapping[str, Path],
-) -> dict[str, pd.DataFrame]:
-    """PosIR Tables 2-3 over published result sets and our evaluations, as CSV, Markdown and LaTeX.
-
-    ``own_summaries`` maps (benchmark, model, setting) to a summary TSV;
-    ``published`` maps a published entry's name to (entry, file).
-    """
-    from posir import tables
-    from posir.steps.evaluation import read_tsv as read_summary
-
-    buckets = metrics.bucket_names
-    sources: dict[str, dict[tuple[str, str], pd.DataFrame]] = {}
-    for item, (entry, path) in published.items():
-        sources.setdefault(str(entry.get("label", item)), {}).update(published_summaries(item, entry, path, buckets))
-    for (benchmark, model, setting), path in own_summaries.items():
-        sources.setdefault(benchmark, {})[(model, setting)] = read_summary(Path(path))
-    settings = tables.settings_table(sources, buckets, metrics.n_bins)
-
-    models = table_entry.get("models")
-    labels = table_entry.get("labels", {})
-    average_of = table_entry.get("average_of", "displayed")
-    incomplete = table_entry.get("incomplete", "mark")
-    reference = reference or {}
-    reference_label = str(reference.get("label", "Reference"))
-    headers = {b.name: b.header for b in metrics.buckets}
-    ranking, correlation = tables.ranking_table(settings, buckets, reference.get("scores"), models,
-                                                incomplete=incomplete)
-    position = tables.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
-
-    renderings = {
-        "settings": tables.settings_rendering(
-            settings, buckets, headers, metrics.min_bin_queries, labels,
-            caption=f"{name}: nDCG@10 and PSI per model and language setting", label=f"tab:{name}-settings"),
-        "ranking": tables.ranking_rendering(
-            ranking, correlation, buckets, headers, reference_label, labels,
-            caption=f"{name}: nDCG@10 by document length and rank correlation with {reference_label}",
-            label=f"tab:{name}-ranking"),
-        "position_bias": tables.position_bias_rendering(
-            position, buckets, headers, metrics.min_bin_queries, labels,
-            caption=f"{name}: position sensitivity (PSI) by document length", label=f"tab:{name}-position-bias",
-            average_of=average_of),
-    }
-    settings.to_csv(outputs["settings_csv"], index=False)
-    ranking.to_csv(outputs["ranking_csv"], index=False)
-    correlation.to_csv(outputs["correlation_csv"], index=False)
-    position.to_csv(outputs["position_bias_csv"], index=False)
-    for key, rendering in renderings.items():
-        Path(outputs[f"{key}_md"]).write_text(tables.render_markdown(rendering), encoding="utf-8")
-        Path(outputs[f"{key}_tex"]).write_text(tables.render_latex(rendering), encoding="utf-8")
-    return {"settings": settings, "ranking": ranking, "correlation": correlation, "position_bias": position}
+    return read_published(Path(path), buckets, entry["format"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from typing import Any
@@ -25,8 +26,11 @@ import pandas as pd
 
 from posir.config import Setting
 from posir.metrics.aggregate import ALL
+from posir.metrics.measures import NDCG_10, PSI
 from posir.metrics.correlation import correlation_table
 
+NDCG = NDCG_10.column  # overall: the mean over queries; per bucket: the mean of the bucket's bin means
+BIN_MEAN, QUERY_MEAN, PCT = NDCG_10.of("bin_mean"), NDCG_10.of("query_mean"), NDCG_10.of("pct")
 ID_COLUMNS = ("model", "setting")
 UNBUCKETED_COLUMN = "n_queries_outside_buckets"
 # Languages of a row's setting that its model does not declare (posir.config.languages_outside_model).
@@ -43,6 +47,17 @@ def language_note() -> str:
             f"(models.<name>.languages): its scores may reflect that, not position.")
 
 
+# Columns of our TSVs that hold ids and labels, never numbers.
+TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str,
+                "model": str, "setting": str, LANGUAGES_COLUMN: str}
+
+
+def read_result_tsv(path: Path) -> pd.DataFrame:
+    """Our result TSVs (per-query scores, aggregates): empty cells are missing numbers, ids and labels stay text."""
+    frame = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype=TEXT_COLUMNS)
+    return frame.fillna({c: "" for c in TEXT_COLUMNS if c in frame.columns})
+
+
 def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Sequence[str]) -> pd.DataFrame:
     """Wide table: n_queries, nDCG@10 overall and per bucket, PSI overall and per bucket.
 
@@ -54,14 +69,14 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
         by_bucket = summary.set_index("bucket")
         overall = by_bucket.loc[ALL]
         row: dict[str, object] = {"model": model, "setting": setting, "n_queries": _count(overall["n_queries"]),
-                                  "ndcg@10": overall["ndcg@10_query_mean"]}
+                                  NDCG: overall[QUERY_MEAN]}
         for b in buckets:
-            row[f"ndcg@10_{b}"] = by_bucket["ndcg@10_bin_mean"].get(b, float("nan"))
+            row[f"{NDCG}_{b}"] = by_bucket[BIN_MEAN].get(b, float("nan"))
         row["psi"] = overall["psi"]
         for b in buckets:
             row[f"psi_{b}"] = by_bucket["psi"].get(b, float("nan"))
         for b in buckets:
-            row[f"ndcg@10_query_mean_{b}"] = by_bucket["ndcg@10_query_mean"].get(b, float("nan"))
+            row[f"{QUERY_MEAN}_{b}"] = by_bucket[QUERY_MEAN].get(b, float("nan"))
         for b in buckets:
             row[f"n_queries_{b}"] = _count(by_bucket["n_queries"].get(b, 0))
         row[LANGUAGES_COLUMN] = str(overall[LANGUAGES_COLUMN]) if LANGUAGES_COLUMN in overall.index and pd.notna(
@@ -133,7 +148,7 @@ def languages_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: 
 def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     """PosIR Tables 10-11: per setting type and metric, models by query language."""
     parts = []
-    metrics = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
+    metrics = [NDCG, *[f"{NDCG}_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
     flagged = {(m, q) for m, q, f in zip(table["model"], table["query_language"], _language_flags(table)) if f}
     incomplete = False
     for kind in ("monolingual", "cross-lingual", "one-vs-many"):
@@ -166,6 +181,15 @@ def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
                      f"some of them.\n")
     return "\n".join(parts)
 # --- paper tables (PosIR Tables 2-3) ------------------------------------------
+
+# Every file of a paper table (PosIR Tables 2-3), by output name: the rule, its script and the report use this.
+PAPER_TABLE_FILES: dict[str, str] = {
+    "settings_csv": "settings.csv", "settings_md": "settings.md", "settings_tex": "settings.tex",
+    "ranking_csv": "ranking.csv", "ranking_md": "ranking.md", "ranking_tex": "ranking.tex",
+    "correlation_csv": "correlation.csv",
+    "position_bias_csv": "position_bias.csv", "position_bias_md": "position_bias.md",
+    "position_bias_tex": "position_bias.tex",
+}
 
 SOURCE = "source"
 KIND = "kind"
@@ -249,7 +273,7 @@ def macro_means(settings: pd.DataFrame, buckets: Sequence[str], kind: str, incom
     """
     if incomplete not in INCOMPLETE_POLICIES:
         raise ValueError(f"incomplete must be one of {INCOMPLETE_POLICIES}, not '{incomplete}'")
-    values = ["ndcg@10", *[f"ndcg@10_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
+    values = [NDCG, *[f"{NDCG}_{b}" for b in buckets], "psi", *[f"psi_{b}" for b in buckets]]
     flags = [c for c in [LOW_BINS, *[f"{LOW_BINS}_{b}" for b in buckets]] if c in settings]
     chosen = settings[settings[KIND] == kind]
     expected = {source: list(dict.fromkeys(group["setting"])) for source, group in chosen.groupby(SOURCE, sort=False)}
@@ -299,10 +323,10 @@ def ranking_table(settings: pd.DataFrame, buckets: Sequence[str], reference: Map
     table = means[[SOURCE, "model", "n_settings", MISSING_SETTINGS, LANGUAGES_COLUMN]].copy()
     scores = reference or {}
     table["reference"] = [float(scores[m]) if m in scores else math.nan for m in table["model"]]
-    table["ndcg@10_pct"] = means["ndcg@10"] * 100
+    table[PCT] = means[NDCG] * 100
     for b in buckets:
-        table[f"ndcg@10_pct_{b}"] = means[f"ndcg@10_{b}"] * 100
-    columns = {"ndcg@10_pct": "nDCG@10", **{f"ndcg@10_pct_{b}": b for b in buckets}}
+        table[f"{PCT}_{b}"] = means[f"{NDCG}_{b}"] * 100
+    columns = {PCT: NDCG_10.name, **{f"{PCT}_{b}": b for b in buckets}}
     return table, correlation_table(table, "reference", columns)
 
 
@@ -335,7 +359,7 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
     if average_of not in AVERAGE_OF:
         raise ValueError(f"average_of must be one of {AVERAGE_OF}, not '{average_of}'")
     flags = [f"{LOW_BINS}_{b}" for b in buckets]
-    value_columns = ["ndcg@10_pct", *[f"psi_{b}" for b in buckets]]
+    value_columns = [PCT, *[f"psi_{b}" for b in buckets]]
     frames = []
     for kind in kinds:
         means = select_models(macro_means(settings, buckets, kind, incomplete), models)
@@ -344,7 +368,7 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
         part = means[[SOURCE, "model", "n_settings", MISSING_SETTINGS, LANGUAGES_COLUMN]].copy()
         part.insert(0, KIND, kind)
         part.insert(1, "row", "model")
-        part["ndcg@10_pct"] = means["ndcg@10"] * 100
+        part[PCT] = means[NDCG] * 100
         for b in buckets:
             part[f"psi_{b}"] = means[f"psi_{b}"]
         for column in flags:
@@ -518,7 +542,7 @@ def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: S
     with_source = _source_cells(table)
     headers = (["Source"] if with_source else []) + ["Model", reference_label, "nDCG@10",
                                                      *[bucket_headers.get(b, b) for b in buckets]]
-    value_columns = ["ndcg@10_pct", *[f"ndcg@10_pct_{b}" for b in buckets]]
+    value_columns = [PCT, *[f"{PCT}_{b}" for b in buckets]]
     rows = []
     for record in table.to_dict("records"):
         language, incomplete = _row_marks(record)
@@ -555,7 +579,7 @@ def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_
                 lead = ([Cell(str(record[SOURCE]) if record["row"] == "model" else "")] if with_source else [])
                 name = _label(str(record["model"]), labels)
                 language, incomplete = _row_marks(record)
-                rows.append(lead + [Cell(name, language), number_cell(record["ndcg@10_pct"], marks=incomplete)]
+                rows.append(lead + [Cell(name, language), number_cell(record[PCT], marks=incomplete)]
                             + [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}"), marks=incomplete)
                                for b in buckets])
             blocks.append(Block(rows, title))
@@ -582,8 +606,8 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
         language, _ = _row_marks(record)
         cells = [Cell(str(record[SOURCE])), Cell(_label(str(record["model"]), labels)),
                  Cell(str(record["setting"]), language),
-                 count_cell(record["n_queries"]), number_cell(record["ndcg@10"] * 100)]
-        cells += [number_cell(record[f"ndcg@10_{b}"] * 100) for b in buckets]
+                 count_cell(record["n_queries"]), number_cell(record[NDCG] * 100)]
+        cells += [number_cell(record[f"{NDCG}_{b}"] * 100) for b in buckets]
         cells.append(number_cell(record["psi"], flagged=record.get(LOW_BINS)))
         cells += [number_cell(record[f"psi_{b}"], flagged=record.get(f"{LOW_BINS}_{b}")) for b in buckets]
         rows.append(cells)
@@ -594,3 +618,66 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
         notes.append(f"† PSI left out position bins holding fewer than {min_bin_queries} queries.")
     notes += _marker_notes(settings)
     return Rendering(headers, "lll" + "r" * (len(headers) - 3), [Block(rows)], notes, caption, label)
+
+
+# --- translations of one source side by side ----------------------------------------------------------
+
+
+def comparison_table(variants: Sequence[tuple[Mapping[str, Any], pd.DataFrame, Mapping[str, Any]]], reference: str,
+                     buckets: Sequence[str]) -> pd.DataFrame:
+    """One row per (translation, model, setting): nDCG@10 and PSI overall and per bucket, the variant's kept
+    documents, and the differences to the reference translation.
+
+    ``variants`` holds (row, summary frame, translated variant's card); a row has
+    keys ``benchmark``, ``label``, ``model``, ``setting``.
+    """
+    parts = []
+    for row, summary, card in variants:
+        table = main_table({(row["model"], row["setting"]): summary}, buckets)
+        table.insert(0, "translation", row["label"])
+        table.insert(1, "benchmark", row["benchmark"])
+        translation = card.get("translation", {})
+        table["backend"] = translation.get("backend", {}).get("backend", "")
+        table["documents_kept"] = translation.get("accounting", {}).get("documents", {}).get("kept")
+        table["documents_source"] = translation.get("accounting", {}).get("documents", {}).get("source")
+        parts.append(table)
+    table = pd.concat(parts, ignore_index=True)
+    ref = table[table["benchmark"] == reference].set_index(["model", "setting"])
+    for column in (NDCG, PSI):
+        table[f"delta_{column}"] = [
+            row[column] - ref.loc[(row["model"], row["setting"]), column]
+            if (row["model"], row["setting"]) in ref.index else float("nan")
+            for _, row in table.iterrows()
+        ]
+    keep = ["translation", "benchmark", "backend", "model", "setting", "n_queries", "documents_kept",
+            "documents_source", NDCG, *[f"{NDCG}_{b}" for b in buckets], f"delta_{NDCG}", PSI,
+            *[f"{PSI}_{b}" for b in buckets], f"delta_{PSI}", LANGUAGES_COLUMN]
+    return table[keep].sort_values(["setting", "model", "translation"], kind="stable").reset_index(drop=True)
+
+
+def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
+    """nDCG@10 in percent and PSI with two decimals, differences signed; empty buckets left out."""
+    shown = table.drop(columns=[c for b in buckets if table[f"{NDCG}_{b}"].isna().all()
+                                for c in (f"{NDCG}_{b}", f"{PSI}_{b}")])
+    flagged = shown[LANGUAGES_COLUMN].fillna("").astype(str) != ""
+    shown["setting"] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown["setting"], flagged)]
+    shown = shown.drop(columns=[LANGUAGES_COLUMN])
+
+    def cell(value: Any, scale: float, signed: bool) -> str:
+        if pd.isna(value):
+            return "–"
+        value = value * scale + 0.0  # + 0.0 turns -0.0 into 0.0
+        return f"{value:+.2f}" if signed and round(value, 2) != 0 else f"{value:.2f}"
+
+    numeric = []
+    for column in list(shown.columns):
+        if column.startswith((NDCG, f"delta_{NDCG}", PSI, f"delta_{PSI}")):
+            scale = 100.0 if "ndcg" in column else 1.0
+            shown[column] = [cell(v, scale, column.startswith("delta")) for v in shown[column]]
+            numeric.append(column)
+        elif column in ("n_queries", "documents_kept", "documents_source"):
+            numeric.append(column)
+    align = ["right" if c in numeric else "left" for c in shown.columns]
+    # disable_numparse: tabulate would turn "+1.23" back into 1.23
+    text = shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
+    return text + f"\n{language_note()}\n" if flagged.any() else text

@@ -15,6 +15,13 @@ from posir.models.bm25_backend import Bm25Analyzer, bm25_search
 
 EMPTIED = {"beyond", "tomorrow"}
 
+def bm25_params(**overrides: object) -> dict:
+    """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
+    from posir.models.spec import ModelSpec
+
+    return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
+
+
 
 class _EmptyingStemmer:
     """The real Snowball stemmer, except that it returns "" for a few words."""
@@ -35,7 +42,7 @@ def emptying_stemmer(monkeypatch):
 
 
 def test_the_analyzer_never_emits_an_empty_token(emptying_stemmer):
-    analyzer = Bm25Analyzer.for_language("eng", {})
+    analyzer = Bm25Analyzer.for_language("eng", bm25_params())
     tokens = analyzer.analyze("Rivers flow beyond the mountains until tomorrow")
     assert "" not in tokens
     assert tokens == ["river", "flow", "mountain", "until"]
@@ -44,7 +51,7 @@ def test_the_analyzer_never_emits_an_empty_token(emptying_stemmer):
 def test_a_query_stemmed_to_empty_tokens_is_searched_not_crashed(emptying_stemmer):
     documents = ["The river flows through the valley.", "Mountains rise above the plain."]
     queries = ["river beyond tomorrow", "beyond tomorrow", "mountains"]
-    scores, indices = bm25_search(documents, queries, 2, "eng", "eng", {})
+    scores, indices = bm25_search(documents, queries, 2, "eng", "eng", bm25_params())
     assert indices[0][0] == 0 and scores[0][0] > 0
     assert (indices[1] == -1).all(), "a query with no indexed token retrieves nothing"
     assert indices[2][0] == 1

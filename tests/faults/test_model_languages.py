@@ -11,14 +11,15 @@ import pandas as pd
 import yaml
 
 from posir import tables
-from posir.config import Evaluation, Setting, languages_outside_model
-from posir.steps.evaluation import aggregate_scores, read_tsv
+from posir.config import validated, Evaluation, Setting, languages_outside_model
+from posir.steps.evaluation import aggregate_scores
+from posir.tables import read_result_tsv
 
 from tests.conftest import REPO
 
 
 def shipped_config() -> dict:
-    return yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    return validated(yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")))
 
 
 def test_shipped_models_declare_their_languages():
@@ -40,9 +41,9 @@ def _summary(tmp_path, name: str, outside: list[str]) -> pd.DataFrame:
 
     per_query = pd.DataFrame({"qid": ["a", "b"], "ndcg@10": [1.0, 0.5], "length_bucket": ["Q1", "Q1"],
                               "position_bin": [0, 1]})
-    aggregate_scores(per_query, MetricParams.from_section({}), tmp_path / f"{name}.bins.tsv",
+    aggregate_scores(per_query, MetricParams.from_config({}), tmp_path / f"{name}.bins.tsv",
                      tmp_path / f"{name}.summary.tsv", outside)
-    return read_tsv(tmp_path / f"{name}.summary.tsv")
+    return read_result_tsv(tmp_path / f"{name}.summary.tsv")
 
 
 def test_flagged_rows_are_marked_in_the_main_and_languages_tables(tmp_path):

@@ -21,12 +21,12 @@ from posir.config import MetricParams
 from posir.text import qwen3_token_counter
 
 SUBSET = "eng-Latn/squad"
-METRICS = MetricParams.from_section({})
+METRICS = MetricParams.from_config({})
 
 
 @pytest.fixture(scope="module")
 def built(squad_dev):
-    return build_squad_long(squad_dev, SquadParams(max_articles=1), qwen3_token_counter(), METRICS.buckets,
+    return build_squad_long(squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets,
                             METRICS.n_bins)
 
 
@@ -54,7 +54,7 @@ def write_folder(root: Path, built) -> dict[str, str]:
 
 def test_each_fault_is_a_named_drop_and_a_duplicate_judgement_is_merged(tmp_path, built):
     expected = write_folder(tmp_path, built)
-    imported = import_subset(ImportSpec(str(tmp_path), SUBSET), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
+    imported = import_subset(ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
     assert {d.record: d.reason for d in imported.drops} == expected
     assert "None" not in {d.text for d in imported.documents}
     kept = {q.qid for q in imported.queries}

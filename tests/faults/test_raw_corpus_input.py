@@ -22,7 +22,7 @@ from posir.steps.generation import read_corpus_step
 
 
 def spec(path: Path, **kw) -> RawCorpusSpec:
-    return RawCorpusSpec.from_config({"path": str(path), **kw})
+    return RawCorpusSpec.from_config({"path": str(path), **kw}, "eng")
 
 
 def test_a_lone_surrogate_is_dropped_with_its_line_and_the_rest_is_written(tmp_path):
@@ -35,8 +35,8 @@ def test_a_lone_surrogate_is_dropped_with_its_line_and_the_rest_is_written(tmp_p
     assert drop.reason == "invalid_text" and drop.detail.startswith("line 2:") and "U+D800" in drop.detail
     # the stage itself writes its outputs (the surrogate used to crash the JSONL writer)
     out = tmp_path / "stage"
-    read_corpus_step({"generation": {"corpus": {"path": str(path)}}}, out / "documents.jsonl", out / "drops.tsv",
-                     out / "counts.json")
+    read_corpus_step({"language": "eng", "generation": {"corpus": {"path": str(path)}}}, out / "documents.jsonl",
+                     out / "drops.tsv", out / "counts.json")
     assert len((out / "documents.jsonl").read_text(encoding="utf-8").splitlines()) == 2
 
 

@@ -24,7 +24,7 @@ ENTRY = {"builder": "squad_long_documents", "language": "eng", "sources": {"squa
 
 
 def build(path: Path, tmp_path: Path) -> None:
-    build_benchmark("broken", ENTRY, {"squad": path}, MetricParams.from_section({}), tmp_path / "out")
+    build_benchmark("broken", ENTRY, {"squad": path}, MetricParams.from_config({}), tmp_path / "out")
 
 
 def test_a_truncated_file_names_itself_and_the_fix(tmp_path, mirror):

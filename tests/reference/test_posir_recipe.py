@@ -39,7 +39,7 @@ def posir_recipe(per_query: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("max_articles", [6, 12])
 def test_bucket_ndcg_and_psi_equal_posir_recipe_where_no_bin_was_skipped(max_articles):
     per_query = squad_bm25_per_query(max_articles)
-    metrics = MetricParams.from_section({})
+    metrics = MetricParams.from_config({})
     bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
     ours = aggregate.summarize(per_query, bins, metrics.min_bin_queries).set_index("bucket")
     reference = posir_recipe(per_query)

@@ -45,8 +45,8 @@ def smollm2() -> Iterator[str]:
 
 
 def client_for(base_url: str, **extra) -> LLMClient:
-    config = LLMConfig(base_url=base_url, model="smollm2", api_key_env=None, concurrency=1, max_retries=2,
-                       backoff_base=0.01, backoff_max=0.05, timeout=60, **extra)
+    config = LLMConfig.from_section(dict(base_url=base_url, model="smollm2", api_key_env=None, concurrency=1,
+                                         max_retries=2, backoff_base=0.01, backoff_max=0.05, timeout=60, **extra))
     return LLMClient(config, cache=None, progress=False)
 
 
@@ -95,8 +95,8 @@ KILLED_JOB = textwrap.dedent("""
     from posir.scorers import ScoreCache, ScorerSpec, load_scorer
 
     base_url, cache_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    client = LLMClient(LLMConfig(base_url=base_url, model="smollm2", api_key_env=None, concurrency=1), cache=None,
-                       progress=False)
+    client = LLMClient(LLMConfig.from_section({"base_url": base_url, "model": "smollm2", "api_key_env": None,
+                                               "concurrency": 1}), cache=None, progress=False)
     scorer = load_scorer(ScorerSpec.from_config("judge", {"backend": "llm-grade", "scoring": "logprobs"}),
                          llm_client=client, cache=ScoreCache(cache_path))
     scorer.score([f"Question number {i}: who won?" for i in range(n)],

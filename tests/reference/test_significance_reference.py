@@ -84,7 +84,7 @@ def test_real_runs_holm_matches_statsmodels_per_bucket(two_bm25: pd.DataFrame) -
 
 
 def test_real_runs_psi_difference_is_paired(two_bm25: pd.DataFrame) -> None:
-    params = BootstrapParams(resamples=300, seed=2)
+    params = BootstrapParams.from_config(dict(resamples=300, seed=2))
     minimum = 5
     same = psi_differences(two_bm25.assign(copy=two_bm25["bm25"]), ["bm25", "copy"], BUCKETS, METRICS.n_bins,
                            minimum, params)

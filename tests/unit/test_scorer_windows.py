@@ -8,7 +8,6 @@ import pytest
 
 from posir.scorers.windows import (
     aggregate,
-    count_window_spans,
     count_windows,
     longest_prefix_within,
     score_windowed,

@@ -108,7 +108,7 @@ def test_psi_difference_table_reads_value_and_interval() -> None:
     a = np.where(bins == 3, 0.2, 0.8) + rng.normal(0, 0.05, n)
     aligned = align_scores({"a": _table(list(np.clip(a, 0, 1))).assign(position_bin=bins),
                             "b": _table(list(np.clip(a * 0 + 0.6, 0, 1))).assign(position_bin=bins)})
-    diff = psi_differences(aligned, ["a", "b"], ["Q1"], 4, 5, BootstrapParams(resamples=200, seed=3))
+    diff = psi_differences(aligned, ["a", "b"], ["Q1"], 4, 5, BootstrapParams.from_config(dict(resamples=200, seed=3)))
     text = render_markdown(psi_difference_rendering(diff, ["Q1"]))
     row = diff.set_index("bucket").loc["Q1"]
     assert row["psi_b"] == pytest.approx(0.0) and row["psi_difference"] > 0.6

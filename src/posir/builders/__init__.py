@@ -1,1 +1,55 @@
-"""Benchmark builders: one module per way of making a benchmark."""
+"""Benchmark builders: one module per way of making a benchmark, and their registry.
+
+A benchmark entry of ``config.yaml`` names its builder; :data:`BUILDERS` says
+what each builder makes (one benchmark or one variant per language; whether a
+variant holds its own corpus) and which rule writes it. The config schema's
+``builder`` enum is tested against this registry, so a builder is added here,
+in the schema and in one rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from posir.schema import Section
+
+
+@dataclass(frozen=True)
+class Builder:
+    """What a builder makes, as the workflow needs to know it."""
+
+    name: str
+    rule: str  # the rule that writes its benchmark (or each language variant)
+    per_language: bool = False  # one variant <name>-<lang> per language, not one benchmark
+    query_only: bool = False  # its variants hold queries only: the corpus is ``corpus_from``'s
+    summary: str = ""
+
+
+SQUAD = Builder("squad_long_documents", "build_benchmark",
+                summary="long documents from SQuAD-format QA data with PosIR's length-aware sampling")
+CROSS_LINGUAL = Builder("xquad_cross_lingual", "build_cross_lingual_variant", per_language=True, query_only=True,
+                        summary="XQuAD questions in each language against another benchmark's English documents")
+PARALLEL = Builder("xquad_parallel", "build_parallel_variant", per_language=True,
+                   summary="each language's own XQuAD paragraphs under one partition (parallel documents)")
+GENERATION = Builder("llm_generation", "assemble_generated_benchmark",
+                     summary="LLM-generated queries and spans over a raw corpus with quality control (PosIR 3)")
+POSIR_IMPORT = Builder("posir_import", "import_posir_benchmark", summary="a subset of PosIR's published parquet release")
+TRANSLATION = Builder("translation", "translate_benchmark", per_language=True,
+                      summary="another benchmark translated into each target language (PosIR 3.4)")
+
+BUILDERS: dict[str, Builder] = {b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT,
+                                                    TRANSLATION)}
+
+
+@dataclass(frozen=True)
+class BuilderParams(Section):
+    """What every builder's ``params`` holds: the seed and an optional query sample for quick runs."""
+
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/params"
+
+    seed: int
+    max_queries: int | None
+
+    @classmethod
+    def from_entry(cls, entry: dict) -> "BuilderParams":
+        return cls.from_config(entry.get("params"), "params")

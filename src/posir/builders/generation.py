@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from posir.benchmark import Drop
+from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, StageCount
 from posir.builders.sampling import LengthAwareSampler
-from posir.metrics.positions import relative_position
+from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
+from posir.schema import Section
 from posir.text import Span, SpanMatch
 
 STAGE_SAMPLE = "sample_documents"
@@ -29,53 +30,65 @@ STAGE_LOCATE = "locate_spans"
 #: The three position constraints of PosIR Appendix D.1, in document order.
 CONSTRAINTS: tuple[str, ...] = ("first", "middle", "final")
 
-LANGUAGE_NAMES = {"eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian",
-                  "por": "Portuguese", "rus": "Russian", "zho": "Chinese", "kor": "Korean", "ara": "Arabic"}
-
 
 @dataclass(frozen=True)
-class SamplingParams:
+class SamplingParams(Section):
     """Length-aware sampling of the corpus (PosIR section 3.1)."""
 
-    seed: int = 13
-    documents_per_domain: int = 1000
-    bucket_width: int = 256
-    ratio: tuple[int, ...] = (3, 3, 3, 3, 2, 2, 2, 2)
-    positives_per_domain: int | None = None
+    SCHEMA = "/$defs/generation/properties/sampling"
 
-    @classmethod
-    def from_config(cls, block: Mapping[str, Any]) -> "SamplingParams":
-        known = {k: v for k, v in block.items() if k in cls.__dataclass_fields__}
-        if "ratio" in known:
-            known["ratio"] = tuple(known["ratio"])
-        return cls(**known)
+    seed: int
+    documents_per_domain: int
+    bucket_width: int
+    ratio: tuple[int, ...]
+    positives_per_domain: int | None
 
 
 @dataclass(frozen=True)
-class QueryParams:
+class QueryParams(Section):
     """Position-constrained question generation (PosIR section 3.2 step 2, Appendix D.1)."""
 
-    questions_per_document: int = 3
-    max_tokens: int | None = None
-    language_name: str | None = None
+    SCHEMA = "/$defs/generation/properties/queries"
+
+    questions_per_document: int
+    max_tokens: int | None
+    language_name: str | None
 
 
 @dataclass(frozen=True)
-class SpanParams:
+class SpanParams(Section):
     """Reference-span location (PosIR section 3.2 steps 3-4, Appendix D.2)."""
 
-    max_tokens: int | None = None
-    require_constraint: bool = False
+    SCHEMA = "/$defs/generation/properties/spans"
+
+    max_tokens: int | None
+    require_constraint: bool
+
+
+@dataclass(frozen=True)
+class ContrastParams(Section):
+    """Span necessity by relevance contrast (PosIR section 3.3): the scorers, cheapest first."""
+
+    SCHEMA = "/$defs/generation/properties/contrast"
+
+    scorers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FalseNegativeParams(Section):
+    """Removing false negatives (PosIR section 3.3): recall with a dense model, score with the scorers."""
+
+    SCHEMA = "/$defs/generation/properties/false_negatives"
+
+    recall_model: str | None
+    top_k: int
+    scorers: tuple[str, ...]
+    margin: float
 
 
 def stage_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A sub-block of the benchmark's ``generation`` block (empty when absent)."""
-    return dict(entry.get("generation", {}).get(name, {}) or {})
-
-
-def params_of(cls: Any, block: Mapping[str, Any]) -> Any:
-    """An instance of the dataclass ``cls`` from the known keys of a config block."""
-    return cls(**{k: v for k, v in block.items() if k in cls.__dataclass_fields__})
+    """A sub-block of the benchmark's ``generation`` block (empty when absent; its defaults come from the schema)."""
+    return dict((entry.get("generation") or {}).get(name) or {})
 
 
 # --- sampling ------------------------------------------------------------------
@@ -245,3 +258,27 @@ def span_decision(candidate: Candidate, document: str, status: str, reference: s
         return Drop(STAGE_LOCATE, candidate.qid, "span_off_constraint",
                     f"asked for the {candidate.constraint} third, span in the {located.region} third")
     return located
+
+
+# --- the benchmark ---------------------------------------------------------------------------------
+
+
+def assemble_benchmark(documents: Sequence[Document], token_lengths: Mapping[str, int], kept: Sequence[LocatedSpan],
+                       drops: Sequence[Drop], stages: Sequence[StageCount], buckets: Sequence[LengthBucket],
+                       n_bins: int) -> BuiltBenchmark:
+    """The generated benchmark: the sampled documents left after false-negative removal, each kept question with
+    its located span as position (PosIR section 3), and every stage's drops and counts."""
+    by_id = {d.doc_id: d for d in documents}
+    queries: list[Query] = []
+    positions: list[Position] = []
+    evidence: dict[str, str] = {}
+    for located in kept:
+        doc = by_id[located.candidate.doc_id]
+        span, tokens = located.span, token_lengths[doc.doc_id]
+        queries.append(Query(located.candidate.qid, located.candidate.question))
+        positions.append(Position(located.candidate.qid, doc.doc_id, span.start, span.end, len(doc.text), tokens,
+                                  relative_position(span.start, span.end, len(doc.text)),
+                                  span_bin(span.start, span.end, len(doc.text), n_bins), bucket_of(tokens, buckets)))
+        evidence[located.candidate.qid] = doc.text[span.start : span.end]
+    return BuiltBenchmark(list(documents), queries, positions, list(drops), list(stages),
+                          {d.doc_id: token_lengths[d.doc_id] for d in documents}, evidence)

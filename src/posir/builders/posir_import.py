@@ -25,19 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posir.benchmark import Document, Drop, Position, Query, safe_id, stage_count
-from posir.builders.squad import BuiltBenchmark
+from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, safe_id, stage_count
 from posir.metrics.positions import (
     LengthBucket,
     bucket_of,
     relative_position,
     span_bin,
 )
+from posir.schema import Section
 from posir.text import TokenCounter
 
 STAGE = "import_posir"
 STAGE_CORPUS = "import_corpus"
-HUB_REPO = "infgrad/PosIR-Benchmark-v1"
 FILES = ("corpus.parquet", "queries.parquet", "qrels/test.parquet")
 
 
@@ -46,18 +45,16 @@ class PosIRImportError(ValueError):
 
 
 @dataclass(frozen=True)
-class ImportSpec:
-    """The ``posir_import`` block of a benchmark entry."""
+class ImportSpec(Section):
+    """The ``posir_import`` block of a benchmark entry (defaults in the schema)."""
+
+    SCHEMA = "/$defs/posir_import"
 
     path: str
     subset: str  # "<language>-<Script>/<domain>", e.g. "eng-Latn/finance"
-    download: bool = False
-    repo_id: str = HUB_REPO
-    revision: str | None = None
-
-    @classmethod
-    def from_config(cls, block: Mapping[str, Any]) -> "ImportSpec":
-        return cls(**{k: v for k, v in block.items() if k in cls.__dataclass_fields__})
+    download: bool
+    repo_id: str
+    revision: str | None
 
     @property
     def folder(self) -> Path:

@@ -28,17 +28,17 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from posir.benchmark import Drop, safe_id
+from posir.schema import with_defaults
 
 STAGE = "read_corpus"
 SKIPPED = "file_skipped"  # a file of a text_dir corpus that corpus.glob does not match (never stops the run)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 FORMATS = ("jsonl", "parquet", "text_dir")
-DEFAULT_FIELDS = {"id": "id", "text": "text", "title": "title", "language": "language", "domain": "domain"}
 
 
 class RawCorpusError(ValueError):
@@ -60,28 +60,24 @@ class RawDocument:
 
 @dataclass(frozen=True)
 class RawCorpusSpec:
-    """The ``corpus`` block of a generation benchmark."""
+    """The ``corpus`` block of a generation benchmark (defaults in the schema)."""
+
+    SCHEMA = "/$defs/generation/properties/corpus"
 
     path: str
-    format: str = "jsonl"
-    on_bad_record: str = "drop"
-    fields: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FIELDS))
-    default_language: str = "eng"
-    default_domain: str = "general"
-    domain_from_subfolder: bool = False
-    glob: str = "**/*.txt"
+    format: str  # one of FORMATS (the schema's enum)
+    on_bad_record: str  # drop | stop
+    fields: Mapping[str, str]
+    default_language: str
+    default_domain: str
+    domain_from_subfolder: bool
+    glob: str
 
     @classmethod
-    def from_config(cls, block: Mapping[str, Any], language: str = "eng") -> "RawCorpusSpec":
-        known = {k: v for k, v in block.items() if k in cls.__dataclass_fields__}
-        known["fields"] = {**DEFAULT_FIELDS, **dict(block.get("fields", {}))}
-        known.setdefault("default_language", language)
-        spec = cls(**known)
-        if spec.format not in FORMATS:
-            raise RawCorpusError(f"corpus.format '{spec.format}' is not one of {', '.join(FORMATS)}")
-        if spec.on_bad_record not in ("drop", "stop"):
-            raise RawCorpusError(f"corpus.on_bad_record must be 'drop' or 'stop', got '{spec.on_bad_record}'")
-        return spec
+    def from_config(cls, block: Mapping[str, Any], language: str) -> "RawCorpusSpec":
+        """``language`` (the benchmark's) is the language of records that name none."""
+        filled = with_defaults(block, cls.SCHEMA, "generation.corpus")
+        return cls(default_language=language, **filled)
 
 
 @dataclass

@@ -10,17 +10,19 @@ spans with an LLM; SQuAD gives them by annotation).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
+from posir.benchmark import PARAGRAPHS, BuiltBenchmark, Document, Drop, Position, Query, stage_count
 from posir.builders.sampling import LengthAwareSampler
+from posir.schema import Section
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
@@ -30,35 +32,27 @@ STAGE_QUESTIONS = "attach_questions"
 
 
 @dataclass(frozen=True)
-class SquadParams:
-    seed: int = 13
-    bucket_width: int = 256
-    ratio: tuple[int, ...] = (3, 3, 3, 3, 2, 2, 2, 2)
-    separator: str = "\n\n"
-    max_articles: int | None = None
+class SquadParams(Section):
+    """A benchmark's ``params`` as the SQuAD-format builders read them (defaults in the schema)."""
+
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/params"
+
+    seed: int
+    bucket_width: int
+    ratio: tuple[int, ...]
+    separator: str
+    max_articles: int | None
     # Translations may rename question ids (SQuAD-it renames 714); such ids no longer align with
     # SQuAD and XQuAD, so questions whose id does not match this pattern are dropped and counted.
-    question_id_pattern: str | None = None
-
-    @classmethod
-    def from_config(cls, params: Mapping[str, Any]) -> "SquadParams":
-        known = {k: v for k, v in params.items() if k in cls.__dataclass_fields__}
-        if "ratio" in known:
-            known["ratio"] = tuple(known["ratio"])
-        return cls(**known)
+    question_id_pattern: str | None
 
 
-@dataclass
-class BuiltBenchmark:
-    documents: list[Document]
-    queries: list[Query]
-    positions: list[Position]
-    drops: list[Drop]
-    stages: list[StageCount]
-    doc_token_lengths: dict[str, int]
-    evidence: dict[str, str] = field(default_factory=dict)
-    paragraph_to_doc: dict[tuple[int, int], str] = field(default_factory=dict)
-    paragraph_offset: dict[tuple[int, int], int] = field(default_factory=dict)
+PARAGRAPH_FIELDS = ("paragraph_sha256", "doc_id", "char_offset", "article", "paragraph")
+
+
+def paragraph_key(text: str) -> str:
+    """How a paragraph is found again in another file of the same data (XQuAD holds SQuAD's paragraphs)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def document_id(title: str, index: int, prefix: str = "") -> str:
@@ -186,8 +180,11 @@ def build_squad_long(
                 evidence[qid] = answer_text
     stages.append(stage_count(STAGE_ANSWERS, "answers", n_answers, drops))
     stages.append(stage_count(STAGE_QUESTIONS, "questions", n_questions, drops))
-    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence, paragraph_to_doc,
-                          paragraph_offset)
+    # where every paragraph went: the cross-lingual builder places XQuAD's questions with it
+    paragraphs = [(paragraph_key(articles[a]["paragraphs"][p]["context"]), doc_id, paragraph_offset[(a, p)], a, p)
+                  for (a, p), doc_id in paragraph_to_doc.items()]
+    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence,
+                          tables={PARAGRAPHS: (PARAGRAPH_FIELDS, paragraphs)})
 
 
 def _question_drop(qa: Mapping[str, Any], qid: str, seen: set[str], doc_id: str | None, paragraph_copies: int,

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from posir.benchmark import Document, Drop, StageCount, stage_count
+from posir.schema import Section
 
 STAGE_SENTENCES = "select_sentences"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -28,15 +28,15 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
-class CollectionParams:
-    min_chars: int = 64
-    max_chars: int = 512
-    max_texts: int | None = None
-    seed: int = 13
+class CollectionParams(Section):
+    """A ``text_collections`` entry: sentence length range and an optional seeded sample (defaults in the schema)."""
 
-    @classmethod
-    def from_config(cls, entry: Mapping[str, Any]) -> "CollectionParams":
-        return cls(**{k: v for k, v in entry.items() if k in cls.__dataclass_fields__})
+    SCHEMA = "/properties/text_collections/additionalProperties"
+
+    min_chars: int
+    max_chars: int
+    max_texts: int | None
+    seed: int
 
 
 def python_reference_texts() -> list[str]:

@@ -17,16 +17,14 @@ questions in parallel languages; question ids equal SQuAD ids. Two builders:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from posir.benchmark import Document, Drop, Position, Query, StageCount, stage_count
+from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, stage_count
 from posir.builders.sampling import LengthAwareSampler
-from posir.builders.squad import SquadParams, document_id, partition_article
+from posir.builders.squad import SquadParams, document_id, paragraph_key, partition_article
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
@@ -36,24 +34,6 @@ STAGE_LOCATE = "locate_spans"
 
 class ParallelStructureError(ValueError):
     """Two XQuAD files are not parallel (articles, paragraphs or question ids differ)."""
-
-
-def paragraph_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass
-class LanguageVariant:
-    """One language of a multilingual benchmark: its texts, positions and drops."""
-
-    language: str
-    queries: list[Query]
-    positions: list[Position]
-    drops: list[Drop]
-    stages: list[StageCount]
-    evidence: dict[str, str] = field(default_factory=dict)
-    documents: list[Document] = field(default_factory=list)
-    doc_token_lengths: dict[str, int] = field(default_factory=dict)
 
 
 def _questions(data: Mapping[str, Any]) -> list[tuple[int, int, Mapping[str, Any]]]:
@@ -84,14 +64,13 @@ def check_parallel(reference: Mapping[str, Any], other: Mapping[str, Any], label
 def cross_lingual_queries(
     xquad_english: Mapping[str, Any],
     xquad_language: Mapping[str, Any],
-    language: str,
     corpus: Sequence[Document],
     paragraph_locations: Mapping[str, tuple[str, int]],
     doc_token_lengths: Mapping[str, int],
     buckets: Sequence[LengthBucket],
     n_bins: int,
-) -> LanguageVariant:
-    """Questions of ``language`` whose positives and spans are English long documents.
+) -> BuiltBenchmark:
+    """Questions of ``xquad_language`` whose positives and spans are English long documents.
 
     ``paragraph_locations`` maps a paragraph's text hash to (document id, offset)
     in the base benchmark's corpus.
@@ -128,7 +107,8 @@ def cross_lingual_queries(
                                   span_bin(span.start, span.end, len(document.text), n_bins), bucket_of(tokens, buckets)))
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_ALIGN, "questions", len(questions), drops)]
-    return LanguageVariant(language, queries, positions, drops, stages, evidence)
+    # queries only: the corpus (and its token lengths, which the card counts) is the base benchmark's
+    return BuiltBenchmark(None, queries, positions, drops, stages, dict(doc_token_lengths), evidence)
 
 
 def parallel_partition(
@@ -151,7 +131,7 @@ def parallel_documents(
     count_tokens: TokenCounter,
     buckets: Sequence[LengthBucket],
     n_bins: int,
-) -> LanguageVariant:
+) -> BuiltBenchmark:
     """``language``'s documents and queries under the English partition.
 
     ``doc_token_length``, ``relative_position``, bin and bucket are the English
@@ -221,4 +201,4 @@ def parallel_documents(
                                   bucket_of(tokens, buckets), own))
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_LOCATE, "questions", len(questions), drops)]
-    return LanguageVariant(language, queries, positions, drops, stages, evidence, documents, doc_tokens)
+    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence)

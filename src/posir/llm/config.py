@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from posir.schema import SectionError, with_defaults
+
 #: Sent as the bearer token when ``api_key_env`` is null (servers without auth).
 NO_KEY = "no-key"
 
@@ -27,21 +29,23 @@ class LLMConfig:
     ``cache_path`` null disables the on-disk cache; ``seed`` null sends none.
     """
 
+    SCHEMA = "/properties/llm"  # the defaults of every key below
+
     base_url: str
     model: str
-    api_key_env: str | None = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout: float = 120.0
-    max_retries: int = 5
-    concurrency: int = 4
-    requests_per_minute: float | None = None
-    seed: int | None = None
-    cache_path: str | None = None
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
+    api_key_env: str | None
+    temperature: float
+    max_tokens: int
+    timeout: float
+    max_retries: int
+    concurrency: int
+    requests_per_minute: float | None
+    seed: int | None
+    cache_path: str | None
+    backoff_base: float
+    backoff_max: float
     # above this share of calls failing for transport reasons a stage fails instead of dropping them
-    max_transport_failure_rate: float = 0.1
+    max_transport_failure_rate: float
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], section: str = "llm") -> "LLMConfig":
@@ -59,8 +63,12 @@ class LLMConfig:
         for required in ("base_url", "model"):
             if not section.get(required):
                 raise LLMConfigError(f"{prefix}.{required} is missing: {_HINTS[required]}")
-        values = {f.name: section[f.name] for f in fields(cls) if f.name in section}
-        config = cls(**_coerce(values, prefix))
+        values = _coerce({f.name: section[f.name] for f in fields(cls) if f.name in section}, prefix)
+        try:
+            filled = with_defaults(values, cls.SCHEMA, prefix)
+        except SectionError as error:
+            raise LLMConfigError(str(error)) from None
+        config = cls(**filled)
         config.check(prefix)
         return config
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from posir.metrics.measures import POSITION_MEASURE
+
 ALL = "all"
 
 
@@ -27,7 +29,7 @@ def psi(bin_means: Sequence[float]) -> float:
     return 1.0 - min(values) / max(values)
 
 
-def bin_table(per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metric: str = "ndcg@10") -> pd.DataFrame:
+def bin_table(per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
     """Long table: one row per (bucket or 'all', bin) with the mean metric and query count."""
     rows = []
     groups = [(ALL, per_query)] + [(b, per_query[per_query["length_bucket"] == b]) for b in buckets]
@@ -41,7 +43,7 @@ def bin_table(per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metr
     return pd.DataFrame(rows)
 
 
-def summarize(per_query: pd.DataFrame, bins: pd.DataFrame, min_bin_queries: int, metric: str = "ndcg@10") -> pd.DataFrame:
+def summarize(per_query: pd.DataFrame, bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
     """One row per bucket (and 'all'): counts, both bucket means, PSI and skipped bins."""
     rows = []
     for name, frame in bins.groupby("bucket", sort=False):

@@ -31,14 +31,15 @@ from __future__ import annotations
 import math
 import warnings
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from posir.metrics.aggregate import ALL
+from posir.metrics.measures import POSITION_MEASURE
+from posir.schema import Section
 
 INTERVALS = ("centered", "percentile")
 
@@ -47,31 +48,15 @@ CHUNK_ENTRIES = 4_000_000
 
 
 @dataclass(frozen=True)
-class BootstrapParams:
-    """``metrics.bootstrap`` in the config: resample count, seed, interval coverage."""
+class BootstrapParams(Section):
+    """``metrics.bootstrap`` in the config: resample count, seed, interval coverage (defaults in the schema)."""
 
-    resamples: int = 1000
-    seed: int = 13
-    confidence: float = 0.95
-    interval: str = "centered"
+    SCHEMA = "/properties/metrics/properties/bootstrap"
 
-    @classmethod
-    def from_section(cls, metrics: Mapping[str, Any]) -> BootstrapParams:
-        """From the ``metrics`` section of the config (its optional ``bootstrap`` block)."""
-        section = metrics.get("bootstrap", {}) or {}
-        params = cls(
-            resamples=int(section.get("resamples", cls.resamples)),
-            seed=int(section.get("seed", cls.seed)),
-            confidence=float(section.get("confidence", cls.confidence)),
-            interval=str(section.get("interval", cls.interval)),
-        )
-        if params.resamples < 1:
-            raise ValueError("metrics.bootstrap.resamples must be at least 1")
-        if not 0.0 < params.confidence < 1.0:
-            raise ValueError("metrics.bootstrap.confidence must lie strictly between 0 and 1")
-        if params.interval not in INTERVALS:
-            raise ValueError(f"metrics.bootstrap.interval must be one of {INTERVALS}, not '{params.interval}'")
-        return params
+    resamples: int
+    seed: int
+    confidence: float
+    interval: str
 
 
 @dataclass(frozen=True)
@@ -151,7 +136,7 @@ def stratified_totals(
     buckets: Sequence[str],
     n_bins: int,
     params: BootstrapParams,
-    metric: str = "ndcg@10",
+    metric: str = POSITION_MEASURE.column,
 ) -> dict[str, tuple[BinTotals, BinTotals]]:
     """Per bucket (and 'all'): the observed bin totals and those of ``params.resamples`` stratified resamples.
 
@@ -190,7 +175,7 @@ def bootstrap_summary(
     n_bins: int,
     min_bin_queries: int,
     params: BootstrapParams,
-    metric: str = "ndcg@10",
+    metric: str = POSITION_MEASURE.column,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Percentile intervals per bucket (and 'all') and per (bucket, position bin).
 

@@ -8,9 +8,10 @@ Every query of the qrels gets a row; a query the run lacks scores 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-MEASURES: tuple[str, ...] = ("ndcg@10", "recall@100", "mrr@10")
+from posir.metrics.measures import PER_QUERY, Measure
+
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
@@ -25,18 +26,16 @@ def cut_run(run: Run, depth: int) -> dict[str, dict[str, float]]:
     return {qid: {doc: ranking[doc] for doc in trec_eval_order(ranking)[:depth]} for qid, ranking in run.items()}
 
 
-def score_queries(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
+def score_queries(qrels: Qrels, run: Run, measures: Sequence[Measure] = PER_QUERY) -> dict[str, dict[str, float]]:
+    """Per qrels query, every measure's value under its column name (0 for a query the run lacks)."""
     import pytrec_eval
 
     qrels_plain = {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}
     run_plain = {q: {d: float(s) for d, s in docs.items()} for q, docs in run.items() if q in qrels_plain}
-    full = pytrec_eval.RelevanceEvaluator(qrels_plain, {"ndcg_cut.10", "recall.100"}).evaluate(run_plain)
-    top10 = pytrec_eval.RelevanceEvaluator(qrels_plain, {"recip_rank"}).evaluate(cut_run(run_plain, 10))
-    scores: dict[str, dict[str, float]] = {}
-    for qid in qrels_plain:
-        scores[qid] = {
-            "ndcg@10": full.get(qid, {}).get("ndcg_cut_10", 0.0),
-            "recall@100": full.get(qid, {}).get("recall_100", 0.0),
-            "mrr@10": top10.get(qid, {}).get("recip_rank", 0.0),
-        }
-    return scores
+    results: dict[Measure, dict[str, dict[str, float]]] = {}
+    for depth in dict.fromkeys(m.cut_run for m in measures):
+        group = [m for m in measures if m.cut_run == depth]
+        evaluated_run = run_plain if depth is None else cut_run(run_plain, depth)
+        evaluated = pytrec_eval.RelevanceEvaluator(qrels_plain, {m.trec_eval for m in group}).evaluate(evaluated_run)
+        results.update({m: evaluated for m in group})
+    return {qid: {m.column: results[m].get(qid, {}).get(m.result, 0.0) for m in measures} for qid in qrels_plain}

@@ -47,6 +47,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.aggregate import ALL
 from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
 from posir.metrics.trend import permutation_batch
@@ -62,7 +63,7 @@ class AlignmentError(ValueError):
     """Per-query tables of one setting that do not describe the same queries."""
 
 
-def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = "ndcg@10") -> pd.DataFrame:
+def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
     """One row per query (sorted by qid): its length bucket, position bin and each model's ``metric``.
 
     Raises :class:`AlignmentError` when a table repeats a qid, when the models' qid sets differ
@@ -206,7 +207,7 @@ def _difference_interval(replicates: np.ndarray, point: float, params: Bootstrap
 
 
 def psi_differences(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequence[str], n_bins: int,
-                    min_bin_queries: int, params: BootstrapParams, metric: str = "ndcg@10") -> pd.DataFrame:
+                    min_bin_queries: int, params: BootstrapParams, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
     """Paired stratified bootstrap of PSI(a) - PSI(b) and bin-mean nDCG(a) - nDCG(b), every pair, every bucket.
 
     Both models of a resample see the same queries (``stratified_totals`` draws indices from the

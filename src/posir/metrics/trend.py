@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.aggregate import ALL
 from posir.metrics.bootstrap import CHUNK_ENTRIES
 
@@ -73,7 +74,7 @@ def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
             "kendall_tau": float(kendall.statistic), "kendall_p": float(kendall.pvalue)}
 
 
-def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = "ndcg@10") -> pd.DataFrame:
+def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
     """One row per bucket of ``bins`` (aggregate.bin_table's long table): trend of bin means against position.
 
     Columns: ``bucket``, ``bins_used`` (PSI's bins), ``bins_skipped`` (non-empty bins below the
@@ -135,7 +136,7 @@ def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> 
 
 
 def thirds_test(per_query: pd.DataFrame, buckets: Sequence[str], n_resamples: int = 9999, seed: int = 13,
-                metric: str = "ndcg@10", first: float = 1 / 3, last: float = 2 / 3) -> pd.DataFrame:
+                metric: str = POSITION_MEASURE.column, first: float = 1 / 3, last: float = 2 / 3) -> pd.DataFrame:
     """Per bucket (and 'all'): per-query ``metric`` with evidence at ``relative_position <= first`` against ``> last``.
 
     The cut follows PosIR's ``(a, b]`` bins (section 4.1): position 0 belongs to the first

@@ -78,11 +78,11 @@ class Bm25Analyzer:
         import Stemmer
 
         name = language_name(code)
-        stemmer = name if params.get("stem", True) and name in Stemmer.algorithms() else None
-        stopwords = _stopword_list(name) if params.get("stopwords", True) else ()
+        stemmer = name if params["stem"] and name in Stemmer.algorithms() else None
+        stopwords = _stopword_list(name) if params["stopwords"] else ()
         # Stopword lists are lower-case; normalise them like the text so NFKC variants still match.
         normalised = frozenset(unicodedata.normalize("NFKC", w).lower() for w in stopwords)
-        return cls(code, stemmer, normalised, int(params.get("min_token_chars", 2)))
+        return cls(code, stemmer, normalised, int(params["min_token_chars"]))
 
     @cached_property
     def _stemmer(self) -> Any:
@@ -159,7 +159,7 @@ def bm25_search(
     if isinstance(document_languages, str):
         document_languages = [document_languages] * len(documents)
     query_analyzer = Bm25Analyzer.for_language(query_language, params)
-    retriever = bm25s.BM25(k1=float(params.get("k1", 1.5)), b=float(params.get("b", 0.75)))
+    retriever = bm25s.BM25(k1=float(params["k1"]), b=float(params["b"]))
     retriever.index(tokenize_by_language(documents, document_languages, params), show_progress=len(documents) > 1000)
     k = min(k, len(documents))
     query_tokens = query_analyzer.tokenize(queries)

@@ -35,7 +35,7 @@ class FlagEmbeddingEncoder:
             use_fp16=spec.dtype == "float16",
             use_bf16=spec.dtype == "bfloat16",
             devices=spec.device,
-            pooling_method=str(spec.params.get("pooling_method", "cls")),
+            pooling_method=str(spec.params["pooling_method"]),
             batch_size=spec.batch_size,
             convert_to_numpy=True,
         )

@@ -13,7 +13,9 @@ import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
+
+from posir.schema import with_defaults
 
 # How a backend treats an input longer than what the model reads in one pass.
 #   truncate     tokens past ``max_seq_length`` are dropped (the tail of a long document is invisible)
@@ -94,28 +96,26 @@ _DENSE_ONLY_KEYS = (
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REQUEST_DEFAULTS: dict[str, float] = {"timeout": 60.0, "max_retries": 6, "backoff_initial": 1.0, "backoff_max": 60.0}
-
-
-def _default_of(f: Any) -> Any:
-    return f.default_factory() if f.default_factory is not MISSING else f.default
+_REQUEST_KEYS = ("timeout", "max_retries", "backoff_initial", "backoff_max")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One ``models.<name>`` entry. ``None`` means "the backend's own default" for optional keys."""
+    """One ``models.<name>`` entry (defaults in the schema). ``None`` means "not set: the backend's own default"."""
+
+    SCHEMA: ClassVar[str] = "/properties/models/additionalProperties"
 
     name: str
     backend: str
+    query_prompt: str
+    document_prompt: str
+    batch_size: int
+    device: str
+    normalize: bool
     model: str | None = None
     model_package: str | None = None
-    query_prompt: str = ""
-    document_prompt: str = ""
     max_seq_length: int | None = None
     dtype: str | None = None
-    batch_size: int = 32
-    device: str = "cpu"
-    normalize: bool = True
     long_input: str | None = None
     renorm: str | None = None
     renorm_collection: str | None = None
@@ -136,7 +136,9 @@ class ModelSpec:
             raise ModelConfigError(
                 f"model '{name}': unknown key(s) {unknown}; known keys are {sorted(known | WORKFLOW_KEYS)}"
             )
-        spec = cls(name=name, **{k: v for k, v in entry.items() if k in known})
+        # the schema's defaults; validate() below checks the entry with messages naming model, key and fix
+        filled = with_defaults(entry, cls.SCHEMA, f"models.{name}", check=False)
+        spec = cls(name=name, **{k: v for k, v in filled.items() if k in known})
         spec.validate()
         return spec
 
@@ -171,8 +173,8 @@ class ModelSpec:
 
     @property
     def request_options(self) -> dict[str, float]:
-        """openai: timeout (s), max_retries, backoff_initial (s), backoff_max (s), defaults filled in."""
-        return {**_REQUEST_DEFAULTS, **dict(self.request)}
+        """openai: timeout (s), max_retries, backoff_initial (s), backoff_max (s), the schema's defaults filled in."""
+        return with_defaults(self.request, f"{self.SCHEMA}/properties/request", f"models.{self.name}.request")
 
     def prompt(self, role: str) -> str:
         if role not in ("query", "document"):
@@ -196,8 +198,12 @@ class ModelSpec:
         return ModelConfigError(f"model '{self.name}' (backend {self.backend}): {key}: {problem}; {fix}")
 
     def _set_keys(self) -> set[str]:
-        """Keys whose value differs from the default (schema validation may have filled in defaults)."""
-        return {f.name for f in fields(self) if f.name != "name" and getattr(self, f.name) != _default_of(f)}
+        """Keys set to something else than their default (the schema's, or "not set")."""
+        defaults = with_defaults({"backend": self.backend}, self.SCHEMA, check=False)
+        unset = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default for f in fields(self)
+                 if f.default is not MISSING or f.default_factory is not MISSING}
+        return {f.name for f in fields(self) if f.name not in ("name", "backend")
+                and getattr(self, f.name) != defaults.get(f.name, unset.get(f.name))}
 
     def validate(self) -> None:
         """Reject combinations the backend cannot honour, naming the model, the key and the fix."""
@@ -209,7 +215,7 @@ class ModelSpec:
                 "params", f"unknown parameter(s) {unknown_params}",
                 f"this backend takes {list(caps.params) or 'no params'}",
             )
-        if self.params.get("pooling_method", "cls") not in ("cls", "mean"):
+        if self.params.get("pooling_method", "cls") not in ("cls", "mean"):  # the schema's default, if not set
             raise self._fail("params.pooling_method", f"'{self.params['pooling_method']}'", "use cls or mean")
         if caps.kind == "lexical":
             bad = sorted(k for k in _DENSE_ONLY_KEYS if k in given)
@@ -274,9 +280,9 @@ class ModelSpec:
             unknown_roles = sorted(set(self.input_type) - {"query", "document"})
             if unknown_roles:
                 raise self._fail("input_type", f"unknown role(s) {unknown_roles}", "use keys 'query' and 'document'")
-            unknown_opts = sorted(set(self.request) - set(_REQUEST_DEFAULTS))
+            unknown_opts = sorted(set(self.request) - set(_REQUEST_KEYS))
             if unknown_opts:
-                raise self._fail("request", f"unknown option(s) {unknown_opts}", f"use {sorted(_REQUEST_DEFAULTS)}")
+                raise self._fail("request", f"unknown option(s) {unknown_opts}", f"use {sorted(_REQUEST_KEYS)}")
             if self.api_key_env is not None and not _ENV_NAME.fullmatch(str(self.api_key_env)):
                 raise self._fail(
                     "api_key_env", "must be the NAME of an environment variable, not a key",

@@ -12,17 +12,11 @@ from posir import benchmark as fmt
 from posir.config import MetricParams
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
-from posir.metrics.per_query import MEASURES, score_queries
+from posir.metrics.measures import PER_QUERY
+from posir.metrics.per_query import score_queries
 from posir.runs import read_trec_run
+from posir.tables import read_result_tsv
 
-TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str,
-                "model": str, "setting": str, "languages_outside_model": str}
-
-
-def read_tsv(path: Path) -> pd.DataFrame:
-    """Our TSVs: empty cells are missing numbers, id and label columns stay text."""
-    frame = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype=TEXT_COLUMNS)
-    return frame.fillna({c: "" for c in TEXT_COLUMNS if c in frame.columns})
 
 
 def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
@@ -35,7 +29,7 @@ def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_
     recorded in the summary, so every table built from it can flag the row.
     """
     per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes)
-    metrics = MetricParams.from_section(metrics_section)
+    metrics = MetricParams.from_config(metrics_section)
     aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model)
     bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
     if "figure" in outputs:
@@ -53,7 +47,7 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
     if id_prefixes:
         qrels = expand_qrels(qrels, list(id_prefixes))
     scores = score_queries(qrels, read_trec_run(run_path))
-    positions = read_tsv(positions_path)
+    positions = read_result_tsv(positions_path)
     metrics = pd.DataFrame([{"qid": q, **s} for q, s in scores.items()])
     table = positions.merge(metrics, on="qid", how="right", validate="one_to_one")
     if table["doc_id"].isna().any() or (table["doc_id"] == "").any():
@@ -64,7 +58,7 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
 
         doc_ids, _, input_tokens = load_embeddings(corpus_embeddings)
         table["doc_input_tokens"] = table["doc_id"].map(dict(zip(doc_ids, input_tokens)))
-    columns = ["qid", *MEASURES, "doc_id", "doc_token_length", "length_bucket", "relative_position", "position_bin",
+    columns = ["qid", *[m.column for m in PER_QUERY], "doc_id", "doc_token_length", "length_bucket", "relative_position", "position_bin",
                "span_start", "span_end", "doc_char_length"]
     table = table[columns + [c for c in table.columns if c not in columns]]
     table.to_csv(out_path, sep="\t", index=False)
@@ -88,9 +82,9 @@ def bootstrap_scores(per_query: pd.DataFrame, metrics_section: Mapping[str, Any]
     """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
     from posir.metrics.bootstrap import BootstrapParams, bootstrap_summary
 
-    metrics = MetricParams.from_section(metrics_section)
+    metrics = MetricParams.from_config(metrics_section)
     summary, bins = bootstrap_summary(per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
-                                      BootstrapParams.from_section(metrics_section))
+                                      BootstrapParams.from_config(metrics_section.get("bootstrap")))
     summary.to_csv(summary_path, sep="\t", index=False)
     bins.to_csv(bins_path, sep="\t", index=False)
     return summary
@@ -102,7 +96,7 @@ def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricP
     """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
     from posir.tables import long_table, main_table, to_markdown
 
-    frames = {key: read_tsv(path) for key, path in summaries.items()}
+    frames = {key: read_result_tsv(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
@@ -116,7 +110,7 @@ def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path]
     """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
     from posir.metrics.bootstrap import interval_columns
 
-    parts = [read_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
+    parts = [read_result_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
     intervals = pd.concat(parts, ignore_index=True)
     keys = ["model", "setting", "bucket"]
     merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
@@ -127,31 +121,31 @@ def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path]
 def plot_positional_distribution(positions_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
     from posir.figures import positional_distribution
 
-    positional_distribution(read_tsv(positions_path), metrics.bucket_names, metrics.n_bins, title, figure_path)
+    positional_distribution(read_result_tsv(positions_path), metrics.bucket_names, metrics.n_bins, title, figure_path)
 
 
 def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path,
                         bands_path: Path | None = None) -> None:
     from posir.figures import position_curve
 
-    bands = read_tsv(bands_path) if bands_path else None
-    position_curve(read_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
+    bands = read_result_tsv(bands_path) if bands_path else None
+    position_curve(read_result_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
 
 
 def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path,
                        bands: Mapping[str, Path] | None = None) -> None:
     from posir.figures import position_grid
 
-    position_grid({label: read_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
+    position_grid({label: read_result_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
                   metrics.min_bin_queries, title, figure_path,
-                  {label: read_tsv(p) for label, p in bands.items()} if bands else None)
+                  {label: read_result_tsv(p) for label, p in bands.items()} if bands else None)
 
 
 def write_languages_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
                           markdown_path: Path) -> None:
     from posir.tables import languages_markdown, languages_table
 
-    table = languages_table({key: read_tsv(path) for key, path in summaries.items()}, metrics.bucket_names)
+    table = languages_table({key: read_result_tsv(path) for key, path in summaries.items()}, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(languages_markdown(table, metrics.bucket_names), encoding="utf-8")
 

@@ -9,75 +9,25 @@ them; its card aggregates every stage.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
-import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
-from posir.benchmark import Drop, StageCount, stage_count
+from posir.benchmark import Drop, StageCount, read_drops, read_jsonl, stage_count, write_counts, write_drops, write_jsonl
 from posir.builders import generation as gen
 from posir.builders import quality as qc
-from posir.builders.raw_corpus import (
-    RawCorpusSpec,
-    RawDocument,
-    read_documents,
-    read_raw_corpus,
-    write_documents,
-)
+from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
 from posir.builders.sampling import LengthAwareSampler
 from posir.config import MetricParams
-from posir.metrics.positions import bucket_of, relative_position, span_bin
+from posir.languages import display_name
 from posir.text import locate_reference, remove_span
 
 logger = logging.getLogger("posir.generation")
-
-COUNTS = "counts.json"
-
-
-# --- small I/O helpers -----------------------------------------------------------------------
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-
-
-def write_drops(path: Path, drops: Sequence[Drop]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["stage", "record", "reason", "detail"])
-        for d in drops:
-            writer.writerow([d.stage, d.record, d.reason, d.detail])
-
-
-def read_drops(path: Path) -> list[Drop]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return [Drop(r["stage"], r["record"], r["reason"], r["detail"]) for r in csv.DictReader(handle, delimiter="\t")]
-
-
-def write_counts(path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None,
-                 **extra: Any) -> None:
-    for stage in stages:
-        stage.check()
-    payload: dict[str, Any] = {"stages": [vars(s) for s in stages]}
-    if usage is not None:
-        payload["llm_usage"] = dict(usage)
-    payload.update(extra)
-    Path(path).write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def generation_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -108,7 +58,7 @@ def _llm_drop(stage: str, record: str, result: Any) -> Drop:
 
 def read_corpus_step(entry: Mapping[str, Any], documents_out: Path, drops_out: Path, counts_out: Path) -> StageCount:
     """Read and validate the raw corpus (bad records reported by line, dropped or fatal per config)."""
-    spec = RawCorpusSpec.from_config(generation_block(entry, "corpus"), entry.get("language", "eng"))
+    spec = RawCorpusSpec.from_config(generation_block(entry, "corpus"), entry["language"])
     corpus = read_raw_corpus(spec)
     write_documents(documents_out, corpus.documents)
     count = stage_count("read_corpus", "records", corpus.records_seen, corpus.drops)
@@ -139,7 +89,7 @@ def sample_step(entry: Mapping[str, Any], documents_in: Path, documents_out: Pat
     """Qwen3 token counts, then per-domain length-aware sampling (PosIR section 3.1)."""
     from posir.text import qwen3_token_counter
 
-    params = gen.SamplingParams.from_config(generation_block(entry, "sampling"))
+    params = gen.SamplingParams.from_config(generation_block(entry, "sampling"), "generation.sampling")
     documents = [doc for doc, _ in read_documents(documents_in)]
     count_tokens = qwen3_token_counter()
     lengths = [count_tokens(d.text) for d in documents]
@@ -166,10 +116,10 @@ def generate_queries_step(entry: Mapping[str, Any], llm_section: Mapping[str, An
     """For each positive, one sampled constraint and one LLM call with the whole document (PosIR D.1)."""
     from posir.llm import POSITION_REQUIREMENTS, load_prompt
 
-    params = gen.params_of(gen.QueryParams, generation_block(entry, "queries"))
-    seed = int(generation_block(entry, "sampling").get("seed", 13))
-    language = entry.get("language", "eng")
-    language_name = params.language_name or gen.LANGUAGE_NAMES.get(language, language)
+    params = gen.QueryParams.from_config(generation_block(entry, "queries"), "generation.queries")
+    seed = gen.SamplingParams.from_config(generation_block(entry, "sampling"), "generation.sampling").seed
+    language = entry["language"]
+    language_name = params.language_name or display_name(language)
     positives = [(doc, extra) for doc, extra in read_documents(sample_in) if extra.get("positive")]
     template = load_prompt("generate_queries", prompts_dir)
     assert template.schema is not None
@@ -212,7 +162,7 @@ def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] |
     """Ask for the verbatim supporting text, find it in the document, keep unique matches (PosIR D.2)."""
     from posir.llm import load_prompt
 
-    params = gen.params_of(gen.SpanParams, generation_block(entry, "spans"))
+    params = gen.SpanParams.from_config(generation_block(entry, "spans"), "generation.spans")
     documents = _documents_by_id(sample_in)
     candidates = [gen.Candidate.from_record(r) for r in read_jsonl(candidates_in)]
     template = load_prompt("locate_span", prompts_dir)
@@ -249,14 +199,21 @@ def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] |
 
 
 def _load_scorer(spec: Any, entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                 client: Any) -> tuple[Any, Any]:
-    """A relevance scorer; an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client."""
-    grader = None
+                 client: Any, stage: str, cache: Any) -> tuple[Any, Any]:
+    """A relevance scorer (posir.scorers); an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client."""
+    from posir.scorers import load_scorer
+
     if spec.backend == "llm-grade":
-        grading = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+        grading = qc.GradingParams.from_config(generation_block(entry, "grading"), "generation.grading")
         client = client or _llm_client(llm_section, grading.max_tokens)
-        grader = _Grader(client, prompts_dir)
-    return qc.load_scorer(spec, grader), client
+    return load_scorer(spec, llm_client=client, prompts_dir=prompts_dir, stage=f"{stage}:{spec.name}",
+                       cache=cache), client
+
+
+def _score_cache(path: str | Path | None) -> Any:
+    from posir.scorers import ScoreCache
+
+    return ScoreCache(Path(path)) if path else None
 
 
 class _Grader:
@@ -277,16 +234,10 @@ class _Grader:
         return [int(r.value["grade"]) if r.ok else None for r in results]
 
 
-def scorer_specs(names: Sequence[str], scorers_config: Mapping[str, Any]) -> list[qc.ScorerSpec]:
-    missing = [n for n in names if n not in scorers_config]
-    if missing:
-        raise qc.ScorerError(f"scorer(s) {missing} are not defined under 'scorers' in the config")
-    return [qc.ScorerSpec.from_config(n, scorers_config[n]) for n in names]
-
-
 def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, Any], llm_section: Mapping[str, Any] | None,
                        prompts_dir: Path, sample_in: Path, located_in: Path, kept_out: Path, scores_out: Path,
-                       drops_out: Path, counts_out: Path, threads: int = 1) -> StageCount:
+                       drops_out: Path, counts_out: Path, threads: int = 1,
+                       score_cache: str | Path | None = None) -> StageCount:
     """score(q, full) > score(q, span removed) under every configured scorer, in config order (PosIR 3.3).
 
     Scorers run one after another on the queries still standing, so a query
@@ -295,9 +246,12 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     """
     import torch
 
+    from posir.scorers import specs_from_config
+
     torch.set_num_threads(max(1, threads))
-    block = generation_block(entry, "contrast")
-    specs = scorer_specs(block.get("scorers", []), scorers_config)
+    params = gen.ContrastParams.from_config(generation_block(entry, "contrast"), "generation.contrast")
+    specs = specs_from_config(params.scorers, scorers_config)
+    cache = _score_cache(score_cache)
     documents = _documents_by_id(sample_in)
     located = [gen.LocatedSpan.from_record(r) for r in read_jsonl(located_in)]
     alive = list(located)
@@ -307,7 +261,7 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_CONTRAST, cache)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
             removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
             texts = [s.candidate.question for s in alive]
@@ -327,6 +281,8 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
         if client is not None:
             usage = client.usage()
             client.close()
+        if cache is not None:
+            cache.close()
     kept_ids = {s.candidate.qid for s in alive}
     write_jsonl(kept_out, ({**s.as_record(), "contrast": {k: list(v) for k, v in scores[s.candidate.qid].items()}}
                            for s in located if s.candidate.qid in kept_ids))
@@ -340,15 +296,14 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
 
 def _write_score_table(path: Path, qids: Sequence[str], scores: Mapping[str, Mapping[str, tuple[Any, Any]]],
                        scorers: Sequence[str]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["qid", *[f"{s}_{part}" for s in scorers for part in ("full", "removed")]])
-        for qid in qids:
-            row = [qid]
-            for s in scorers:
-                full, removed = scores.get(qid, {}).get(s, (None, None))
-                row += ["" if full is None else f"{full:.6f}", "" if removed is None else f"{removed:.6f}"]
-            writer.writerow(row)
+    def cell(value: float | None) -> str:
+        return "" if value is None else f"{value:.6f}"
+
+    rows = []
+    for qid in qids:
+        pairs = [scores.get(qid, {}).get(s, (None, None)) for s in scorers]
+        rows.append([qid, *[cell(v) for full, removed in pairs for v in (full, removed)]])
+    fmt.write_table(path, ["qid", *[f"{s}_{part}" for s in scorers for part in ("full", "removed")]], rows)
 
 
 # --- 5b. LLM relevance grading -------------------------------------------------------------
@@ -358,7 +313,7 @@ def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any
                          sample_in: Path, contrast_in: Path, kept_out: Path, grades_out: Path, drops_out: Path,
                          counts_out: Path) -> StageCount:
     """Grade 0-4 on the full and the span-removed document; keep full >= 3 and removed <= full - 1 (PosIR 3.3)."""
-    params = gen.params_of(qc.GradingParams, generation_block(entry, "grading"))
+    params = qc.GradingParams.from_config(generation_block(entry, "grading"), "generation.grading")
     documents = _documents_by_id(sample_in)
     records = read_jsonl(contrast_in)
     located = [gen.LocatedSpan.from_record(r) for r in records]
@@ -372,22 +327,21 @@ def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any
         usage = client.usage()
     drops: list[Drop] = []
     kept = []
-    with open(grades_out, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["qid", "grade_full", "grade_removed", "kept"])
-        for index, (record, item) in enumerate(zip(records, located)):
-            full, removed = grades[index], grades[index + len(located)]
-            outcome = qc.grading_outcome(full, removed, params)
-            failure = failures[index] if full is None else failures[index + len(located)] if removed is None else None
-            if failure is not None:
-                drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, f"{outcome.reason}:llm_{failure.error_kind}",
-                                  (failure.error or "")[:300]))
-            elif not outcome.keep:
-                drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, outcome.reason, outcome.detail))
-            else:
-                kept.append({**record, "grade_full": full, "grade_removed": removed})
-            writer.writerow([item.candidate.qid, "" if full is None else full, "" if removed is None else removed,
-                             int(outcome.keep)])
+    rows = []
+    for index, (record, item) in enumerate(zip(records, located)):
+        full, removed = grades[index], grades[index + len(located)]
+        outcome = qc.grading_outcome(full, removed, params)
+        failure = failures[index] if full is None else failures[index + len(located)] if removed is None else None
+        if failure is not None:
+            drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, f"{outcome.reason}:llm_{failure.error_kind}",
+                              (failure.error or "")[:300]))
+        elif not outcome.keep:
+            drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, outcome.reason, outcome.detail))
+        else:
+            kept.append({**record, "grade_full": full, "grade_removed": removed})
+        rows.append([item.candidate.qid, "" if full is None else full, "" if removed is None else removed,
+                     int(outcome.keep)])
+    fmt.write_table(grades_out, ["qid", "grade_full", "grade_removed", "kept"], rows)
     write_jsonl(kept_out, kept)
     count = stage_count(qc.STAGE_GRADE, "queries", len(located), drops)
     write_drops(drops_out, drops)
@@ -401,40 +355,42 @@ def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any
 def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, Any], scorers_config: Mapping[str, Any],
                          llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, graded_in: Path,
                          kept_out: Path, removed_out: Path, drops_out: Path, counts_out: Path,
-                         threads: int = 1) -> list[StageCount]:
+                         threads: int = 1, score_cache: str | Path | None = None) -> list[StageCount]:
     """Recall top-K per query with an embedding model, score with the scorers, remove outscoring documents
     and the queries whose positive was removed (PosIR section 3.3, "Removing False Negatives")."""
     import torch
 
-    from posir.models.registry import load_encoder
+    from posir.models.registry import encode_by_length, load_encoder
     from posir.models.spec import ModelSpec
     from posir.retrieval import exact_inner_product_search
+    from posir.scorers import specs_from_config
 
     torch.set_num_threads(max(1, threads))
-    block = generation_block(entry, "false_negatives")
+    params = gen.FalseNegativeParams.from_config(generation_block(entry, "false_negatives"),
+                                                 "generation.false_negatives")
     records = read_jsonl(graded_in)
     documents = [doc for doc, _ in read_documents(sample_in)]
     doc_text = {d.doc_id: d.text for d in documents}
     positives = {r["qid"]: r["doc_id"] for r in records}
     questions = {r["qid"]: r["question"] for r in records}
     candidates: dict[str, list[str]] = {}
-    recall_model = block.get("recall_model")
-    top_k = int(block.get("top_k", 1000))
+    recall_model, top_k = params.recall_model, params.top_k
     if records and recall_model:
         model_spec = ModelSpec.from_config(recall_model, models_config[recall_model])
         encoder = load_encoder(model_spec)
-        doc_vectors = encoder.encode([d.text for d in documents], "document")
-        query_vectors = encoder.encode([r["question"] for r in records], "query")
+        doc_vectors = encode_by_length(encoder, [d.text for d in documents], "document")
+        query_vectors = encode_by_length(encoder, [r["question"] for r in records], "query")
         _, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
         for record, row in zip(records, indices):
             candidates[record["qid"]] = [documents[i].doc_id for i in row if i >= 0]
-    specs = scorer_specs(block.get("scorers", []), scorers_config)
+    specs = specs_from_config(params.scorers, scorers_config)
+    cache = _score_cache(score_cache)
     scores: dict[str, dict[tuple[str, str], float | None]] = {}
     client = None
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_FN_DOCUMENTS, cache)
             pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
                            {(q, positives[q]) for q in candidates})
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
@@ -443,14 +399,13 @@ def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, A
         if client is not None:
             usage = client.usage()
             client.close()
-    found = qc.find_false_negatives(positives, candidates, scores, float(block.get("margin", 0.0)))
+        if cache is not None:
+            cache.close()
+    found = qc.find_false_negatives(positives, candidates, scores, params.margin)
     drops = found.drops()
     write_jsonl(kept_out, (r for r in records if r["qid"] not in found.dropped_queries))
-    with open(removed_out, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(["doc_id", "evidence"])
-        for doc_id, why in sorted(found.removed.items()):
-            writer.writerow([doc_id, "; ".join(why)])
+    fmt.write_table(removed_out, ["doc_id", "evidence"],
+                    ([doc_id, "; ".join(why)] for doc_id, why in sorted(found.removed.items())))
     stages = [stage_count(qc.STAGE_FN_DOCUMENTS, "documents", len(documents), drops),
               stage_count(qc.STAGE_FN_QUERIES, "queries", len(records), drops)]
     write_drops(drops_out, drops)
@@ -467,68 +422,55 @@ def _mean_len(candidates: Mapping[str, Sequence[str]]) -> float:
 
 
 def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, stage_dirs: Sequence[Path],
-                  sample_in: Path, kept_in: Path, removed_in: Path, llm_section: Mapping[str, Any] | None,
+                  sample_in: Path, kept_in: Path, removed_in: Path, llm_answer_settings: Mapping[str, Any] | None,
                   out_dir: Path) -> dict[str, Any]:
     """Write the benchmark contract; the card adds up every stage's counts, drops and LLM usage."""
-    from posir.steps.benchmarks import make_card
-
-    removed = {r["doc_id"] for r in csv.DictReader(open(removed_in, encoding="utf-8"), delimiter="\t")}
-    sampled = read_documents(sample_in)
-    documents = [fmt.Document(d.doc_id, d.text, d.title) for d, _ in sampled if d.doc_id not in removed]
-    tokens = {d.doc_id: int(extra["token_length"]) for d, extra in sampled if d.doc_id not in removed}
-    by_id = {d.doc_id: d for d in documents}
-    queries: list[fmt.Query] = []
-    positions: list[fmt.Position] = []
-    evidence: dict[str, str] = {}
+    removed = {r["doc_id"] for r in fmt.read_table(removed_in)}
+    sampled = [(d, extra) for d, extra in read_documents(sample_in) if d.doc_id not in removed]
     records = read_jsonl(kept_in)
+    documents = {d.doc_id: fmt.Document(d.doc_id, d.text, d.title) for d, _ in sampled}
     for record in records:
         located = gen.LocatedSpan.from_record(record)
-        doc = by_id[located.candidate.doc_id]
-        _verify_span(doc, located)
-        span = located.span
-        relative = relative_position(span.start, span.end, len(doc.text))
-        queries.append(fmt.Query(located.candidate.qid, located.candidate.question))
-        positions.append(fmt.Position(located.candidate.qid, doc.doc_id, span.start, span.end, len(doc.text),
-                                      tokens[doc.doc_id], relative,
-                                      span_bin(span.start, span.end, len(doc.text), metrics.n_bins),
-                                      bucket_of(tokens[doc.doc_id], metrics.buckets)))
-        evidence[located.candidate.qid] = doc.text[span.start : span.end]
+        _verify_span(documents[located.candidate.doc_id], located)
     stages: list[StageCount] = []
     drops: list[Drop] = []
     usage: dict[str, Any] = {}
     details: dict[str, Any] = {}
     for directory in stage_dirs:
-        counts = json.loads((Path(directory) / COUNTS).read_text(encoding="utf-8"))
-        stages += [StageCount(**s) for s in counts.pop("stages")]
+        counts = fmt.read_counts(Path(directory) / fmt.COUNTS)
+        stages += counts.pop("stages")
         usage.update(counts.pop("llm_usage", {}) or {})
         details[Path(directory).name] = counts
-        drops += read_drops(Path(directory) / "drops.tsv")
-    if not queries:
+        drops += read_drops(Path(directory) / fmt.DROPS)
+    built = gen.assemble_benchmark(list(documents.values()),
+                                   {d.doc_id: int(extra["token_length"]) for d, extra in sampled},
+                                   [gen.LocatedSpan.from_record(r) for r in records], drops, stages, metrics.buckets,
+                                   metrics.n_bins)
+    if not built.queries:
         # An empty benchmark cannot be evaluated; say where the queries went instead of failing downstream.
         raise fmt.BenchmarkError(
             f"benchmark {name}: no query survived generation ("
             + ", ".join(f"{s.stage} {s.entered}->{s.left}" for s in stages)
             + f"); the reasons are in results/generation/{name}/*/drops.tsv. A weak model may need more "
               "documents (sampling.positives_per_domain) or laxer grading thresholds")
-    fmt.validate(documents, queries, positions, evidence)
-    card = make_card(
-        name=name, builder=entry["builder"], language=entry.get("language", "eng"),
-        parameters=dict(entry.get("generation", {})), sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
-        doc_token_lengths=tokens, positions=positions, stages=stages, metrics=metrics, notes=list(entry.get("notes", [])),
-    )
     honoured = Counter((r["constraint"], bool(r["honours_constraint"])) for r in records)
-    card["llm"] = _llm_summary(llm_section)
-    card["llm_usage"] = usage
-    card["llm_usage_total"] = _usage_total(usage)
-    card["generation"] = {
-        "stage_details": details,
-        "final_constraints": {c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]}
-                              for c in gen.CONSTRAINTS},
-        "final_span_match": dict(Counter(r["match"] for r in records)),
-        "span_removal": "the span's characters are deleted from the document; nothing is inserted",
-    }
-    fmt.write_benchmark(Path(out_dir), documents, queries, positions, drops, card)
-    return card
+    built.card.update({
+        "llm": dict(llm_answer_settings or {}),
+        "llm_usage": usage,
+        "llm_usage_total": _usage_total(usage),
+        "generation": {
+            "stage_details": details,
+            "final_constraints": {c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]}
+                                  for c in gen.CONSTRAINTS},
+            "final_span_match": dict(Counter(r["match"] for r in records)),
+            "span_removal": "the span's characters are deleted from the document; nothing is inserted",
+        },
+    })
+    provenance = fmt.Provenance(name=name, builder=entry["builder"], language=entry["language"],
+                                parameters=dict(entry["generation"]),
+                                sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
+                                notes=list(entry.get("notes") or []))
+    return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
 def _verify_span(doc: fmt.Document, located: gen.LocatedSpan) -> None:
@@ -538,13 +480,6 @@ def _verify_span(doc: fmt.Document, located: gen.LocatedSpan) -> None:
         raise fmt.BenchmarkError(
             f"query {located.candidate.qid}: reference no longer locates to [{located.span.start}, {located.span.end}) "
             f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun")
-
-
-def _llm_summary(section: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What shaped the answers (model, sampling); the URL and key variable are machine details, left out."""
-    if not section:
-        return {}
-    return {k: section.get(k) for k in ("model", "temperature", "max_tokens", "seed") if k in section}
 
 
 def _usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
@@ -559,21 +494,15 @@ def import_posir_step(name: str, entry: Mapping[str, Any], metrics: MetricParams
     """Read a PosIR subset folder (downloading it first only when configured) into the benchmark contract."""
     from posir.builders.posir_import import ImportSpec, download_subset, import_subset
     from posir.sources import sha256_of
-    from posir.steps.benchmarks import make_card
     from posir.text import qwen3_token_counter
 
-    spec = ImportSpec.from_config(entry["posir_import"])
+    spec = ImportSpec.from_config(entry["posir_import"], f"benchmarks.{name}.posir_import")
     if spec.download:
         download_subset(spec)
-    imported = import_subset(spec, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
-    fmt.validate(imported.documents, imported.queries, imported.positions)
-    card = make_card(
-        name=name, builder=entry["builder"], language=entry.get("language", "eng"),
-        parameters=dict(entry["posir_import"]),
-        sources={role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
-                 for role, path in spec.files().items()},
-        doc_token_lengths=imported.doc_token_lengths, positions=imported.positions, stages=imported.stages,
-        metrics=metrics, notes=list(entry.get("notes", [])),
-    )
-    fmt.write_benchmark(Path(out_dir), imported.documents, imported.queries, imported.positions, imported.drops, card)
-    return card
+    built = import_subset(spec, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
+    sources = {role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
+               for role, path in spec.files().items()}
+    provenance = fmt.Provenance(name=name, builder=entry["builder"], language=entry["language"],
+                                parameters=dict(entry["posir_import"]), sources=sources,
+                                notes=list(entry.get("notes") or []))
+    return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))

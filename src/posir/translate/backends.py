@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
-from posir.languages import language_name
+from posir.languages import display_name
 from posir.translate.apertium import Apertium, ApertiumError
 from posir.translate.cache import TranslationCache
 
@@ -62,7 +62,7 @@ class ApertiumTranslator:
 
     backend = "apertium"
 
-    def __init__(self, engine: Apertium, cache: TranslationCache | None, chunk_texts: int = 200,
+    def __init__(self, engine: Apertium, cache: TranslationCache | None, chunk_texts: int,
                  progress: bool = True) -> None:
         engine.check()
         self.engine = engine
@@ -149,8 +149,8 @@ class LLMTranslator:
 
     def translate(self, texts: Sequence[str], unit: str, ids: Sequence[str] | None = None) -> list[Translation]:
         unique = _unique(texts)
-        inputs = [{"text": t, "source_language": _name(self.source_language),
-                   "target_language": _name(self.target_language)} for t in unique]
+        inputs = [{"text": t, "source_language": display_name(self.source_language),
+                   "target_language": display_name(self.target_language)} for t in unique]
         answers = dict(zip(unique, self.client.map(f"translate_{unit}", self.template, inputs)))
         results = []
         for text in texts:
@@ -248,6 +248,3 @@ def parallel_pairs(
     return pairs, by_id, conflicts
 
 
-def _name(code: str) -> str:
-    name = language_name(code)
-    return name.capitalize() if name else code

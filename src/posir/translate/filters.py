@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from posir.benchmark import Drop, Position
+from posir.schema import Section, with_defaults
 
 STAGE_CASCADE = "cascade_deletion"
 
@@ -72,19 +73,20 @@ DEFAULT_PREFIX_PATTERNS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class PrefixParams:
+class PrefixParams(Section):
     """Prefix removal (C.5.1): keyword + line break within ``window`` characters, in the first ``max_chars``."""
 
-    enabled: bool = True
-    keywords: tuple[str, ...] = ("translat",)
-    window: int = 500
-    max_chars: int = 2000
-    patterns: tuple[str, ...] = ()
-    language_check: bool = True
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/prefix"
 
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> "PrefixParams":
-        return _from_section(cls, section, "filters.prefix")
+    enabled: bool
+    keywords: tuple[str, ...]
+    window: int
+    max_chars: int
+    patterns: tuple[str, ...]
+    language_check: bool
+
+    def __post_init__(self) -> None:
+        _check_patterns(self.patterns, "filters.prefix.patterns")
 
     @property
     def all_patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -186,19 +188,20 @@ REFUSAL_PATTERNS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class RefusalParams:
+class RefusalParams(Section):
     """Refusal detection (C.5.2): phrases in the first ``window`` characters, language check from ``min_chars``."""
 
-    enabled: bool = True
-    window: int = 1500
-    patterns: tuple[str, ...] = ()
-    language_check: bool = True
-    min_chars: int = 80
-    llm_confirm: bool = False
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/refusal"
 
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> "RefusalParams":
-        return _from_section(cls, section, "filters.refusal")
+    enabled: bool
+    window: int
+    patterns: tuple[str, ...]
+    language_check: bool
+    min_chars: int
+    llm_confirm: bool
+
+    def __post_init__(self) -> None:
+        _check_patterns(self.patterns, "filters.refusal.patterns")
 
     def compiled(self, source_language: str, target_language: str) -> tuple[re.Pattern[str], ...]:
         chosen = {*REFUSAL_PATTERNS.get(source_language, ()), *REFUSAL_PATTERNS["eng"],
@@ -272,23 +275,16 @@ RATIO = "ratio"
 
 
 @dataclass(frozen=True)
-class OutlierParams:
+class OutlierParams(Section):
     """Token-length IQR bounds per language; ``statistic`` ``tokens`` (PosIR) or ``ratio`` (to the source)."""
 
-    enabled: bool = True
-    statistic: str = TOKENS
-    lower_factor: float = 3.0
-    upper_factor: float = 1.5
-    min_documents: int = 8
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/outliers"
 
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> "OutlierParams":
-        params = _from_section(cls, section, "filters.outliers")
-        if params.statistic not in (TOKENS, RATIO):
-            raise ValueError(f"filters.outliers.statistic must be '{TOKENS}' or '{RATIO}', got '{params.statistic}'")
-        if params.lower_factor < 0 or params.upper_factor < 0:
-            raise ValueError("filters.outliers.lower_factor and upper_factor must be >= 0")
-        return params
+    enabled: bool
+    statistic: str  # TOKENS or RATIO (the schema's enum)
+    lower_factor: float
+    upper_factor: float
+    min_documents: int
 
 
 @dataclass(frozen=True)
@@ -350,40 +346,29 @@ def cascade_deletion(
 # --- config helpers ----------------------------------------------------------------------------
 
 
-def _from_section(cls: Any, section: Mapping[str, Any] | None, prefix: str) -> Any:
-    section = dict(section or {})
-    known = set(cls.__dataclass_fields__)
-    unknown = sorted(set(section) - known)
-    if unknown:
-        raise ValueError(f"{prefix}: unknown key(s) {unknown}; known: {sorted(known)}")
-    for key in ("keywords", "patterns"):
-        if key in section:
-            section[key] = tuple(section[key])
-    for key in ("patterns",):
-        for pattern in section.get(key, ()):
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"{prefix}.{key}: {pattern!r} is not a valid regular expression ({error})") from None
-    return cls(**section)
+def _check_patterns(patterns: Sequence[str], key: str) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"{key}: {pattern!r} is not a valid regular expression ({error})") from None
 
 
 @dataclass(frozen=True)
 class FilterParams:
-    """The ``filters`` block of a translation entry."""
+    """The ``filters`` block of a translation entry (defaults in the schema)."""
 
-    prefix: PrefixParams = field(default_factory=PrefixParams)
-    refusal: RefusalParams = field(default_factory=RefusalParams)
-    outliers: OutlierParams = field(default_factory=OutlierParams)
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters"
+
+    prefix: PrefixParams
+    refusal: RefusalParams
+    outliers: OutlierParams
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> "FilterParams":
-        section = dict(section or {})
-        unknown = sorted(set(section) - {"prefix", "refusal", "outliers"})
-        if unknown:
-            raise ValueError(f"filters: unknown key(s) {unknown}; known: ['outliers', 'prefix', 'refusal']")
-        return cls(PrefixParams.from_config(section.get("prefix")), RefusalParams.from_config(section.get("refusal")),
-                   OutlierParams.from_config(section.get("outliers")))
+    def from_config(cls, section: Mapping[str, Any] | None, where: str = "filters") -> "FilterParams":
+        filled = with_defaults(section, cls.SCHEMA, where)
+        return cls(PrefixParams.from_config(filled["prefix"]), RefusalParams.from_config(filled["refusal"]),
+                   OutlierParams.from_config(filled["outliers"]))
 
 
 def snippet(text: str, limit: int = 160) -> str:

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from posir.builders import TRANSLATION
+from posir.builders.squad import SquadParams
+from posir.schema import Section, with_defaults
 from posir.translate.filters import FilterParams
 
-TRANSLATION_BUILDER = "translation"
 BACKENDS = ("apertium", "llm", "parallel")
 _BACKEND_KEYS = {
     "apertium": {"pair", "chunk_texts", "datadir"},
@@ -40,17 +42,19 @@ class TranslationConfigError(ValueError):
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """How one target language is translated."""
+    """How one target language is translated (``translations.<lang>``; defaults in the schema)."""
+
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/translations/additionalProperties"
 
     language: str
     backend: str
-    pair: str | None = None
-    chunk_texts: int = 200
-    datadir: str | None = None
-    prompt: str = "translate"
-    llm: Mapping[str, Any] = field(default_factory=dict)
-    source_file: str | None = None
-    target_file: str | None = None
+    pair: str | None = None  # apertium only
+    chunk_texts: int | None = None  # apertium only
+    datadir: str | None = None  # apertium only (None: the system's)
+    prompt: str | None = None  # llm only
+    llm: Mapping[str, Any] = field(default_factory=dict)  # llm only
+    source_file: str | None = None  # parallel only
+    target_file: str | None = None  # parallel only
 
     @classmethod
     def from_config(cls, where: str, language: str, section: Mapping[str, Any]) -> "BackendSpec":
@@ -61,15 +65,13 @@ class BackendSpec:
         if extra:
             raise TranslationConfigError(f"{where}: key(s) {extra} do not apply to backend '{backend}' "
                                          f"(it takes {sorted(_BACKEND_KEYS[backend])})")
-        spec = cls(language=language, **dict(section))
+        spec = cls(language=language, **with_defaults(section, cls.SCHEMA, where))
         if backend == "apertium" and (not spec.pair or not _PAIR.match(spec.pair)):
             raise TranslationConfigError(f"{where}.pair: apertium needs its language pair, e.g. 'eng-spa' "
                                          f"(see 'apertium -l'), got {spec.pair!r}")
         if backend == "parallel" and not (spec.source_file and spec.target_file):
             raise TranslationConfigError(f"{where}: the parallel backend needs source_file and target_file, "
                                          f"names of 'sources' entries holding aligned files (e.g. xquad_eng, xquad_spa)")
-        if spec.chunk_texts < 1:
-            raise TranslationConfigError(f"{where}.chunk_texts must be >= 1")
         return spec
 
     @property
@@ -82,25 +84,15 @@ class BackendSpec:
 
 
 @dataclass(frozen=True)
-class JudgeParams:
+class JudgeParams(Section):
     """LLM judge of translation quality (PosIR Appendix C.1): a seeded sample of documents, stratified by bucket."""
 
-    sample: int = 12
-    seed: int = 13
-    max_chars: int = 3000
-    prompt: str = "judge_translation"
+    SCHEMA = "/properties/benchmarks/additionalProperties/properties/judge"
 
-    @classmethod
-    def from_config(cls, where: str, section: Mapping[str, Any] | None) -> "JudgeParams | None":
-        if section is None:
-            return None
-        unknown = sorted(set(section) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise TranslationConfigError(f"{where}: unknown key(s) {unknown}")
-        params = cls(**dict(section))
-        if params.sample < 1 or params.max_chars < 100:
-            raise TranslationConfigError(f"{where}: sample must be >= 1 and max_chars >= 100")
-        return params
+    sample: int
+    seed: int
+    max_chars: int
+    prompt: str
 
 
 @dataclass(frozen=True)
@@ -115,11 +107,13 @@ class TranslationEntry:
     @classmethod
     def from_config(cls, name: str, entry: Mapping[str, Any]) -> "TranslationEntry":
         where = f"benchmarks.{name}"
-        if entry.get("builder") != TRANSLATION_BUILDER:
-            raise TranslationConfigError(f"{where}.builder is not '{TRANSLATION_BUILDER}'")
+        if entry.get("builder") != TRANSLATION.name:
+            raise TranslationConfigError(f"{where}.builder is not '{TRANSLATION.name}'")
         if not entry.get("from"):
             raise TranslationConfigError(f"{where}.from: name the benchmark to translate")
-        source_language = entry.get("from_language", "eng")
+        # the defaults only: the schema itself is checked when the workflow starts, these checks name the key
+        entry = with_defaults(entry, "/properties/benchmarks/additionalProperties", where, check=False)
+        source_language = entry["from_language"]
         translations = entry.get("translations") or {}
         if not translations:
             raise TranslationConfigError(f"{where}.translations: name at least one target language, "
@@ -130,11 +124,12 @@ class TranslationEntry:
         languages = {lang: BackendSpec.from_config(f"{where}.translations.{lang}", lang, spec or {})
                      for lang, spec in translations.items()}
         try:
-            filters = FilterParams.from_config(entry.get("filters"))
+            filters = FilterParams.from_config(entry["filters"], f"{where}.filters")
         except ValueError as error:
-            raise TranslationConfigError(f"{where}.{error}") from None
-        return cls(name, entry["from"], source_language, languages, filters,
-                   JudgeParams.from_config(f"{where}.judge", entry.get("judge")))
+            message = str(error)
+            raise TranslationConfigError(message if message.startswith(where) else f"{where}.{message}") from None
+        judge = JudgeParams.from_config(entry["judge"], f"{where}.judge") if entry.get("judge") is not None else None
+        return cls(name, entry["from"], source_language, languages, filters, judge)
 
 
 def llm_section(config: Mapping[str, Any], spec: BackendSpec) -> dict[str, Any]:
@@ -185,15 +180,15 @@ def make_translator(
 def translation_entries(config: Mapping[str, Any]) -> dict[str, TranslationEntry]:
     """Every ``builder: translation`` benchmark, parsed."""
     return {name: TranslationEntry.from_config(name, entry)
-            for name, entry in (config.get("benchmarks") or {}).items() if entry["builder"] == TRANSLATION_BUILDER}
+            for name, entry in (config.get("benchmarks") or {}).items() if entry["builder"] == TRANSLATION.name}
 
 
 def benchmark_separator(config: Mapping[str, Any], benchmark: str) -> str:
     """The paragraph separator of a benchmark's documents (a translation inherits its source's)."""
     entry = config["benchmarks"][benchmark]
-    if entry["builder"] == TRANSLATION_BUILDER:
+    if entry["builder"] == TRANSLATION.name:
         return benchmark_separator(config, entry["from"])
-    return str((entry.get("params") or {}).get("separator", "\n\n"))
+    return str(SquadParams.from_config(entry.get("params"), f"benchmarks.{benchmark}.params").separator)
 
 
 def check_translation_config(config: Mapping[str, Any]) -> None:
@@ -209,7 +204,7 @@ def check_translation_config(config: Mapping[str, Any]) -> None:
         where = f"benchmarks.{name}"
         seen = [name]
         base = parsed.source_benchmark
-        while benchmarks[base]["builder"] == TRANSLATION_BUILDER:
+        while benchmarks[base]["builder"] == TRANSLATION.name:
             if base in seen:
                 raise TranslationConfigError(f"{where}.from: translations form a cycle {' -> '.join([*seen, base])}")
             seen.append(base)
@@ -262,7 +257,7 @@ def comparison_rows(config: Mapping[str, Any], name: str) -> list[dict[str, str]
     labels = section["translations"]
     for benchmark in labels:
         entry = benchmarks.get(benchmark)
-        if entry is None or entry["builder"] != TRANSLATION_BUILDER:
+        if entry is None or entry["builder"] != TRANSLATION.name:
             raise TranslationConfigError(f"{where}.translations: '{benchmark}' is not a translation benchmark")
         if section["language"] not in entry.get("translations", {}):
             raise TranslationConfigError(f"{where}.language: '{benchmark}' has no '{section['language']}' translation")

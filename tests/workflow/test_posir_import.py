@@ -1,0 +1,96 @@
+"""Import of the published PosIR layout, tested on a folder written in that schema from our SQuAD benchmark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from posir import benchmark as fmt
+from posir.builders.posir_import import ImportSpec, PosIRImportError, import_subset
+from posir.builders.squad import SquadParams, build_squad_long
+from posir.config import MetricParams
+from posir.text import qwen3_token_counter
+from tests._configs import without_reports
+from tests.conftest import REPO
+
+SUBSET = "eng-Latn/squad"
+METRICS = MetricParams.from_config({})
+
+
+@pytest.fixture(scope="module")
+def squad_benchmark(squad_dev):
+    return build_squad_long(squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
+
+
+def write_posir_folder(root: Path, built, faults: bool = True) -> dict[str, str]:
+    """Our benchmark in PosIR's schema; with ``faults``, four queries broken in four ways."""
+    folder = root / SUBSET
+    (folder / "qrels").mkdir(parents=True)
+    pq.write_table(pa.table({"_id": [d.doc_id for d in built.documents], "text": [d.text for d in built.documents],
+                             "title": [d.title for d in built.documents]}), folder / "corpus.parquet")
+    texts = {q.qid: q.text for q in built.queries}
+    rows = [{"_id": p.qid, "text": texts[p.qid], "pos_char_span": [p.span_start, p.span_end],
+             "pos_char_length": p.doc_char_length, "pos_token_length": p.doc_token_length} for p in built.positions]
+    qrels = [{"query-id": p.qid, "corpus-id": p.doc_id, "score": 1} for p in built.positions]
+    broken: dict[str, str] = {}
+    if faults:
+        rows[0]["pos_char_length"] += 1
+        broken[rows[0]["_id"]] = "char_length_mismatch"
+        qrels = [q for q in qrels if q["query-id"] != rows[1]["_id"]]
+        broken[rows[1]["_id"]] = "no_positive_in_qrels"
+        qrels.append({"query-id": rows[2]["_id"], "corpus-id": built.documents[-1].doc_id, "score": 1})
+        broken[rows[2]["_id"]] = "several_positives"
+        rows[3]["pos_char_span"] = [0, rows[3]["pos_char_length"] + 5]
+        broken[rows[3]["_id"]] = "span_outside_document"
+    pq.write_table(pa.Table.from_pylist(rows), folder / "queries.parquet")
+    pq.write_table(pa.Table.from_pylist(qrels), folder / "qrels" / "test.parquet")
+    return broken
+
+
+def test_import_reproduces_our_benchmark_and_reports_broken_queries(tmp_path, squad_benchmark):
+    broken = write_posir_folder(tmp_path, squad_benchmark)
+    imported = import_subset(ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
+    fmt.validate(imported.documents, imported.queries, imported.positions)
+    assert imported.documents == squad_benchmark.documents
+    expected = [p for p in squad_benchmark.positions if p.qid not in broken]
+    assert imported.positions == expected
+    assert {d.record: d.reason for d in imported.drops} == broken
+    stages = {s.stage: s for s in imported.stages}
+    assert stages["import_posir"].entered == len(squad_benchmark.positions)
+    assert stages["import_posir"].left == len(expected)
+    assert imported.doc_token_lengths == squad_benchmark.doc_token_lengths
+
+
+def test_a_folder_not_in_the_layout_names_the_missing_file(tmp_path):
+    (tmp_path / SUBSET).mkdir(parents=True)
+    with pytest.raises(PosIRImportError, match=r"corpus\.parquet is missing"):
+        import_subset(ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), len, METRICS.buckets, METRICS.n_bins)
+
+
+def test_import_rule_builds_and_evaluates_the_benchmark(tmp_path, squad_benchmark, mirror):
+    """The import is a builder like any other: the evaluation matrix runs on it unchanged (BM25 here)."""
+    write_posir_folder(tmp_path / "posir", squad_benchmark, faults=False)
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"] = {"posir-squad": {"builder": "posir_import", "language": "eng",
+                                            "posir_import": {"path": str(tmp_path / "posir"), "subset": SUBSET}}}
+    config["evaluation"] = [{"benchmark": "posir-squad", "models": ["bm25"], "settings": ["eng-eng"]}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(without_reports(config)))
+    done = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
+                           str(tmp_path), "--cores", "2", "results/tables/posir-squad/main.csv"],
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "import_posir_benchmark" in done.stderr and "build_benchmark" not in done.stderr
+    card = json.loads((tmp_path / "results/benchmarks/posir-squad/card.json").read_text())
+    assert card["builder"] == "posir_import" and card["counts"]["queries"] == len(squad_benchmark.positions)
+    assert set(card["sources"]) == {"corpus", "queries", "test"}
+    table = (tmp_path / "results/tables/posir-squad/main.csv").read_text().splitlines()
+    assert table[1].startswith("bm25,eng-eng,")

@@ -1,0 +1,148 @@
+"""Snakemake end to end on a small config: real SQuAD articles, MiniLM and BM25."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import pytrec_eval
+import yaml
+
+from posir.benchmark import read_qrels
+from posir.runs import read_trec_run
+from tests._snakemake import SNAKEMAKE, planned_jobs, snakemake
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+
+def small_config() -> dict:
+    """Three SQuAD articles, every model on English; the multilingual models on a few XQuAD settings."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 3
+    config["benchmarks"]["xquad-parallel"]["params"]["max_articles"] = 3
+    config["benchmarks"] = {k: config["benchmarks"][k] for k in ("squad-long", "xquad-long", "xquad-parallel")}
+    config["text_collections"]["python-docs"]["max_texts"] = 500
+    config["translation_comparisons"] = {}  # it names the translated benchmarks dropped above
+    config["evaluation"] = [
+        {"benchmark": "squad-long", "models": ["minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"],
+         "settings": ["eng-eng"]},
+        {"benchmark": "xquad-long", "models": ["me5-small", "bm25"], "settings": ["deu-eng"]},
+        {"benchmark": "xquad-parallel", "models": ["use-m3", "bm25"], "settings": ["deu-deu", "deu-mul"]},
+    ]
+    return config
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, mirror) -> Path:
+    workdir = tmp_path_factory.mktemp("workflow")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    done = snakemake(workdir, "--cores", "2", mirror=mirror)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def test_main_table_has_one_row_per_model_and_setting(workdir):
+    table = pd.read_csv(workdir / "results/tables/squad-long/main.csv")
+    assert sorted(table["model"]) == ["bm25", "me5-small", "minilm-l6", "minilm-l6-r2", "use-m3"]
+    assert set(table["setting"]) == {"eng-eng"}
+    n_queries = sum(1 for _ in open(workdir / "results/benchmarks/squad-long/queries.jsonl"))
+    assert (table["n_queries"] == n_queries).all()
+    assert {"ndcg@10", "ndcg@10_Q1", "ndcg@10_Q4", "psi", "psi_Q1", "psi_Q4"} <= set(table.columns)
+    assert table["ndcg@10"].between(0, 1).all()
+    assert (workdir / "results/tables/squad-long/main.md").read_text().startswith("| model")
+
+
+def test_per_query_scores_equal_pytrec_eval_on_the_run_file(workdir):
+    qrels = read_qrels(workdir / "results/benchmarks/squad-long/qrels/test.tsv")
+    for model in ("minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"):
+        run = read_trec_run(workdir / f"results/runs/squad-long/{model}/eng-eng.trec")
+        reference = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+        table = pd.read_csv(workdir / f"results/scores/squad-long/{model}/eng-eng.tsv", sep="\t", dtype={"qid": str})
+        assert set(table["qid"]) == set(qrels)
+        ours = dict(zip(table["qid"], table["ndcg@10"]))
+        for qid in qrels:
+            assert ours[qid] == pytest.approx(reference.get(qid, {}).get("ndcg_cut_10", 0.0))
+    dense = pd.read_csv(workdir / "results/scores/squad-long/minilm-l6/eng-eng.tsv", sep="\t")
+    assert (dense["doc_input_tokens"] <= 256).all()  # MiniLM truncates: what the model saw is recorded
+
+
+def test_renormalized_model_reuses_embeddings_and_changes_the_ranking(workdir):
+    assert not (workdir / "results/embeddings/minilm-l6-r2").exists()  # no second encoding
+    assert (workdir / "results/embeddings/minilm-l6/python-docs/corpus.mean.npy").is_file()
+    base = read_trec_run(workdir / "results/runs/squad-long/minilm-l6/eng-eng.trec")
+    renormalized = read_trec_run(workdir / "results/runs/squad-long/minilm-l6-r2/eng-eng.trec")
+    assert base.keys() == renormalized.keys() and base != renormalized
+
+
+def test_multilingual_settings_and_language_bias(workdir):
+    table = pd.read_csv(workdir / "results/tables/xquad-parallel/main.csv")
+    assert set(table["setting"]) == {"deu-deu", "deu-mul"}
+    shares = pd.read_csv(workdir / "results/tables/xquad-parallel/language_bias.csv")
+    for _, group in shares.groupby(["model", "query_language"]):
+        assert abs(group["share"].sum() - 1) < 1e-9
+    cross = pd.read_csv(workdir / "results/tables/xquad-long/main.csv")
+    assert set(cross["setting"]) == {"deu-eng"} and (cross["n_queries"] > 0).all()
+    # the English corpus is embedded once and shared by the cross-lingual setting
+    assert (workdir / "results/embeddings/me5-small/squad-long/corpus.npy").is_file()
+    assert not list((workdir / "results/embeddings/me5-small").glob("xquad-long*/corpus.npy"))
+
+
+def test_outputs_people_open_are_there(workdir):
+    for path in ("figures/squad-long/grid.png", "figures/squad-long/positions.png",
+                 "figures/squad-long/minilm-l6/eng-eng.png", "figures/squad-long/bm25/eng-eng.png",
+                 "benchmarks/squad-long/card.json", "benchmarks/squad-long/drops.tsv",
+                 "logs/build_benchmark/squad-long.log", "timing/encode_texts/minilm-l6/squad-long/corpus.tsv"):
+        assert (workdir / "results" / path).stat().st_size > 0, path
+
+
+def test_rerun_has_nothing_to_do(workdir, mirror):
+    dry = snakemake(workdir, "-n", "--cores", "2", mirror=mirror)
+    assert dry.returncode == 0
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_adding_a_model_entry_adds_only_that_models_jobs(workdir, mirror):
+    config = small_config()
+    config["models"]["minilm-l6-bs16"] = {**copy.deepcopy(config["models"]["minilm-l6"]), "batch_size": 16}
+    config["evaluation"][0]["models"].append("minilm-l6-bs16")
+    (workdir / "config_more.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(workdir / "config_more.yaml"), mirror=mirror)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = planned_jobs(dry.stdout)
+    per_model = [(rule, w) for rule, w in jobs if "model" in w]
+    assert per_model and all(w["model"] == "minilm-l6-bs16" for _, w in per_model)
+    assert {rule for rule, _ in per_model} == {"encode_texts", "retrieve", "score_run"}
+    others = {rule for rule, w in jobs if "model" not in w}
+    assert others == {"main_table", "plot_position_grid", "paper_tables", "all"}  # tables that list every model
+
+
+def test_one_table_as_target_builds_only_what_it_needs(workdir, mirror):
+    dry = snakemake(workdir, "-n", "--cores", "2", "--forceall", "results/tables/squad-long/main.csv", mirror=mirror)
+    assert dry.returncode == 0
+    rules = {rule for rule, _ in planned_jobs(dry.stdout)}
+    assert "main_table" in rules and not rules & {"plot_position_grid", "plot_positional_distribution"}
+
+
+def test_html_report(workdir, mirror):
+    done = snakemake(workdir, "--report", "report.html", mirror=mirror)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (workdir / "report.html").stat().st_size > 10_000
+
+
+def test_lint_is_clean():
+    done = subprocess.run([*SNAKEMAKE, "--lint"], cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "POSIR_MIRROR": str(REPO.parent / "shared" / "data")})
+    assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_bad_config_key_stops_the_run_naming_it(tmp_path, mirror):
+    config = small_config()
+    config["metrics"]["position_binz"] = 20
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(tmp_path, "-n", mirror=mirror)
+    assert dry.returncode != 0 and "position_binz" in dry.stdout + dry.stderr
