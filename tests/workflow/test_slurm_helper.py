@@ -98,3 +98,20 @@ def test_a_node_that_never_gets_idle_fails_with_the_daemons_logs_and_cleans_up(t
     assert "slurmctld.log" in message and "slurmd.log" in message
     assert _slurm_daemons() == before
     assert _conf_state() == conf_before
+
+
+
+def test_not_root_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(slurm.os, "geteuid", lambda: 1000)
+    assert "needs root" in (slurm.missing_prerequisites() or "")
+    with pytest.raises(pytest.skip.Exception, match="needs root"):
+        slurm.skip_unless_possible()
+
+
+def test_a_missing_binary_is_a_skip_reason_naming_it_and_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(slurm.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(slurm, "BINARIES", ("sh", "no-such-slurm-binary"))
+    reason = slurm.missing_prerequisites() or ""
+    assert "missing no-such-slurm-binary;" in reason and "apt-get install" in reason
+    with pytest.raises(pytest.skip.Exception, match="no-such-slurm-binary"):
+        slurm.skip_unless_possible()
