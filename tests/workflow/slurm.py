@@ -114,7 +114,7 @@ def single_node_slurm(workdir: Path, *, cpus: int | None = None, real_memory_mb:
     """Run a one-node cluster whose state, logs and pid files live under `workdir`.
 
     cpus and real_memory_mb default to what `slurmd -C` finds (memory: 85 % of it, rounded down to
-    1000 MB, so the node is never declared larger than the machine, which would drain it).
+    1000 MB: a node declared larger than the machine is marked INVALID and never gets idle).
     """
     skip_unless_possible()
     workdir = Path(workdir).resolve()
@@ -154,7 +154,7 @@ def _slurm_conf(cluster: SlurmCluster, hardware: dict[str, str]) -> str:
         topology = ""  # a CPU count other than the hardware's cannot keep the hardware's topology
     return f"""{MARKER}
 ClusterName=posir-test
-# NodeAddr and the controller address are loopback: no name service needed, nothing exposed.
+# NodeAddr and the controller address are loopback: no name service needed.
 SlurmctldHost={cluster.node}(127.0.0.1)
 # Ports picked free at start, so a second run never trips over the first one's sockets.
 SlurmctldPort={cluster.ctld_port}
