@@ -17,6 +17,7 @@ include: "rules/benchmarks.smk"
 include: "rules/generation.smk"
 include: "rules/translation.smk"
 include: "rules/retrieval.smk"
+include: "rules/rerank.smk"
 include: "rules/evaluation.smk"
 include: "rules/paper.smk"
 

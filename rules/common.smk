@@ -17,6 +17,7 @@ from posir.config import (
     corpus_variants,
     embedding_model,
     evaluations,
+    is_pipeline,
     languages_outside_model,
     query_variant,
 )
@@ -43,6 +44,7 @@ check_translation_config(config)
 RESULTS = "results"
 PROMPTS = Path(workflow.basedir) / "prompts"
 EVALUATIONS = list(evaluations(config))
+PIPELINES = config["pipelines"] or {}
 PUBLISHED = config["published"] or {}
 PAPER_TABLES = config["paper_tables"] or {}
 TRANSLATION_COMPARISONS = config["translation_comparisons"] or {}
@@ -73,7 +75,7 @@ wildcard_constraints:
     kind="corpus|queries",
     setting="[a-z]{3}-[a-z]{3}",
     language="[a-z]{3}",
-    model=names_regex(config["models"]),
+    model=names_regex([*config["models"], *PIPELINES]),
     benchmark="[^/]+",
     collection=names_regex(config["text_collections"]),
     text_set="[^/]+",
@@ -214,9 +216,20 @@ def stage_scorers(stage):
     return scorers
 
 
-def recall_model_entry(wildcards):
-    name = generation_block(wildcards, "false_negatives").get("recall_model")
-    return {name: config["models"][name]} if name else {}
+def stage_models(stage):
+    """The models: entries one generation stage uses: its bi-encoder scorers' models and its recall model."""
+
+    def models(wildcards):
+        block = generation_block(wildcards, stage)
+        names = [
+            config["scorers"][s]["model"]
+            for s in block.get("scorers", [])
+            if config["scorers"][s]["backend"] == "bi-encoder"
+        ]
+        names += [block["recall_model"]] if block.get("recall_model") else []
+        return {name: config["models"][name] for name in names}
+
+    return models
 
 
 def scorer_mem_mb(wildcards):
@@ -393,16 +406,68 @@ def retrieve_inputs(wildcards):
     }
 
 
+# --- reranking pipelines ---------------------------------------------------------------------------------
+
+
+def pipeline_entry(wildcards):
+    return PIPELINES[wildcards.model]
+
+
+def second_stage(wildcards):
+    return config["scorers"][PIPELINES[wildcards.model]["second_stage"]]
+
+
+def rerank_inputs(wildcards):
+    query_dir = query_variant_of(wildcards)
+    first_stage = PIPELINES[wildcards.model]["first_stage"]
+    return {
+        "first_stage": f"{RESULTS}/runs/{wildcards.benchmark}/{first_stage}/{wildcards.setting}.trec",
+        "queries": f"{benchmark_dir(query_dir)}/{fmt.QUERIES}",
+        "positions": f"{benchmark_dir(query_dir)}/{fmt.POSITIONS}",
+        "corpus": [f"{benchmark_dir(v)}/{fmt.CORPUS}" for v in corpus_variants_of(wildcards)],
+    }
+
+
+def second_stage_models(wildcards):
+    """The models: entry a bi-encoder second stage embeds with (and nothing else of the section)."""
+    scorer = second_stage(wildcards)
+    return {scorer["model"]: config["models"][scorer["model"]]} if scorer["backend"] == "bi-encoder" else {}
+
+
+def second_stage_llm(wildcards):
+    """The answer-shaping llm settings, for LLM second stages only (editing them reruns only those)."""
+    return llm_answer_settings(wildcards) if second_stage(wildcards)["backend"] == "llm-grade" else {}
+
+
+def second_stage_mem_mb(wildcards):
+    scorer = second_stage(wildcards)
+    if scorer["backend"] == "bi-encoder":
+        return max(scorer["mem_mb"], config["models"][scorer["model"]]["mem_mb"])
+    return scorer["mem_mb"]
+
+
+def second_stage_gpu(wildcards):
+    scorer = second_stage(wildcards)
+    device = (
+        config["models"][scorer["model"]].get("device") if scorer["backend"] == "bi-encoder" else scorer.get("device")
+    )
+    return int(str(device or "cpu").startswith("cuda"))
+
+
 # --- evaluation ------------------------------------------------------------------------------------------
 
 
 def score_run_inputs(wildcards):
     query_dir = query_variant_of(wildcards)
+    run = f"{RESULTS}/runs/{wildcards.benchmark}/{wildcards.model}/{wildcards.setting}"
     inputs = {
         "qrels": f"{benchmark_dir(query_dir)}/{fmt.QRELS}",
         "positions": f"{benchmark_dir(query_dir)}/{fmt.POSITIONS}",
-        "run": f"{RESULTS}/runs/{wildcards.benchmark}/{wildcards.model}/{wildcards.setting}.trec",
+        "run": f"{run}.trec",
     }
+    if is_pipeline(config, wildcards.model):
+        inputs["evaluated"] = f"{run}.queries.tsv"  # a pipeline may rerank a sample of the queries
+        return inputs
     corpora = corpus_variants_of(wildcards)
     if model_spec(wildcards).is_dense and len(corpora) == 1:
         inputs["corpus_embeddings"] = embeddings_file(wildcards.model, corpora[0], "corpus")

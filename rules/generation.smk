@@ -134,7 +134,9 @@ rule span_contrast:
     params:
         entry=lookup(dpath="benchmarks/{benchmark}", within=config),
         scorers=stage_scorers("contrast"),
+        models=stage_models("contrast"),
         score_cache=SCORE_CACHE,
+        embedding_cache=EMBEDDING_CACHE,
         llm=llm_answer_settings,
         prompts=prompts_dir_of,
     script:
@@ -191,9 +193,10 @@ rule remove_false_negatives:
         llm=1,
     params:
         entry=lookup(dpath="benchmarks/{benchmark}", within=config),
-        models=recall_model_entry,
+        models=stage_models("false_negatives"),
         scorers=stage_scorers("false_negatives"),
         score_cache=SCORE_CACHE,
+        embedding_cache=EMBEDDING_CACHE,
         llm=llm_answer_settings,
         prompts=prompts_dir_of,
     script:

@@ -36,6 +36,8 @@ rule retrieve:
         f"{RESULTS}/logs/retrieve/{{benchmark}}/{{model}}/{{setting}}.log",
     benchmark:
         f"{RESULTS}/timing/retrieve/{{benchmark}}/{{model}}/{{setting}}.tsv"
+    wildcard_constraints:
+        model=names_regex(config["models"]),
     conda:
         "../envs/retrieval.yaml"
     threads: 1

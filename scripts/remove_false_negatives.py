@@ -6,6 +6,7 @@ with log_to(snakemake.log[0]) as log:
                                   snakemake.config.get("llm"), snakemake.params.prompts, snakemake.input.documents,
                                   snakemake.input.kept, snakemake.output.kept, snakemake.output.removed,
                                   snakemake.output.drops, snakemake.output.counts, threads=snakemake.threads,
-                                  score_cache=snakemake.params.score_cache or None)
+                                  score_cache=snakemake.params.score_cache or None,
+                                  embedding_cache=snakemake.params.embedding_cache or None)
     for stage in stages:
         log.info("stage %s", vars(stage))

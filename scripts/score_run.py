@@ -16,5 +16,6 @@ with log_to(snakemake.log[0]) as log:
         {name: snakemake.output[name] for name in OUTPUTS},
         title=f"{w.benchmark}: {w.model}, {w.setting}",
         languages_outside_model=snakemake.params.languages_outside_model,
+        evaluated=snakemake.input.get("evaluated"),
     )
     log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table[NDCG_10.column].mean())

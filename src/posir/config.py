@@ -192,14 +192,24 @@ def corpus_variants(config: Mapping[str, Any], benchmark: str, language: str) ->
     return [query_variant(config, benchmark, language)]
 
 
+def pipelines(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    return config.get("pipelines") or {}
+
+
+def is_pipeline(config: Mapping[str, Any], name: str) -> bool:
+    """A name of an evaluation block is a model (``models:``) or a reranking pipeline (``pipelines:``)."""
+    return name in pipelines(config)
+
+
 def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
     for block_index, block in enumerate(config.get("evaluation", [])):
         benchmark = block["benchmark"]
         if benchmark not in config.get("benchmarks", {}):
             raise ConfigError(f"evaluation[{block_index}]: benchmark '{benchmark}' is not defined under 'benchmarks'")
         for model in block["models"]:
-            if model not in config.get("models", {}):
-                raise ConfigError(f"evaluation[{block_index}]: model '{model}' is not defined under 'models'")
+            if model not in config.get("models", {}) and not is_pipeline(config, model):
+                raise ConfigError(f"evaluation[{block_index}]: model '{model}' is not defined under 'models' or "
+                                  f"'pipelines'")
             for setting_text in block["settings"]:
                 setting = Setting.parse(setting_text)
                 query_variant(config, benchmark, setting.query_language)
@@ -226,11 +236,24 @@ def languages_outside_model(config: Mapping[str, Any], evaluation: Evaluation) -
     nDCG@10, which a reader would take for a finding; tables flag such rows. A model
     without a ``languages`` list declares nothing and is never flagged.
     """
-    declared = config["models"][evaluation.model].get("languages")
+    declared = declared_languages(config, evaluation.model)
     if declared is None:
         return []
     return [lang for lang in setting_languages(config, evaluation.benchmark, evaluation.setting)
             if lang not in declared]
+
+
+def declared_languages(config: Mapping[str, Any], name: str) -> list[str] | None:
+    """A model's ``languages``; a pipeline's are those both its stages declare (None: no declaration)."""
+    if not is_pipeline(config, name):
+        return config["models"][name].get("languages")
+    pipeline = pipelines(config)[name]
+    lists = [declared_languages(config, pipeline["first_stage"])]
+    scorer = (config.get("scorers") or {}).get(pipeline["second_stage"], {})
+    if scorer.get("backend") == "bi-encoder" and scorer.get("model") in config["models"]:
+        lists.append(declared_languages(config, scorer["model"]))
+    known = [set(found) for found in lists if found is not None]
+    return sorted(set.intersection(*known)) if known else None
 
 
 def embedding_model(config: Mapping[str, Any], model: str) -> str:
@@ -304,6 +327,7 @@ def check_references(config: Mapping[str, Any]) -> None:
     check_installed(config)
     check_llm_sections(config)
     check_embeddings_from(config)
+    check_pipelines(config)
     for name, entry in config.get("text_collections", {}).items():
         if name in benchmarks:
             raise ConfigError(f"text_collections.{name}: the name is also a benchmark; embeddings of both would share "
@@ -327,6 +351,30 @@ def check_references(config: Mapping[str, Any]) -> None:
             check_translation_source(config, name)
     list(evaluations(config))
     check_generation_references(config)
+
+
+def check_pipelines(config: Mapping[str, Any]) -> None:
+    """Pipelines name a model and a scorer that exist, and no model of the same name; scorers that embed
+    name a dense model."""
+    models, scorers = config.get("models") or {}, config.get("scorers") or {}
+    for name, entry in pipelines(config).items():
+        if name in models:
+            raise ConfigError(f"pipelines.{name}: a model has the same name; evaluation blocks name both, rename one")
+        if entry["first_stage"] not in models:
+            raise ConfigError(f"pipelines.{name}.first_stage: '{entry['first_stage']}' is not defined under 'models'")
+        if entry["second_stage"] not in scorers:
+            raise ConfigError(f"pipelines.{name}.second_stage: '{entry['second_stage']}' is not defined under "
+                              f"'scorers'")
+        if scorers[entry["second_stage"]]["backend"] == "llm-grade" and not config.get("llm"):
+            raise ConfigError(f"pipelines.{name}.second_stage: '{entry['second_stage']}' calls an LLM; add an 'llm' "
+                              f"section (see docs/llm.md)")
+    for name, scorer in scorers.items():
+        if scorer["backend"] != "bi-encoder":
+            continue
+        model = scorer.get("model")
+        if model not in models or models[model].get("backend") in LEXICAL_BACKENDS:
+            raise ConfigError(f"scorers.{name}.model: '{model}' must name a dense entry of 'models' (a bi-encoder "
+                              f"scores with that model's embeddings)")
 
 
 def check_translation_source(config: Mapping[str, Any], name: str) -> None:

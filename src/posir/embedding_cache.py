@@ -22,10 +22,11 @@ import hashlib
 import importlib.util
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import fields
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import fields, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,6 +84,17 @@ def encoding_identity(spec: ModelSpec) -> str:
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def window_identity(spec: ModelSpec) -> str:
+    """The identity a window (a text the model reads whole) is encoded under, for chunked and passage use.
+
+    A window is encoded exactly as the backend's ``window_mode`` encodes a text within its limit, so a
+    chunked entry, a passage scorer and the plain entry of that mode share every window's and every
+    query's embedding: a text is encoded once per model whatever uses it.
+    """
+    return encoding_identity(replace(spec, long_input=spec.capabilities.window_mode, window_tokens=None,
+                                     stride_tokens=None))
+
+
 def text_key(identity: str, role: str, text: str) -> str:
     return hashlib.sha256(f"{identity}\0{role}\0{text}".encode()).hexdigest()
 
@@ -100,6 +112,9 @@ class EmbeddingCache:
         self._db = sqlite3.connect(self.path, timeout=120)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, spans TEXT NOT NULL)"
+            )
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, input_tokens INTEGER NOT NULL, "
                 "vector BLOB NOT NULL)"
@@ -132,6 +147,20 @@ class EmbeddingCache:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
 
+    def get_spans(self, keys: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+        found: dict[str, list[tuple[int, int]]] = {}
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), _LOOKUP_CHUNK):
+            chunk = wanted[start:start + _LOOKUP_CHUNK]
+            rows = self._db.execute(f"SELECT key, spans FROM windows WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((key, [tuple(s) for s in json.loads(spans)]) for key, spans in rows)
+        return found
+
+    def put_spans(self, spans: Mapping[str, Sequence[tuple[int, int]]]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO windows VALUES (?, ?)",
+                                 [(key, json.dumps([list(s) for s in value])) for key, value in spans.items()])
+
     def close(self) -> None:
         self._db.close()
 
@@ -140,3 +169,60 @@ class EmbeddingCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
+
+
+def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str,
+                  cache_path: Path | None) -> tuple[np.ndarray, list[int], int]:
+    """Vectors and input-token counts of ``texts``, and how many came from the cache.
+
+    Only texts this model encoding has not embedded before are encoded (once each, in
+    length-homogeneous batches: posir.models.registry.encode_by_length), and ``encoder()`` is
+    called, loading the model, only when there are any. Without ``cache_path`` everything is encoded.
+    """
+    from posir.models.registry import encode_by_length
+
+    if cache_path is None:
+        model = encoder()
+        tokens = model.input_tokens(list(texts), role)
+        return encode_by_length(model, list(texts), role, tokens), list(tokens), 0
+    keys = [text_key(identity, role, text) for text in texts]
+    with EmbeddingCache(Path(cache_path)) as cache:
+        found = cache.get_many(keys)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        from_cache = sum(k in found for k in keys)
+        if missing:
+            text_of = dict(zip(keys, texts))
+            model = encoder()
+            for start in range(0, len(missing), ENCODE_CHUNK):
+                chunk = missing[start:start + ENCODE_CHUNK]
+                chunk_texts = [text_of[k] for k in chunk]
+                tokens = model.input_tokens(chunk_texts, role)
+                vectors = encode_by_length(model, chunk_texts, role, tokens)
+                cache.put_many(chunk, vectors, tokens)
+                found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
+    matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+    return matrix, [found[k][1] for k in keys], from_cache
+
+
+def cached_window_spans(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str, window: int,
+                        stride: int, cache_path: Path | None) -> list[list[tuple[int, int]]]:
+    """Each text's window spans (``encoder().window_spans``), kept in the cache beside the embeddings.
+
+    Engines that only count tokens find window ends by search (posir.windows.count_window_spans), which
+    costs far more than encoding a known window's embedding lookup: a chunked corpus and every passage
+    scorer reading it compute each document's windows once.
+    """
+    keys = [text_key(identity, f"{role}-windows-{window}-{stride}", text) for text in texts]
+    if cache_path is None:
+        return [encoder().window_spans(text, role, window, stride) for text in texts]
+    with EmbeddingCache(Path(cache_path)) as cache:
+        found = cache.get_spans(keys)
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
+        if missing:
+            computed = {k: encoder().window_spans(t, role, window, stride) for k, t in missing.items()}
+            cache.put_spans(computed)
+            found.update(computed)
+    return [found[k] for k in keys]

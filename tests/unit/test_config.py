@@ -80,7 +80,7 @@ def test_variants_and_corpora_resolve(config):
     assert query_variant(config, "squad-long", "eng") == "squad-long"
     assert query_variant(config, "xquad-long", "deu") == "xquad-long-deu"
     assert corpus_variants(config, "xquad-long", "eng") == ["squad-long"]  # embedded once, shared by X->eng
-    assert corpus_variants(config, "xquad-parallel", "mul") == [f"xquad-parallel-{l}" for l in
+    assert corpus_variants(config, "xquad-parallel", "mul") == [f"xquad-parallel-{lang}" for lang in
                                                                 config["benchmarks"]["xquad-parallel"]["languages"]]
 
 

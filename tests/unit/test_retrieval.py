@@ -97,3 +97,21 @@ def test_english_analyzer_stems_and_drops_stopwords():
 def test_query_without_known_terms_retrieves_nothing():
     scores, indices = bm25_search(["alpha beta", "gamma delta"], ["zzz"], 10, "eng", "eng", bm25_params())
     assert (indices == -1).all()
+
+
+def test_best_window_search_equals_a_brute_force_maxp_over_every_window():
+    from posir.retrieval import best_window_search
+
+    rng = np.random.default_rng(4)
+    n_documents, dims = 60, 16
+    owners = np.concatenate([rng.permutation(np.repeat(np.arange(n_documents - 5), 3)), [55, 57]])  # 3 docs without
+    windows = rng.normal(size=(len(owners), dims)).astype(np.float32)
+    queries = rng.normal(size=(9, dims)).astype(np.float32)
+    scores, indices = best_window_search(queries, windows, owners, n_documents, k=20, batch=4)
+    for q in range(len(queries)):
+        best = {int(doc): float(np.max(windows[owners == doc] @ queries[q])) for doc in np.unique(owners)}
+        expected = sorted(best, key=lambda doc: -best[doc])[:20]
+        assert indices[q].tolist() == expected
+        np.testing.assert_allclose(scores[q], [best[d] for d in expected], rtol=1e-5, atol=1e-6)
+    wide, wide_indices = best_window_search(queries[:1], windows, owners, n_documents, k=100)
+    assert wide.shape == (1, n_documents) and (wide_indices[0, 57:] == -1).all()  # padded past the 57 with windows

@@ -28,6 +28,9 @@ def test_defaults_of_a_local_reranker():
 
 @pytest.mark.parametrize("backend, entry, message", [
     ("nope", {}, r"scorers\.x\.backend 'nope' is not one of bi-encoder, cross-encoder"),
+    ("bi-encoder", {}, r"scorers\.x\.model: missing; name a dense entry of models:"),
+    ("bi-encoder", {"model": "m", "model_package": "p"}, r"scorers\.x\.model_package is not a setting of backend bi"),
+    ("bi-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: 'avgp'"),
     ("cross-encoder", {"model": "m", "protocol": "tei"}, r"scorers\.x\.protocol is not a setting of backend cross"),
     ("llm-grade", {"model": "m"}, r"scorers\.x\.model is not a setting of backend llm-grade"),
     ("cross-encoder", {}, r"scorers\.x: set 'model'"),

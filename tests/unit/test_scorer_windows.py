@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from posir.scorers.windows import (
+from posir.windows import (
     aggregate,
     count_windows,
     longest_prefix_within,

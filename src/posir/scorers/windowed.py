@@ -1,7 +1,7 @@
 """Shared by the local reranker backends: score (query, window) pairs, aggregate per document.
 
 ``long_input: windows`` (default) cuts each document into token windows of the
-model's own tokenizer (:mod:`posir.scorers.windows`) and combines the window
+model's own tokenizer (:mod:`posir.windows`) and combines the window
 scores (``aggregation``, MaxP by default, as quality control needs).
 ``long_input: truncate`` passes the whole document and lets the model cut it at
 ``max_length``: the model as it is, position bias included, which is what a
@@ -16,7 +16,7 @@ from typing import Any
 
 from posir.scorers.base import check_pairs
 from posir.scorers.spec import ScorerSpec
-from posir.scorers.windows import score_windowed, tokenizer_windows
+from posir.windows import score_windowed, tokenizer_windows
 
 logger = logging.getLogger("posir.scorers")
 

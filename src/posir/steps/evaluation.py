@@ -21,14 +21,17 @@ from posir.tables import read_result_tsv
 
 def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
                  id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path],
-                 title: str = "", languages_outside_model: Sequence[str] = ()) -> pd.DataFrame:
+                 title: str = "", languages_outside_model: Sequence[str] = (),
+                 evaluated: Path | None = None) -> pd.DataFrame:
     """Score a run per query, aggregate it into bins and buckets, bootstrap both, and draw its position curve.
 
     One job, not four: each part takes well under a second, far less than starting a job.
     ``languages_outside_model`` (languages of the setting its model does not declare) is
-    recorded in the summary, so every table built from it can flag the row.
+    recorded in the summary, so every table built from it can flag the row. ``evaluated`` (a
+    pipeline's sample) lists the queries the run answers: only those are scored.
     """
-    per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes)
+    per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes,
+                          evaluated)
     metrics = MetricParams.from_config(metrics_section)
     aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model)
     bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
@@ -38,12 +41,16 @@ def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_
 
 
 def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: Path,
-              corpus_embeddings: Path | None = None, id_prefixes: Sequence[str] = ()) -> pd.DataFrame:
-    """Per-query table: every qrels query, its metrics and its position fields.
+              corpus_embeddings: Path | None = None, id_prefixes: Sequence[str] = (),
+              evaluated: Path | None = None) -> pd.DataFrame:
+    """Per-query table: every qrels query (of ``evaluated``, when given), its metrics and its position fields.
 
     With ``id_prefixes`` (a one-vs-many corpus) every language copy of the positive is relevant.
     """
     qrels = fmt.read_qrels(qrels_path)
+    if evaluated is not None:
+        kept = {row["qid"] for row in fmt.read_table(evaluated)}
+        qrels = {qid: docs for qid, docs in qrels.items() if qid in kept}
     if id_prefixes:
         qrels = expand_qrels(qrels, list(id_prefixes))
     scores = score_queries(qrels, read_trec_run(run_path))
@@ -57,7 +64,9 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
         from posir.embeddings import load_embeddings
 
         doc_ids, _, input_tokens = load_embeddings(corpus_embeddings)
-        table["doc_input_tokens"] = table["doc_id"].map(dict(zip(doc_ids, input_tokens)))
+        # summed per document: a chunked corpus has a row per window (token positions processed, as window_mean)
+        seen = pd.Series(input_tokens, index=doc_ids).groupby(level=0).sum()
+        table["doc_input_tokens"] = table["doc_id"].map(seen)
     columns = ["qid", *[m.column for m in PER_QUERY], "doc_id", "doc_token_length", "length_bucket", "relative_position", "position_bin",
                "span_start", "span_end", "doc_char_length"]
     table = table[columns + [c for c in table.columns if c not in columns]]

@@ -199,15 +199,20 @@ def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] |
 
 
 def _load_scorer(spec: Any, entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                 client: Any, stage: str, cache: Any) -> tuple[Any, Any]:
-    """A relevance scorer (posir.scorers); an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client."""
+                 client: Any, stage: str, cache: Any, models: Mapping[str, Any],
+                 embedding_cache: str | Path | None, threads: int) -> tuple[Any, Any]:
+    """A relevance scorer (posir.scorers); an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client.
+
+    A bi-encoder's windows go through the embedding cache, so they are not score-cached as well.
+    """
     from posir.scorers import load_scorer
 
     if spec.backend == "llm-grade":
         grading = qc.GradingParams.from_config(generation_block(entry, "grading"), "generation.grading")
         client = client or _llm_client(llm_section, grading.max_tokens)
     return load_scorer(spec, llm_client=client, prompts_dir=prompts_dir, stage=f"{stage}:{spec.name}",
-                       cache=cache), client
+                       cache=None if spec.backend == "bi-encoder" else cache,
+                       extra={"models": models, "embedding_cache": embedding_cache, "threads": threads}), client
 
 
 def _score_cache(path: str | Path | None) -> Any:
@@ -234,10 +239,11 @@ class _Grader:
         return [int(r.value["grade"]) if r.ok else None for r in results]
 
 
-def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, Any], llm_section: Mapping[str, Any] | None,
-                       prompts_dir: Path, sample_in: Path, located_in: Path, kept_out: Path, scores_out: Path,
-                       drops_out: Path, counts_out: Path, threads: int = 1,
-                       score_cache: str | Path | None = None) -> StageCount:
+def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, Any], models: Mapping[str, Any],
+                       llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, located_in: Path,
+                       kept_out: Path, scores_out: Path, drops_out: Path, counts_out: Path, threads: int = 1,
+                       score_cache: str | Path | None = None,
+                       embedding_cache: str | Path | None = None) -> StageCount:
     """score(q, full) > score(q, span removed) under every configured scorer, in config order (PosIR 3.3).
 
     Scorers run one after another on the queries still standing, so a query
@@ -261,7 +267,8 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_CONTRAST, cache)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_CONTRAST, cache,
+                                          models, embedding_cache, threads)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
             removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
             texts = [s.candidate.question for s in alive]
@@ -355,7 +362,8 @@ def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any
 def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, Any], scorers_config: Mapping[str, Any],
                          llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, graded_in: Path,
                          kept_out: Path, removed_out: Path, drops_out: Path, counts_out: Path,
-                         threads: int = 1, score_cache: str | Path | None = None) -> list[StageCount]:
+                         threads: int = 1, score_cache: str | Path | None = None,
+                         embedding_cache: str | Path | None = None) -> list[StageCount]:
     """Recall top-K per query with an embedding model, score with the scorers, remove outscoring documents
     and the queries whose positive was removed (PosIR section 3.3, "Removing False Negatives")."""
     import torch
@@ -390,7 +398,8 @@ def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, A
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_FN_DOCUMENTS, cache)
+            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_FN_DOCUMENTS, cache,
+                                          models_config, embedding_cache, threads)
             pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
                            {(q, positives[q]) for q in candidates})
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,18 +25,16 @@ class EncodeCounts:
     encoded: int
 
 
-ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
-
-
 def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int,
                     cache_path: Path | None = None) -> EncodeCounts:
     """Encode one text set (a corpus or a query set) once; every setting that needs it reuses the file.
 
     With ``cache_path``, texts this model encoding has embedded before (in any text set) are read from
     the embedding cache and only new texts are encoded; the model is not even loaded when none are new.
+    A chunked entry (``long_input: chunks``) writes one row per window of each document.
     """
-    from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key
-    from posir.models.registry import encode_by_length, load_encoder
+    from posir.embedding_cache import cached_encode, cached_window_spans, encoding_identity, window_identity
+    from posir.models.registry import load_encoder, window_size
 
     if kind == "corpus":
         documents = fmt.read_corpus(texts_path)
@@ -43,31 +42,29 @@ def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path
     else:
         queries = fmt.read_queries(texts_path)
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
-    if cache_path is None:
-        encoder = load_encoder(spec, threads)
-        tokens = encoder.input_tokens(texts, role)
-        save_embeddings(Path(out_path), ids, encode_by_length(encoder, texts, role, tokens), tokens)
-        return EncodeCounts(len(texts), 0, len(texts))
+    loaded: list[Any] = []
 
-    identity = encoding_identity(spec)
-    keys = [text_key(identity, role, text) for text in texts]
-    with EmbeddingCache(Path(cache_path)) as cache:
-        found = cache.get_many(keys)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        from_cache = sum(k in found for k in keys)
-        if missing:
-            text_of = dict(zip(keys, texts))
-            encoder = load_encoder(spec, threads)
-            for start in range(0, len(missing), ENCODE_CHUNK):
-                chunk = missing[start:start + ENCODE_CHUNK]
-                chunk_texts = [text_of[k] for k in chunk]
-                tokens = encoder.input_tokens(chunk_texts, role)
-                vectors = encode_by_length(encoder, chunk_texts, role, tokens)
-                cache.put_many(chunk, vectors, tokens)
-                found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
-    matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
-    save_embeddings(Path(out_path), ids, matrix, [found[k][1] for k in keys])
-    return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
+    def encoder() -> Any:
+        if not loaded:
+            loaded.append(load_encoder(spec, threads))
+        return loaded[0]
+
+    if not spec.is_chunked:
+        vectors, tokens, from_cache = cached_encode(encoder, encoding_identity(spec), texts, role, cache_path)
+        save_embeddings(Path(out_path), ids, vectors, tokens)
+        return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
+    # chunked: queries are encoded whole, documents as their windows, under the identity of a window
+    identity = window_identity(spec)
+    if role == "query":
+        vectors, tokens, from_cache = cached_encode(encoder, identity, texts, role, cache_path)
+        save_embeddings(Path(out_path), ids, vectors, tokens)
+        return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
+    window, stride = window_size(encoder(), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+    spans = cached_window_spans(encoder, identity, texts, role, window, stride, cache_path)
+    rows = [(doc_id, text[s:e], (s, e)) for doc_id, text, doc_spans in zip(ids, texts, spans) for s, e in doc_spans]
+    vectors, tokens, from_cache = cached_encode(encoder, identity, [r[1] for r in rows], role, cache_path)
+    save_embeddings(Path(out_path), [r[0] for r in rows], vectors, tokens, [r[2] for r in rows])
+    return EncodeCounts(len(rows), from_cache, len(rows) - from_cache)
 
 
 def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Sequence[Path],
@@ -79,17 +76,25 @@ def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Seq
     queries and documents alike; the cached embeddings stay raw.
     """
     from posir.models.renorm import search_vectors
-    from posir.retrieval import exact_inner_product_search
+    from posir.retrieval import best_window_search, exact_inner_product_search
 
     qids, query_vectors, _ = load_embeddings(query_embeddings)
-    doc_ids: list[str] = []
+    row_ids: list[str] = []
     blocks = []
     for index, path in enumerate(corpus_embeddings):
         ids, vectors, _ = load_embeddings(path)
-        doc_ids += [f"{id_prefixes[index]}:{i}" for i in ids] if id_prefixes else ids
+        row_ids += [f"{id_prefixes[index]}:{i}" for i in ids] if id_prefixes else ids
         blocks.append(vectors)
-    query_vectors, doc_vectors = search_vectors(spec, query_vectors, np.concatenate(blocks), mean_file, embedding_model)
-    scores, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
+    query_vectors, row_vectors = search_vectors(spec, query_vectors, np.concatenate(blocks), mean_file, embedding_model)
+    if spec.is_chunked:
+        # rows are windows: a document is as relevant as its best window
+        doc_ids = list(dict.fromkeys(row_ids))
+        position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
+        scores, indices = best_window_search(query_vectors, row_vectors, np.array([position[i] for i in row_ids]),
+                                             len(doc_ids), top_k)
+    else:
+        doc_ids = row_ids
+        scores, indices = exact_inner_product_search(query_vectors, row_vectors, top_k)
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 

@@ -1,6 +1,8 @@
 """Long documents as token windows, and the passage-score aggregations (pure functions).
 
-A reranker reads a bounded number of tokens; evidence past them is invisible
+Shared by the chunked first stage (``long_input: chunks``, posir.models), the
+passage-level scorers (posir.scorers) and the analyses. A model reads a bounded
+number of tokens; evidence past them is invisible
 unless the document is cut into windows ("passages") that are scored one by
 one and combined.  Dai and Callan (SIGIR 2019, "Deeper Text Understanding for
 IR with Contextual Neural Language Modeling", section 3) combine passage

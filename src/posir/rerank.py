@@ -1,0 +1,109 @@
+"""Reranking pipelines: a first stage's ranking reordered by a second-stage scorer (pure functions).
+
+Zeng et al. (position-bias-in-modern-ir-psi, sections 3-4, Table 1) compare whole pipelines,
+BM25 or a dense retriever followed by a reranker, by their position sensitivity; PosIR
+(Limitations, point 3) leaves cross-encoders to future work. A pipeline entry names a first
+stage (a ``models:`` entry), a second stage (a ``scorers:`` entry) and a depth; its run holds
+the first stage's top-``depth`` documents in the scorer's order, with the first stage's tail
+below them, so nDCG@10, PSI and every table treat it like any other run.
+
+A second stage costs queries x depth scorer calls; a pipeline can score a sample of the
+queries, stratified by (length bucket, position bin) so that every filled cell keeps enough
+queries for PSI (:func:`stratified_sample`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from posir.schema import Section
+
+# Scores written below the reranked documents step down by this much, so trec_eval keeps their order
+# (run files carry six decimals).
+TAIL_STEP = 1e-3
+
+
+@dataclass(frozen=True)
+class PipelineSpec(Section):
+    """One ``pipelines.<name>`` entry (defaults in the schema)."""
+
+    SCHEMA = "/properties/pipelines/additionalProperties"
+
+    first_stage: str
+    second_stage: str
+    depth: int
+    sample: Mapping[str, int] | None = None  # absent: every query
+
+
+@dataclass(frozen=True)
+class SampleSpec(Section):
+    """``pipelines.<name>.sample``: how many queries, at least how many per filled (bucket, bin) cell, the seed."""
+
+    SCHEMA = "/properties/pipelines/additionalProperties/properties/sample"
+
+    queries: int
+    min_per_cell: int
+    seed: int
+
+
+class SampleError(ValueError):
+    """The sample cannot keep ``min_per_cell`` queries in every filled cell within ``queries``."""
+
+
+def _ranked(qids: Sequence[str], seed: int) -> list[str]:
+    """A seeded order of ids by hash: the same ids are drawn whatever else is in the cell."""
+    return sorted(qids, key=lambda q: hashlib.sha256(f"{seed}:{q}".encode()).hexdigest())
+
+
+def stratified_sample(cells: Mapping[str, tuple[str, int]], spec: SampleSpec) -> list[str]:
+    """``spec.queries`` query ids drawn per (length bucket, position bin) cell, in input order.
+
+    ``cells`` maps a query id to its (bucket, bin). Every filled cell first keeps
+    ``min(min_per_cell, its size)`` queries, so PSI has each bin it had; the rest of the
+    sample goes to the cells in proportion to what they have left (largest remainders,
+    ties by cell). Within a cell queries are drawn by a seeded hash of their id.
+    """
+    if spec.queries >= len(cells):
+        return list(cells)
+    members: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for qid, cell in cells.items():
+        members[cell].append(qid)
+    base = {cell: min(spec.min_per_cell, len(qids)) for cell, qids in members.items()}
+    if sum(base.values()) > spec.queries:
+        raise SampleError(f"sample.queries {spec.queries} cannot keep {spec.min_per_cell} queries in each of the "
+                          f"{len(members)} filled (bucket, bin) cells ({sum(base.values())} needed): raise queries "
+                          f"or lower min_per_cell")
+    spare = {cell: len(qids) - base[cell] for cell, qids in members.items()}
+    left = spec.queries - sum(base.values())
+    total_spare = sum(spare.values())
+    exact = {cell: left * spare[cell] / total_spare if total_spare else 0.0 for cell in members}
+    extra = {cell: int(exact[cell]) for cell in members}
+    order = sorted(members, key=lambda cell: (-(exact[cell] - extra[cell]), cell))
+    for cell in order[: left - sum(extra.values())]:
+        extra[cell] += 1
+    kept = {q for cell, qids in members.items() for q in _ranked(qids, spec.seed)[: base[cell] + extra[cell]]}
+    return [qid for qid in cells if qid in kept]
+
+
+def rerank(first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float | None],
+           depth: int) -> list[tuple[str, float]]:
+    """The pipeline's ranking of one query: the first stage's top ``depth`` by the scorer, then the rest.
+
+    ``first_stage`` is the first stage's ranking, best first; ``scores`` the scorer's score of each
+    top-``depth`` document (``None``: no score could be had). Scored documents come first, best first
+    (ties keep the first stage's order); unscored ones follow in the first stage's order, then the
+    first stage's tail in its order. Their written scores step down from below the lowest score, so
+    every later reader (trec_eval orders by score) sees this order.
+    """
+    head, tail = list(first_stage[:depth]), list(first_stage[depth:])
+    scored = sorted(((doc, scores[doc]) for doc, _ in head if scores.get(doc) is not None),
+                    key=lambda item: -float(item[1]))  # type: ignore[arg-type]
+    unscored = [doc for doc, _ in head if scores.get(doc) is None]
+    ranking = [(doc, float(score)) for doc, score in scored]  # type: ignore[arg-type]
+    floor = (min(score for _, score in ranking) if ranking else 0.0) - 1.0
+    below = [*unscored, *(doc for doc, _ in tail)]
+    ranking += [(doc, floor - i * TAIL_STEP) for i, doc in enumerate(below)]
+    return ranking

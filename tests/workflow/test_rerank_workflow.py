@@ -1,0 +1,123 @@
+"""Reranking pipelines and the chunked first stage end to end: real SQuAD articles, BM25 and MiniLM, Snakemake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from posir import benchmark as fmt
+from posir.runs import ranked, read_trec_run
+from tests._configs import without_reports
+from tests._snakemake import planned_jobs, snakemake
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+PIPELINES = {
+    "bm25.minilm-maxp": {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 8},
+    "bm25.minilm-firstp": {"first_stage": "bm25", "second_stage": "minilm-firstp", "depth": 8},
+    "minilm-l6.minilm-maxp": {"first_stage": "minilm-l6", "second_stage": "minilm-maxp"},
+    "bm25.minilm-sample": {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 8,
+                           "sample": {"queries": 100, "min_per_cell": 1, "seed": 5}},
+}
+MODELS = ["bm25", "minilm-l6", "minilm-l6-chunks", *PIPELINES]
+
+
+def rerank_config() -> dict:
+    """Three SQuAD articles: BM25 and MiniLM as first stages, MiniLM chunked, and four pipelines."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
+    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 3
+    config["pipelines"] = PIPELINES
+    config["evaluation"] = [{"benchmark": "squad-long", "models": MODELS, "settings": ["eng-eng"]}]
+    return without_reports(config)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, mirror) -> Path:
+    workdir = tmp_path_factory.mktemp("rerank")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(rerank_config()))
+    done = snakemake(workdir, "--cores", "2", mirror=mirror)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return workdir
+
+
+def run_of(workdir: Path, model: str) -> dict[str, list[tuple[str, float]]]:
+    return ranked(read_trec_run(workdir / f"results/runs/squad-long/{model}/eng-eng.trec"))
+
+
+def card_of(workdir: Path, model: str) -> dict:
+    return json.loads((workdir / f"results/runs/squad-long/{model}/eng-eng.card.json").read_text())
+
+
+def test_a_reranked_run_is_the_first_stages_top_depth_reordered_above_its_tail(workdir):
+    first, reranked = run_of(workdir, "bm25"), run_of(workdir, "bm25.minilm-maxp")
+    assert reranked.keys() == first.keys()
+    moved = 0
+    for qid, ranking in first.items():
+        head, tail = [d for d, _ in ranking[:8]], [d for d, _ in ranking[8:]]
+        new = [d for d, _ in reranked[qid]]
+        assert sorted(new[:8]) == sorted(head) and new[8:] == tail
+        moved += new[:8] != head
+    assert moved > len(first) / 4  # MiniLM reorders BM25's head for many queries
+
+
+def test_rows_sit_beside_first_stages_in_the_main_table_and_the_grid(workdir):
+    table = pd.read_csv(workdir / "results/tables/squad-long/main.csv")
+    assert set(table["model"]) == set(MODELS)
+    n_queries = sum(1 for _ in open(workdir / "results/benchmarks/squad-long/queries.jsonl"))
+    full = table[table["model"] != "bm25.minilm-sample"]
+    assert (full["n_queries"] == n_queries).all()
+    assert table.set_index("model").loc["bm25.minilm-sample", "n_queries"] == 100
+    assert (workdir / "results/figures/squad-long/grid.png").stat().st_size > 0
+    assert (workdir / "results/figures/squad-long/bm25.minilm-maxp/eng-eng.png").stat().st_size > 0
+
+
+def test_the_sample_keeps_every_filled_cell_and_says_so_in_its_card(workdir):
+    card = card_of(workdir, "bm25.minilm-sample")
+    assert card["queries"]["reranked"] == 100 and card["queries"]["sample"]["seed"] == 5
+    positions = fmt.read_positions(workdir / "results/benchmarks/squad-long/positions.tsv")
+    filled = {(p.length_bucket, p.position_bin) for p in positions}
+    assert {tuple(cell.split(":")) for cell in card["queries"]["per_cell"]} == {(b, str(i)) for b, i in filled}
+    assert all(cell["kept"] >= 1 for cell in card["queries"]["per_cell"].values())
+    evaluated = pd.read_csv(workdir / "results/runs/squad-long/bm25.minilm-sample/eng-eng.queries.tsv", sep="\t",
+                            dtype=str)
+    scored = pd.read_csv(workdir / "results/scores/squad-long/bm25.minilm-sample/eng-eng.tsv", sep="\t",
+                         dtype={"qid": str})
+    assert sorted(scored["qid"]) == sorted(evaluated["qid"]) and len(scored) == 100
+
+
+def test_the_chunked_first_stage_sees_every_token_of_long_documents(workdir):
+    truncated = pd.read_csv(workdir / "results/scores/squad-long/minilm-l6/eng-eng.tsv", sep="\t")
+    chunked = pd.read_csv(workdir / "results/scores/squad-long/minilm-l6-chunks/eng-eng.tsv", sep="\t")
+    assert (truncated["doc_input_tokens"] <= 256).all()
+    long_documents = chunked["doc_token_length"] > 600
+    assert long_documents.any() and (chunked.loc[long_documents, "doc_input_tokens"] > 600).all()
+
+
+def test_windows_and_queries_are_embedded_once_for_every_use(workdir, mirror):
+    """The pipelines' bi-encoder found every window and query that the chunked entry and MiniLM had embedded."""
+    done = snakemake(workdir, "--cores", "2", "--forcerun", "rerank", mirror=mirror)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for model in ("bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp"):
+        counts = card_of(workdir, model)["scorer_counts"]
+        assert counts["encoded"] == 0 and counts["from_cache"] > 0, (model, counts)
+
+
+def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mirror):
+    config = rerank_config()
+    config["pipelines"]["bm25.minilm-sump"] = {"first_stage": "bm25", "second_stage": "minilm-sump", "depth": 8}
+    config["scorers"]["minilm-sump"] = {"backend": "bi-encoder", "model": "minilm-l6", "aggregation": "sump"}
+    config["evaluation"][0]["models"].append("bm25.minilm-sump")
+    (workdir / "config_more.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(workdir / "config_more.yaml"), mirror=mirror)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = planned_jobs(dry.stdout)
+    per_model = [(rule, w) for rule, w in jobs if "model" in w]
+    assert sorted(rule for rule, _ in per_model) == ["rerank", "score_run"]
+    assert all(w["model"] == "bm25.minilm-sump" for _, w in per_model)
+    assert {rule for rule, w in jobs if "model" not in w} == {"main_table", "plot_position_grid", "all"}
