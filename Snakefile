@@ -19,6 +19,7 @@ include: "rules/translation.smk"
 include: "rules/retrieval.smk"
 include: "rules/rerank.smk"
 include: "rules/evaluation.smk"
+include: "rules/analyses.smk"
 include: "rules/paper.smk"
 
 
@@ -26,6 +27,8 @@ rule all:
     default_target: True
     input:
         evaluation_outputs(),
+        significance_outputs(),
+        analyses_outputs(),
         paper_outputs(),
         translation_outputs(),
     localrule: True

@@ -58,6 +58,8 @@ SCORE_CACHE = config["score_cache"]
 POSITION_CONFIG = {k: config["metrics"][k] for k in ("position_bins", "length_buckets")}
 TABLE_CONFIG = {**POSITION_CONFIG, "min_bin_queries": config["metrics"]["min_bin_queries"]}
 METRICS_CONFIG = config["metrics"]
+SALIENCY = config["analyses"]["saliency"]
+REPRESENTATION = config["analyses"]["representation"]
 
 
 def names_regex(names):
@@ -571,6 +573,65 @@ def paper_table_files(table):
 
 
 # --- what 'snakemake' builds --------------------------------------------------------------------------------
+
+
+# --- paired tests between models, analyses ---------------------------------------------------------------
+
+
+def compared_models(benchmark, setting):
+    """The models of a (benchmark, setting) that answer every query; a pipeline reranking a sample is left out."""
+    return [
+        e.model
+        for e in evaluations_of(benchmark)
+        if str(e.setting) == setting and not (PIPELINES.get(e.model) or {}).get("sample")
+    ]
+
+
+def compared_scores(wildcards):
+    return [
+        f"{RESULTS}/scores/{wildcards.benchmark}/{m}/{wildcards.setting}.tsv"
+        for m in compared_models(wildcards.benchmark, wildcards.setting)
+    ]
+
+
+def compared_names(wildcards):
+    return compared_models(wildcards.benchmark, wildcards.setting)
+
+
+def significance_outputs():
+    pairs = sorted({(e.benchmark, str(e.setting)) for e in EVALUATIONS})
+    return [f"{RESULTS}/tables/{b}/significance/{s}.md" for b, s in pairs if len(compared_models(b, s)) > 1]
+
+
+def analysis_benchmark_files(wildcards):
+    directory = benchmark_dir(wildcards.benchmark)
+    return {
+        "positions": f"{directory}/{fmt.POSITIONS}",
+        "documents": f"{directory}/{fmt.DOCUMENTS}",
+        "queries": f"{directory}/{fmt.QUERIES}",
+        "corpus": f"{directory}/{fmt.CORPUS}",
+    }
+
+
+def analysis_mem_mb(extra):
+    def mem_mb(wildcards):
+        return config["models"][wildcards.model]["mem_mb"] + extra
+
+    return mem_mb
+
+
+def analyses_outputs():
+    outputs = [
+        f"{RESULTS}/figures/{benchmark}/saliency-{model}.png"
+        for benchmark, models in SALIENCY["runs"].items()
+        for model in models
+    ]
+    outputs += [
+        f"{RESULTS}/figures/{benchmark}/segments-{model}.png"
+        for benchmark, models in REPRESENTATION["runs"].items()
+        for model in models
+    ]
+    return outputs
 
 
 def evaluation_outputs():

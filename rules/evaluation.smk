@@ -10,6 +10,7 @@ rule score_run:
         summary=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.summary.tsv",
         bootstrap=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap.tsv",
         bootstrap_bins=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.bootstrap_bins.tsv",
+        trend=f"{RESULTS}/aggregates/{{benchmark}}/{{model}}/{{setting}}.trend.tsv",
         figure=reported(
             f"{RESULTS}/figures/{{benchmark}}/{{model}}/{{setting}}.png",
             "position_curve",
@@ -37,10 +38,13 @@ rule main_table:
     input:
         summaries=aggregates_of_benchmark("summary"),
         bootstraps=aggregates_of_benchmark("bootstrap"),
+        trends=aggregates_of_benchmark("trend"),
     output:
         csv=reported(f"{RESULTS}/tables/{{benchmark}}/main.csv", "main_table", "Tables", "{benchmark}"),
         markdown=reported(f"{RESULTS}/tables/{{benchmark}}/main.md", "main_table", "Tables", "{benchmark}"),
         long=f"{RESULTS}/tables/{{benchmark}}/main_long.csv",
+        trends=f"{RESULTS}/tables/{{benchmark}}/trends.csv",
+        trends_markdown=reported(f"{RESULTS}/tables/{{benchmark}}/trends.md", "trend_table", "Tables", "{benchmark}"),
     log:
         f"{RESULTS}/logs/main_table/{{benchmark}}.log",
     conda:

@@ -2,7 +2,7 @@ from posir.logs import log_to
 from posir.metrics.measures import NDCG_10
 from posir.steps.evaluation import evaluate_run
 
-OUTPUTS = ("per_query", "bins", "summary", "bootstrap", "bootstrap_bins", "figure")
+OUTPUTS = ("per_query", "bins", "summary", "bootstrap", "bootstrap_bins", "trend", "figure")
 
 with log_to(snakemake.log[0]) as log:
     w = snakemake.wildcards

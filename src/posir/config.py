@@ -14,7 +14,7 @@ from typing import Any
 from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, SQUAD, TRANSLATION, Builder
 from posir.metrics.positions import LengthBucket, length_buckets
 from posir.models.spec import LEXICAL_BACKENDS
-from posir.schema import with_defaults
+from posir.schema import Section, with_defaults
 
 
 class ConfigError(ValueError):
@@ -99,6 +99,18 @@ class MetricParams:
         section = with_defaults(metrics, cls.SCHEMA, "metrics")
         return cls(n_bins=int(section["position_bins"]), buckets=tuple(length_buckets(section["length_buckets"])),
                    min_bin_queries=int(section["min_bin_queries"]))
+
+
+@dataclass(frozen=True)
+class StatisticsParams(Section):
+    """``metrics.statistics``: the test whose trend flags a PSI, the significance level, resamples and seed."""
+
+    SCHEMA = "/properties/metrics/properties/statistics"
+
+    alpha: float
+    trend_test: str
+    resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -328,6 +340,7 @@ def check_references(config: Mapping[str, Any]) -> None:
     check_llm_sections(config)
     check_embeddings_from(config)
     check_pipelines(config)
+    check_analyses(config)
     for name, entry in config.get("text_collections", {}).items():
         if name in benchmarks:
             raise ConfigError(f"text_collections.{name}: the name is also a benchmark; embeddings of both would share "
@@ -375,6 +388,33 @@ def check_pipelines(config: Mapping[str, Any]) -> None:
         if model not in models or models[model].get("backend") in LEXICAL_BACKENDS:
             raise ConfigError(f"scorers.{name}.model: '{model}' must name a dense entry of 'models' (a bi-encoder "
                               f"scores with that model's embeddings)")
+
+
+# Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
+GRADIENT_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
+
+
+def check_analyses(config: Mapping[str, Any]) -> None:
+    """Analyses read benchmarks the workflow evaluates, with models that can give what they need."""
+    from posir.models.spec import ModelSpec
+
+    analyses = config.get("analyses") or {}
+    evaluated = {query_variant(config, e.benchmark, e.setting.query_language) for e in evaluations(config)}
+    for analysis, needs in (("saliency", "gradients"), ("representation", "dense")):
+        for benchmark, models in ((analyses.get(analysis) or {}).get("runs") or {}).items():
+            where = f"analyses.{analysis}.runs.{benchmark}"
+            if benchmark not in evaluated:
+                raise ConfigError(f"{where}: not a benchmark the evaluation blocks read; one of {sorted(evaluated)}")
+            for model in models:
+                if model not in config.get("models", {}):
+                    raise ConfigError(f"{where}: model '{model}' is not defined under 'models'")
+                spec = ModelSpec.from_config(model, config["models"][model])
+                if needs == "dense" and not spec.is_dense:
+                    raise ConfigError(f"{where}: '{model}' is not a dense model; segment similarity needs embeddings")
+                if needs == "gradients" and (spec.backend not in GRADIENT_BACKENDS or spec.long_input != "truncate"):
+                    raise ConfigError(f"{where}: '{model}' gives no gradients of one forward pass (backends "
+                                      f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate); use "
+                                      f"analyses.representation for it")
 
 
 def check_translation_source(config: Mapping[str, Any], name: str) -> None:

@@ -40,6 +40,16 @@ LOW_BINS_MARK = "†"  # PSI left out bins below the minimum count
 LANGUAGE_MARK = "‡"  # a language of the setting is outside the model's declared languages
 INCOMPLETE_MARK = "*"  # a mean over fewer settings than the other models of its source
 SIGNIFICANT_MARK = "†"  # significance tables: significant after Holm correction (their notes say so)
+TREND_MARK = "§"  # PSI rests on a significant position trend (metrics.statistics.trend_test)
+# Per bucket of a run's summary: the trend test's p-value, the trend's direction, whether p < alpha
+PSI_TREND_P, PSI_TREND_DIRECTION, PSI_TREND_SIGNIFICANT = "psi_trend_p", "psi_trend_direction", "psi_trend_significant"
+# Main table: the direction of a significant trend ("primacy", "recency") or "" where there is none
+PSI_TREND = "psi_trend"
+
+
+def trend_note() -> str:
+    return (f"{TREND_MARK} the PSI rests on a significant position trend: the bin means fall (primacy) or rise "
+            f"(recency) with the evidence's position (metrics.statistics; aggregates/<run>.trend.tsv).")
 
 
 def language_note() -> str:
@@ -49,7 +59,7 @@ def language_note() -> str:
 
 # Columns of our TSVs that hold ids and labels, never numbers.
 TEXT_COLUMNS = {"qid": str, "doc_id": str, "length_bucket": str, "bucket": str, "psi_bins_skipped": str,
-                "model": str, "setting": str, LANGUAGES_COLUMN: str}
+                "model": str, "setting": str, LANGUAGES_COLUMN: str, PSI_TREND_DIRECTION: str}
 
 
 def read_result_tsv(path: Path) -> pd.DataFrame:
@@ -79,6 +89,10 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
             row[f"{QUERY_MEAN}_{b}"] = by_bucket[QUERY_MEAN].get(b, float("nan"))
         for b in buckets:
             row[f"n_queries_{b}"] = _count(by_bucket["n_queries"].get(b, 0))
+        for suffix, bucket in (("", ALL), *((f"_{b}", b) for b in buckets)):
+            row[PSI_TREND + suffix] = _trend(by_bucket, bucket)
+            row[PSI_TREND_P + suffix] = (by_bucket[PSI_TREND_P].get(bucket, float("nan"))
+                                         if PSI_TREND_P in by_bucket else float("nan"))
         row[LANGUAGES_COLUMN] = str(overall[LANGUAGES_COLUMN]) if LANGUAGES_COLUMN in overall.index and pd.notna(
             overall[LANGUAGES_COLUMN]) else ""
         # queries whose positive fits no length bucket count overall and in no bucket: say how many
@@ -92,6 +106,14 @@ def main_table(summaries: Mapping[tuple[str, str], pd.DataFrame], buckets: Seque
     return table
 
 
+def _trend(by_bucket: pd.DataFrame, bucket: str) -> str:
+    """The direction of a bucket's significant position trend, or "" (none, or a summary without trend tests)."""
+    if PSI_TREND_SIGNIFICANT not in by_bucket or bucket not in by_bucket.index:
+        return ""
+    significant = by_bucket.loc[bucket, PSI_TREND_SIGNIFICANT]
+    return str(by_bucket.loc[bucket, PSI_TREND_DIRECTION]) if _is_true(significant) else ""
+
+
 def _count(value: Any) -> object:
     """A query count, or NA when the source does not say (published results)."""
     return int(value) if pd.notna(value) else pd.NA
@@ -103,24 +125,72 @@ def long_table(summaries: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFram
     return frame[[*ID_COLUMNS, *[c for c in frame.columns if c not in ID_COLUMNS]]]
 
 
+def trends_table(trends: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Runs' trend TSVs (posir.steps.evaluation.position_trends) stacked, model and setting first."""
+    frames = [frame.assign(model=model, setting=setting) for (model, setting), frame in trends.items()]
+    frame = pd.concat(frames, ignore_index=True)
+    return frame[[*ID_COLUMNS, *[c for c in frame.columns if c not in ID_COLUMNS]]]
+
+
+def trend_markdown(table: pd.DataFrame) -> str:
+    """Per run and bucket: the fitted change from start to end, Spearman's rho, and first third against last.
+
+    Slopes and differences are in nDCG@10 points; ``p`` values are two-sided; a significant trend
+    (the row's ``test`` below its ``alpha``) is marked as in the main table.
+    """
+    def points(value: Any) -> str:
+        return f"{100 * value:+.2f}" if pd.notna(value) else "–"
+
+    def p_value(value: Any) -> str:
+        return "–" if pd.isna(value) else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+    def rho(value: Any) -> str:
+        return f"{value:+.2f}" if pd.notna(value) else "–"
+
+    shown = pd.DataFrame({
+        "model": table["model"], "setting": table["setting"], "bucket": table["bucket"],
+        "bins": table["bins_used"],
+        "slope (points, start→end)": table["slope"].map(points),
+        "Spearman ρ": table["spearman_rho"].map(rho),
+        "p (trend)": [p_value(p) + (TREND_MARK if significant else "")
+                      for p, significant in zip(table["p_value"], table["psi_trend_significant"].map(_is_true))],
+        "first − last third (points)": table["thirds_difference"].map(points),
+        "p (permutation)": table["thirds_permutation_p"].map(p_value),
+        "Cliff's δ": table["thirds_cliffs_delta"].map(rho),
+    })
+    test = str(table["test"].iloc[0]) if len(table) else "spearman"
+    alpha = float(table["alpha"].iloc[0]) if len(table) else 0.05
+    notes = (f"\n{TREND_MARK} the {test} test of the bin means against position is significant (p < {alpha:g}); "
+             "the thirds test compares per-query nDCG@10 with the evidence in the first third of the document "
+             "against the last third (two-sided permutation test; Cliff's δ > 0: the first third is found "
+             "better).\n")
+    return shown.to_markdown(index=False, disable_numparse=True) + "\n" + notes
+
+
 def to_markdown(table: pd.DataFrame, nDCG_as_percent: bool = True) -> str:
     """Markdown rendering: nDCG in percent with two decimals (as the paper), PSI with two.
 
     A setting outside its model's declared languages is marked (``‡``) and explained below the table.
     """
-    shown = table.copy()
+    trend_columns = [c for c in table.columns if c.startswith(PSI_TREND)]
+    shown = table.drop(columns=trend_columns)
     flagged = _language_flags(shown)
     if flagged.any():
         shown["setting"] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown["setting"], flagged)]
+    trended = False
     for column in shown.columns:
         if column.startswith("ndcg") and nDCG_as_percent:
             shown[column] = (shown[column] * 100).map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
         elif column.startswith("psi"):
-            shown[column] = shown[column].map(lambda v: f"{v:.2f}" if pd.notna(v) else "–")
+            trend = table.get(PSI_TREND + column[len("psi"):], pd.Series("", index=table.index)).fillna("")
+            trended |= bool((trend != "").any())
+            shown[column] = [(f"{v:.2f}" if pd.notna(v) else "–") + (TREND_MARK if t else "")
+                             for v, t in zip(shown[column], trend)]
         elif shown[column].isna().any():  # e.g. query counts of published rows
             shown[column] = shown[column].astype(object).where(shown[column].notna(), "–")
     text = shown.to_markdown(index=False) + "\n"
-    return text + f"\n{language_note()}\n" if flagged.any() else text
+    notes = ([trend_note()] if trended else []) + ([language_note()] if flagged.any() else [])
+    return text + "".join(f"\n{note}\n" for note in notes)
 
 
 def _language_flags(table: pd.DataFrame) -> pd.Series:
@@ -491,7 +561,7 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "−": "$-$"}
 
 
-_LATEX_MARKS = {LOW_BINS_MARK: r"\dagger", LANGUAGE_MARK: r"\ddagger", INCOMPLETE_MARK: r"*"}
+_LATEX_MARKS = {LOW_BINS_MARK: r"\dagger", LANGUAGE_MARK: r"\ddagger", INCOMPLETE_MARK: r"*", TREND_MARK: r"\S"}
 
 
 def latex_escape(text: str) -> str:
@@ -681,3 +751,70 @@ def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     # disable_numparse: tabulate would turn "+1.23" back into 1.23
     text = shown.to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
     return text + f"\n{language_note()}\n" if flagged.any() else text
+
+
+# --- paired comparisons of models (posir.metrics.significance) ----------------------------------------
+def significance_rendering(tests: pd.DataFrame, buckets: Sequence[str], alpha: float = 0.05, caption: str = "",
+                           label: str = "", labels: Mapping[str, str] | None = None) -> Rendering:
+    """One row per model pair: nDCG@10 difference (a - b, in points) overall and per bucket.
+
+    A † follows a difference whose randomisation-test p-value after Holm's correction within its
+    bucket lies below ``alpha``; "–" marks a bucket without queries. Render it with
+    ``posir.tables.render_markdown`` or ``render_latex`` (booktabs, the † as ``$^{\\dagger}$``).
+    ``labels`` renames models for display.
+    """
+    names = labels or {}
+    columns = [ALL, *buckets]
+    table = tests.set_index(["model_a", "model_b", "bucket"])
+    rows = []
+    for model_a, model_b in dict.fromkeys(zip(tests["model_a"], tests["model_b"])):
+        cells = [Cell(names.get(model_a, model_a)), Cell(names.get(model_b, model_b))]
+        for bucket in columns:
+            key = (model_a, model_b, bucket)
+            if key not in table.index or not math.isfinite(table.loc[key, "mean_difference"]):
+                cells.append(Cell(None))
+                continue
+            entry = table.loc[key]
+            cells.append(number_cell(100 * entry["mean_difference"],
+                                     marks=SIGNIFICANT_MARK if entry["randomisation_p_holm"] < alpha else ""))
+        rows.append(cells)
+    n = int(tests["n_resamples"].iloc[0]) if "n_resamples" in tests.columns else None
+    notes = [f"Difference in mean nDCG@10 (model A - model B, points). † p < {alpha:g} in Fisher's paired "
+             f"randomisation test{f' ({n} resamples)' if n else ''}, Holm-corrected over the model pairs of each "
+             "bucket."]
+    return Rendering(["model A", "model B", *("nDCG@10" if b == ALL else b for b in columns)],
+                     "ll" + "r" * len(columns), [Block(rows)], notes, caption, label)
+
+
+def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], caption: str = "", label: str = "",
+                             labels: Mapping[str, str] | None = None) -> Rendering:
+    """One row per model pair: PSI(a) - PSI(b) overall and per bucket with its paired bootstrap interval.
+
+    A † marks an interval that excludes 0. Cells read ``0.12 [0.05, 0.20]``.
+    """
+    def shown(value: float) -> str:
+        rounded = display_decimal(value)
+        return "–" if rounded is None else f"{rounded:.2f}"
+
+    names = labels or {}
+    columns = [ALL, *buckets]
+    table = differences.set_index(["model_a", "model_b", "bucket"])
+    rows = []
+    for model_a, model_b in dict.fromkeys(zip(differences["model_a"], differences["model_b"])):
+        cells = [Cell(names.get(model_a, model_a)), Cell(names.get(model_b, model_b))]
+        for bucket in columns:
+            key = (model_a, model_b, bucket)
+            if key not in table.index or not math.isfinite(table.loc[key, "psi_difference"]):
+                cells.append(Cell(None))
+                continue
+            entry = table.loc[key]
+            low, high = entry["psi_difference_ci_low"], entry["psi_difference_ci_high"]
+            excludes_zero = bool(low > 0 or high < 0)
+            cells.append(Cell(f"{shown(entry['psi_difference'])} [{shown(low)}, {shown(high)}]",
+                              SIGNIFICANT_MARK if excludes_zero else ""))
+        rows.append(cells)
+    confidence = float(differences["confidence"].iloc[0]) if len(differences) else 0.95
+    notes = [f"PSI(model A) - PSI(model B) with a paired stratified bootstrap {confidence:.0%} interval (the same "
+             "resampled queries for both models). † the interval excludes 0."]
+    return Rendering(["model A", "model B", *("PSI" if b == ALL else f"PSI {b}" for b in columns)],
+                     "ll" + "r" * len(columns), [Block(rows)], notes, caption, label)

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from posir.schema import SectionError
+
 from posir.analyses.saliency import (
     SaliencyParams,
     aggregate_curves,
@@ -47,26 +49,27 @@ def _positions() -> pd.DataFrame:
 
 
 def test_pairs_fit_the_length_range_and_window_inclusively() -> None:
-    chosen = select_pairs(_positions(), SaliencyParams(token_length=(896, 1152), position_window=(0.4, 0.6)))
+    chosen = select_pairs(_positions(), SaliencyParams.from_config({"token_length": [896, 1152],
+                                                                              "position_window": [0.4, 0.6]}))
     assert chosen["qid"].tolist() == ["q00", "q01", "q02", "q03", "q08", "q09", "q10", "q11"]
 
 
 def test_the_cap_draws_a_seeded_sample_in_qid_order() -> None:
-    params = SaliencyParams(max_pairs=3, seed=1)
+    params = SaliencyParams.from_config({"max_pairs": 3, "seed": 1})
     first = select_pairs(_positions(), params)
     assert len(first) == 3 and first["qid"].is_monotonic_increasing
     assert first.equals(select_pairs(_positions().sample(frac=1, random_state=0), params))
-    others = {tuple(select_pairs(_positions(), SaliencyParams(max_pairs=3, seed=s))["qid"]) for s in range(6)}
+    others = {tuple(select_pairs(_positions(), SaliencyParams.from_config({"max_pairs": 3, "seed": s}))["qid"]) for s in range(6)}
     assert len(others) > 1
 
 
 def test_params_from_config_are_checked() -> None:
-    params = SaliencyParams.from_section({"token_length": [512, 1024], "position_window": [0.3, 0.7], "max_pairs": 10})
+    params = SaliencyParams.from_config({"token_length": [512, 1024], "position_window": [0.3, 0.7], "max_pairs": 10})
     assert params.token_length == (512, 1024) and params.position_window == (0.3, 0.7) and params.n_bins == 100
-    with pytest.raises(ValueError, match="position_window"):
-        SaliencyParams.from_section({"position_window": [0.7, 0.3]})
-    with pytest.raises(ValueError, match="token_length"):
-        SaliencyParams.from_section({"token_length": [10]})
+    with pytest.raises(SectionError, match="position_window"):
+        SaliencyParams.from_config({"position_window": [0.7, 0.3]})
+    with pytest.raises(SectionError, match=r"analyses\.saliency\.token_length: \[10\] is too short"):
+        SaliencyParams.from_config({"token_length": [10]}, "analyses.saliency")
 
 
 def test_aggregate_is_a_t_interval_over_pairs() -> None:

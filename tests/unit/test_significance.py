@@ -13,12 +13,11 @@ from posir.metrics.significance import (
     AlignmentError,
     align_scores,
     holm,
+    family_resamples,
     pairwise_tests,
-    psi_difference_rendering,
     psi_differences,
-    significance_rendering,
 )
-from posir.tables import render_latex, render_markdown
+from posir.tables import psi_difference_rendering, render_latex, render_markdown, significance_rendering
 
 
 def _table(scores: list[float], buckets: list[str] | None = None, qids: list[str] | None = None) -> pd.DataFrame:
@@ -113,3 +112,22 @@ def test_psi_difference_table_reads_value_and_interval() -> None:
     row = diff.set_index("bucket").loc["Q1"]
     assert row["psi_b"] == pytest.approx(0.0) and row["psi_difference"] > 0.6
     assert f"{row['psi_difference']:.2f} [{row['psi_difference_ci_low']:.2f}, {row['psi_difference_ci_high']:.2f}]†" in text
+
+
+def test_a_family_gets_enough_resamples_for_holm_to_reach_alpha() -> None:
+    assert family_resamples(1999, 10, 0.05) == 1999
+    resamples = family_resamples(1999, 78, 0.05)  # 13 models
+    assert resamples == 3119 and 78 / (resamples + 1) <= 0.05 / 2
+
+
+def test_ties_change_nothing_but_the_time() -> None:
+    from scipy.stats import permutation_test
+
+    from posir.metrics.significance import randomisation_p
+
+    a = np.array([0.2, 0.5, 1.0, 1.0, 0.0, 0.3, 1.0, 0.7])
+    b = np.array([0.1, 0.5, 1.0, 0.6, 0.0, 0.0, 1.0, 0.2])
+    exact = permutation_test((a, b), lambda x, y, axis=-1: np.mean(x - y, axis=axis), permutation_type="samples",
+                             vectorized=True, n_resamples=10_000).pvalue  # 2^8 sign patterns: exact
+    assert randomisation_p(a, b, 9999, 1) == pytest.approx(exact)
+    assert randomisation_p(a, a.copy(), 9999, 1) == 1.0

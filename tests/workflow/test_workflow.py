@@ -34,6 +34,11 @@ def small_config() -> dict:
         {"benchmark": "xquad-long", "models": ["me5-small", "bm25"], "settings": ["deu-eng"]},
         {"benchmark": "xquad-parallel", "models": ["use-m3", "bm25"], "settings": ["deu-deu", "deu-mul"]},
     ]
+    config["analyses"] = {
+        "saliency": {"runs": {"squad-long": ["minilm-l6"]}, "token_length": [600, 2000], "position_window": [0.3, 0.7],
+                     "max_pairs": 6},
+        "representation": {"runs": {"squad-long": ["minilm-l6", "use-m3"]}},
+    }
     return config
 
 
@@ -92,6 +97,46 @@ def test_multilingual_settings_and_language_bias(workdir):
     assert not list((workdir / "results/embeddings/me5-small").glob("xquad-long*/corpus.npy"))
 
 
+def test_every_run_has_its_position_trend_and_the_tables_flag_psi_on_a_trend(workdir):
+    trend = pd.read_csv(workdir / "results/aggregates/squad-long/minilm-l6/eng-eng.trend.tsv", sep="\t")
+    assert trend["bucket"].tolist() == ["all", "Q1", "Q2", "Q3", "Q4"]
+    assert {"slope", "spearman_rho", "spearman_p", "psi_trend_significant", "thirds_permutation_p",
+            "thirds_cliffs_delta"} <= set(trend.columns)
+    table = pd.read_csv(workdir / "results/tables/squad-long/main.csv", keep_default_na=False)
+    assert {"psi_trend", "psi_trend_p", "psi_trend_Q4", "psi_trend_p_Q4"} <= set(table.columns)
+    flagged = table["psi_trend"].isin(["primacy", "recency"])
+    assert set(table["psi_trend"]) <= {"", "primacy", "recency"}
+    assert ("§" in (workdir / "results/tables/squad-long/main.md").read_text()) == bool(flagged.any())
+    trends = pd.read_csv(workdir / "results/tables/squad-long/trends.csv")
+    assert len(trends) == 5 * 5 and set(trends["model"]) == set(table["model"])
+
+
+def test_models_of_a_setting_are_compared_pairwise_with_holm(workdir):
+    tests = pd.read_csv(workdir / "results/tables/squad-long/significance/eng-eng.csv")
+    assert len(tests) == 10 * 5  # five models: ten pairs, overall and per bucket
+    assert (tests["randomisation_p_holm"] >= tests["randomisation_p"]).all()
+    assert (tests["significant"] == (tests["randomisation_p_holm"] < 0.05)).all()
+    psi = pd.read_csv(workdir / "results/tables/squad-long/significance/eng-eng.psi.csv")
+    assert (psi["psi_difference_ci_low"] <= psi["psi_difference_ci_high"]).all()
+    assert "Holm" in (workdir / "results/tables/squad-long/significance/eng-eng.md").read_text()
+    assert (workdir / "results/tables/xquad-parallel/significance/deu-mul.tex").is_file()
+
+
+def test_saliency_shows_minilms_unseen_tail_and_segments_their_similarity(workdir):
+    pairs = pd.read_csv(workdir / "results/analyses/saliency/squad-long/minilm-l6.pairs.tsv", sep="\t")
+    assert 0 < len(pairs) <= 6 and (pairs["n_seen_tokens"] <= 256).all()
+    bins = pd.read_csv(workdir / "results/analyses/saliency/squad-long/minilm-l6.bins.tsv", sep="\t")
+    assert len(bins) == 100
+    unseen = bins["bin_start"] > pairs["seen_fraction"].max()
+    assert unseen.any() and (bins.loc[unseen, "mean"] == 0).all() and (bins.loc[~unseen, "mean"] > 0).any()
+    for model in ("minilm-l6", "use-m3"):
+        summary = pd.read_csv(workdir / f"results/analyses/representation/squad-long/{model}.summary.tsv", sep="\t")
+        overall = summary[summary["bucket"] == "all"]
+        assert overall["segment"].tolist() == [0, 1, 2, 3] and overall["mean_cosine"].between(-1, 1).all()
+        assert (workdir / f"results/figures/squad-long/segments-{model}.png").stat().st_size > 0
+    assert (workdir / "results/figures/squad-long/saliency-minilm-l6.png").stat().st_size > 0
+
+
 def test_outputs_people_open_are_there(workdir):
     for path in ("figures/squad-long/grid.png", "figures/squad-long/positions.png",
                  "figures/squad-long/minilm-l6/eng-eng.png", "figures/squad-long/bm25/eng-eng.png",
@@ -118,7 +163,8 @@ def test_adding_a_model_entry_adds_only_that_models_jobs(workdir, mirror):
     assert per_model and all(w["model"] == "minilm-l6-bs16" for _, w in per_model)
     assert {rule for rule, _ in per_model} == {"encode_texts", "retrieve", "score_run"}
     others = {rule for rule, w in jobs if "model" not in w}
-    assert others == {"main_table", "plot_position_grid", "paper_tables", "all"}  # tables that list every model
+    # tables that list every model, and the paired tests between the models of the setting
+    assert others == {"main_table", "plot_position_grid", "paper_tables", "significance", "all"}
 
 
 def test_one_table_as_target_builds_only_what_it_needs(workdir, mirror):

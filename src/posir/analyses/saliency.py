@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from posir.analyses.gradients import GradientModel, document_gradients, document_tokens, evidence_position
+from posir.schema import Section, SectionError
 
 # Part of every cache key: change it whenever the computation of a curve changes.
 METHOD_VERSION = "saliency-v1"
@@ -51,48 +52,32 @@ BIN_PREFIX = "b"
 
 
 @dataclass(frozen=True)
-class SaliencyParams:
-    """``analyses.saliency`` in the config.
+class SaliencyParams(Section):
+    """``analyses.saliency`` in the config (defaults in the schema).
 
     ``token_length``: inclusive range of the positive document's ``doc_token_length`` (the
     benchmark's tokenizer); ``position_window``: inclusive range of the evidence's relative
     position; PosIR used documents of about 1024 tokens with the evidence near the middle.
     """
 
-    token_length: tuple[int, int] = (896, 1152)
-    position_window: tuple[float, float] = (0.4, 0.6)
-    max_pairs: int = 500
-    seed: int = 13
-    n_bins: int = 100
-    batch_size: int = 4
-    confidence: float = 0.95
+    SCHEMA = "/properties/analyses/properties/saliency"
 
-    @classmethod
-    def from_section(cls, section: Mapping[str, Any]) -> SaliencyParams:
-        """From the ``analyses.saliency`` section of the config; missing keys keep their defaults."""
-        low, high = _pair(section, "token_length", cls.token_length, int)
-        start, end = _pair(section, "position_window", cls.position_window, float)
-        params = cls(token_length=(low, high), position_window=(start, end),
-                     max_pairs=int(section.get("max_pairs", cls.max_pairs)), seed=int(section.get("seed", cls.seed)),
-                     n_bins=int(section.get("n_bins", cls.n_bins)),
-                     batch_size=int(section.get("batch_size", cls.batch_size)),
-                     confidence=float(section.get("confidence", cls.confidence)))
+    token_length: tuple[int, int]
+    position_window: tuple[float, float]
+    max_pairs: int
+    seed: int
+    n_bins: int
+    batch_size: int
+    confidence: float
+
+    def __post_init__(self) -> None:
+        low, high = self.token_length
+        start, end = self.position_window
         if not 0 < low <= high:
-            raise ValueError(f"analyses.saliency.token_length must satisfy 0 < low <= high, not {[low, high]}")
+            raise SectionError(f"analyses.saliency.token_length must satisfy 0 < low <= high, not {[low, high]}")
         if not 0.0 <= start <= end <= 1.0:
-            raise ValueError(f"analyses.saliency.position_window must lie within [0, 1] in order, not {[start, end]}")
-        if min(params.max_pairs, params.n_bins, params.batch_size) < 1:
-            raise ValueError("analyses.saliency: max_pairs, n_bins and batch_size must be at least 1")
-        if not 0.0 < params.confidence < 1.0:
-            raise ValueError("analyses.saliency.confidence must lie strictly between 0 and 1")
-        return params
-
-
-def _pair(section: Mapping[str, Any], key: str, default: tuple[Any, Any], kind: type) -> tuple[Any, Any]:
-    value = section.get(key, default)
-    if len(value) != 2:
-        raise ValueError(f"analyses.saliency.{key} must be a [low, high] pair, not {value}")
-    return kind(value[0]), kind(value[1])
+            raise SectionError(f"analyses.saliency.position_window must lie within [0, 1] in order, not "
+                               f"{[start, end]}")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from posir.models.device import require_device
 from posir.models.spec import BACKENDS, ModelSpec
 
 
@@ -138,4 +139,5 @@ def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
             f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
         ) from None
     spec.validate()
+    require_device(spec.device, f"models.{spec.name}")
     return factory(spec, threads)

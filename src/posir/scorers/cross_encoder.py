@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from posir.models.device import require_device
 from posir.scorers.base import ScorerError, installed_version, model_fingerprint
 from posir.scorers.checkpoints import refuse_untrained
 from posir.scorers.spec import ScorerSpec
@@ -49,6 +50,7 @@ class CrossEncoderScorer(WindowedPairScorer):
         self.path = spec.model_path()
         check_classifier_weights(self.path, spec.key("model_package" if spec.model_package else "model"))
         model_kwargs = {"dtype": getattr(torch, spec.dtype)} if spec.dtype else None
+        require_device(spec.device, f"scorers.{spec.name}")
         self.model = CrossEncoder(self.path, device=spec.device, max_length=spec.max_length,
                                   activation_fn=torch.nn.Identity(), model_kwargs=model_kwargs)
         limit = spec.max_length or self.model.max_seq_length

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from posir.models.device import require_device
 from posir.scorers.base import ScorerError, installed_version, model_fingerprint
 from posir.scorers.checkpoints import refuse_untrained
 from posir.scorers.cross_encoder import check_classifier_weights
@@ -43,6 +44,7 @@ class FlagRerankerScorer(WindowedPairScorer):
         self.path = spec.model_path()
         setting = spec.key("model_package" if spec.model_package else "model")
         self.max_length = spec.max_length or DEFAULT_MAX_LENGTH
+        require_device(spec.device, f"scorers.{spec.name}")
         common: dict[str, Any] = {"devices": spec.device, "batch_size": spec.batch_size,
                                   "max_length": self.max_length, "normalize": False,
                                   "use_fp16": spec.dtype == "float16"}

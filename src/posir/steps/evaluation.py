@@ -9,13 +9,13 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.config import MetricParams
+from posir.config import MetricParams, StatisticsParams
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.measures import PER_QUERY
 from posir.metrics.per_query import score_queries
 from posir.runs import read_trec_run
-from posir.tables import read_result_tsv
+from posir.tables import PSI_TREND_DIRECTION, PSI_TREND_P, PSI_TREND_SIGNIFICANT, read_result_tsv
 
 
 
@@ -33,7 +33,9 @@ def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_
     per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes,
                           evaluated)
     metrics = MetricParams.from_config(metrics_section)
-    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model)
+    statistics = StatisticsParams.from_config(metrics_section.get("statistics"), "metrics.statistics")
+    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model,
+                     statistics, outputs.get("trend"))
     bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
     if "figure" in outputs:
         plot_position_curve(outputs["bins"], metrics, title, outputs["figure"], outputs["bootstrap_bins"])
@@ -75,15 +77,41 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
 
 
 def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: Path, summary_path: Path,
-                     languages_outside_model: Sequence[str] = ()) -> None:
-    """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2)."""
+                     languages_outside_model: Sequence[str] = (), statistics: StatisticsParams | None = None,
+                     trend_path: Path | None = None) -> None:
+    """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2).
+
+    With ``statistics``, each bucket's position trend and first-against-last-third test go to
+    ``trend_path``, and the summary says whether its PSI rests on a significant trend.
+    """
     from posir.tables import LANGUAGES_COLUMN
 
     bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
     summary[LANGUAGES_COLUMN] = " ".join(languages_outside_model)
+    if statistics is not None:
+        trends = position_trends(per_query, bins, summary, metrics, statistics)
+        flags = trends.set_index("bucket")
+        summary[PSI_TREND_P] = summary["bucket"].map(flags["p_value"])
+        summary[PSI_TREND_DIRECTION] = summary["bucket"].map(flags["direction"])
+        summary[PSI_TREND_SIGNIFICANT] = summary["bucket"].map(flags["psi_trend_significant"])
+        if trend_path is not None:
+            trends.to_csv(trend_path, sep="\t", index=False)
     bins.to_csv(bins_path, sep="\t", index=False)
     summary.to_csv(summary_path, sep="\t", index=False)
+
+
+def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.DataFrame, metrics: MetricParams,
+                    statistics: StatisticsParams) -> pd.DataFrame:
+    """Per bucket: the trend of the bin means against position, the PSI flag, and first third against last."""
+    from posir.metrics.trend import flag_psi_trends, thirds_test, trend_table
+
+    trends = trend_table(bins, metrics.min_bin_queries)
+    flags = flag_psi_trends(summary, trends, statistics.alpha, statistics.trend_test)
+    thirds = thirds_test(per_query, metrics.bucket_names, statistics.resamples, statistics.seed)
+    merged = trends.merge(flags.drop(columns=["bins_used"]), on="bucket", validate="one_to_one")
+    return merged.merge(thirds.add_prefix("thirds_").rename(columns={"thirds_bucket": "bucket"}), on="bucket",
+                        how="left", validate="one_to_one")
 
 
 def bootstrap_scores(per_query: pd.DataFrame, metrics_section: Mapping[str, Any], summary_path: Path,
@@ -113,6 +141,46 @@ def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricP
     if bootstraps:
         long = add_intervals(long, bootstraps, metrics)
     long.to_csv(long_path, index=False)
+
+
+def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, markdown_path: Path) -> None:
+    """Every run's position trends and first-against-last-third tests, one row per (model, setting, bucket)."""
+    from posir.tables import trend_markdown, trends_table
+
+    table = trends_table({key: read_result_tsv(path) for key, path in trends.items()})
+    table.to_csv(csv_path, index=False)
+    Path(markdown_path).write_text(trend_markdown(table), encoding="utf-8")
+
+
+def write_significance(scores: Mapping[str, Path], metrics_section: Mapping[str, Any], title: str,
+                       outputs: Mapping[str, Path]) -> pd.DataFrame:
+    """Paired tests between the models of one benchmark and setting, and paired PSI-difference intervals.
+
+    Writes ``tests`` and ``psi`` (CSV) and one Markdown and one LaTeX file holding both tables; the
+    resamples are raised where Holm over the model pairs needs finer p-values (family_resamples).
+    """
+    from math import comb
+
+    from posir.metrics.bootstrap import BootstrapParams
+    from posir.metrics.significance import align_scores, family_resamples, pairwise_tests, psi_differences
+    from posir.tables import psi_difference_rendering, render_latex, render_markdown, significance_rendering
+
+    metrics = MetricParams.from_config(metrics_section)
+    statistics = StatisticsParams.from_config(metrics_section.get("statistics"), "metrics.statistics")
+    models = list(scores)
+    aligned = align_scores({model: read_result_tsv(path) for model, path in scores.items()})
+    resamples = family_resamples(statistics.resamples, comb(len(models), 2), statistics.alpha)
+    tests = pairwise_tests(aligned, models, metrics.bucket_names, resamples, statistics.seed, statistics.alpha)
+    differences = psi_differences(aligned, models, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
+                                  BootstrapParams.from_config(metrics_section.get("bootstrap")))
+    tests.to_csv(outputs["tests"], index=False)
+    differences.to_csv(outputs["psi"], index=False)
+    renderings = [significance_rendering(tests, metrics.bucket_names, statistics.alpha, caption=f"{title}: nDCG@10"),
+                  psi_difference_rendering(differences, metrics.bucket_names, caption=f"{title}: PSI")]
+    Path(outputs["markdown"]).write_text("\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings),
+                                         encoding="utf-8")
+    Path(outputs["latex"]).write_text("\n".join(render_latex(r) for r in renderings), encoding="utf-8")
+    return tests
 
 
 def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: MetricParams) -> pd.DataFrame:

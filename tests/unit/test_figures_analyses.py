@@ -1,4 +1,4 @@
-"""The analysis figures render from the analyses' own tables (posir.analysis_figures)."""
+"""The analysis figures render from the analyses' own tables (posir.figures)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 
 from posir.analyses.representation import summarize_segments
 from posir.analyses.saliency import aggregate_curves, bin_columns, evidence_summary
-from posir.analysis_figures import saliency_curves, segment_similarity
+from posir.figures import saliency_curves, segment_similarity
 
 
 def _saliency_table(seen: float, rng: np.random.Generator) -> pd.DataFrame:
