@@ -131,3 +131,4 @@ def test_ties_change_nothing_but_the_time() -> None:
                              vectorized=True, n_resamples=10_000).pvalue  # 2^8 sign patterns: exact
     assert randomisation_p(a, b, 9999, 1) == pytest.approx(exact)
     assert randomisation_p(a, a.copy(), 9999, 1) == 1.0
+    assert randomisation_p(a, np.where(np.arange(8) == 2, 0.0, a), 9999, 1) == 1.0  # one query differs

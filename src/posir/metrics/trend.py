@@ -127,8 +127,8 @@ def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> 
     """Two-sided permutation p-value of mean(a) - mean(b); exact when ``n_resamples`` covers every split."""
     from scipy.stats import permutation_test
 
-    if len(a) == 0 or len(b) == 0:
-        return math.nan
+    if len(a) < 2 or len(b) < 2:
+        return math.nan  # scipy needs two observations per sample; a third this thin tests nothing
     result = permutation_test((a, b), _difference_in_means, permutation_type="independent", vectorized=True,
                               n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed),
                               batch=permutation_batch(len(a) + len(b)))
@@ -142,7 +142,8 @@ def thirds_test(per_query: pd.DataFrame, buckets: Sequence[str], n_resamples: in
     The cut follows PosIR's ``(a, b]`` bins (section 4.1): position 0 belongs to the first
     third, position ``last`` to the middle. Columns: ``bucket``, ``n_first``, ``n_last``,
     ``mean_first``, ``mean_last``, ``difference`` (first - last, positive = primacy),
-    ``permutation_p`` (two-sided, ``n_resamples`` permutations from ``seed``), ``cohens_d``,
+    ``permutation_p`` (two-sided, ``n_resamples`` permutations from ``seed``; NaN with fewer than two
+    queries in a third), ``cohens_d``,
     ``cliffs_delta``. Every bucket uses the same seed, so reruns reproduce the table.
     """
     if not 0.0 < first <= last < 1.0:
