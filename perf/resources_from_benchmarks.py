@@ -2,16 +2,19 @@
 
 Not a test: run it by hand on one or more finished run directories.
 
-    python -m perf.resources_from_benchmarks /work/run10 /work/baseline [--dry-run FILE] [--markdown]
+    python -m perf.resources_from_benchmarks /work/run10 /work/baseline [--measure [RULE ...]] [--markdown]
 
 Measured, per job of each run directory:
   * wall seconds and peak RSS from the `benchmark:` files (results/timing/<rule>/...tsv, columns
     `s` and `max_rss` in MB): the rules that have a `benchmark:` directive;
   * wall seconds from Snakemake's own metadata (.snakemake/metadata: `endtime - starttime` of each
-    output) for every other rule; no memory figure exists for those.
+    output) for every other rule; no memory figure exists for those, so
+  * with --measure, the job with the largest inputs of each rule lacking one is run again, alone,
+    under a benchmark added by a module wrapper (measure_again), inputs linked from the run.
 Declared, per job: `threads`, `mem_mb`, `runtime` (minutes) and `gpu` as a dry run of this
 workflow on the default config prints them (`snakemake -n --forceall --cores 64`: enough cores
-that no rule's threads are scaled down). A measured job is matched to a planned one by its
+that no rule's threads are scaled down); `mem_mb` computed from input sizes (`<TBD>` in that dry run)
+comes from a dry run per rule against the finished run's files (declare_with_inputs). A measured job is matched to a planned one by its
 benchmark file or one of its outputs; jobs the current workflow no longer plans are counted
 apart and not compared.
 
@@ -25,6 +28,7 @@ import base64
 import csv
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -242,14 +246,16 @@ def measure_again(rule: str, plan: list[Planned], runs: list[Path], scratch: Pat
     if record.exists() and not again:
         return Measured(**json.loads(record.read_text()))
     if here.exists():
-        subprocess.run(["rm", "-rf", str(here)], check=True)
+        shutil.rmtree(here)
     here.mkdir(parents=True)
     # The inputs and the files beside them (a step may read a sidecar it does not declare, e.g. the ids
-    # of an embeddings file), never one of the job's outputs: a link there would be written through.
+    # of an embeddings file), never one of the job's outputs nor a cache it writes to: a link there would
+    # be written through into the finished run.
     for name in job.inputs:
         for source in (run / name).parent.iterdir():
             link = here / Path(name).parent / source.name
-            if source.is_file() and str(link.relative_to(here)) not in job.outputs and not link.exists():
+            writable = str(link.relative_to(here)) in job.outputs or ".sqlite" in source.name
+            if source.is_file() and not writable and not link.exists():
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(source.resolve())
     benchmark = f"timing/{rule}/" + "/".join(f"{{{w}}}" for w in job.wildcards) + ".tsv" if job.wildcards else f"timing/{rule}.tsv"
@@ -358,7 +364,7 @@ def main() -> None:
     parser.add_argument("--dry-run", type=Path, help="saved `snakemake -n --forceall --cores 64` output to reuse")
     parser.add_argument("--workdir", type=Path, default=REPO, help="where to dry-run the workflow (default: the repo)")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--measure", nargs="*", default=[], metavar="RULE",
+    parser.add_argument("--measure", nargs="*", metavar="RULE",
                         help="run the job of RULE with the largest inputs in the runs again under a benchmark (peak RSS "
                              "for rules without benchmark: files); no RULE: every such rule but local ones")
     parser.add_argument("--again", action="store_true", help="with --measure: ignore measurements kept from before")
@@ -374,7 +380,7 @@ def main() -> None:
     for run in args.runs:
         benchmarked = benchmark_measurements(run)
         measured += benchmarked + metadata_measurements(run, {m.rule for m in benchmarked})
-    if args.measure is not None and "--measure" in sys.argv:
+    if args.measure is not None:
         with_rss = {m.rule for m in measured if m.max_rss_mb is not None}
         rules = args.measure or sorted({j.rule for j in plan if not j.local} - with_rss)
         for rule in rules:
