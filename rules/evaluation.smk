@@ -23,8 +23,9 @@ rule score_run:
         f"{RESULTS}/logs/score_run/{{benchmark}}/{{model}}/{{setting}}.log",
     conda:
         "../envs/evaluation.yaml"
+    # Peak RSS measured: 1097 MB for 330 MB of input (a 1000-deep run of 10570 queries), ~3 MB per MB.
     resources:
-        mem_mb=2000,
+        mem_mb=input_scaled_mem_mb(150, 3),
         runtime=15,
     params:
         id_prefixes=corpus_id_prefixes,
@@ -151,8 +152,9 @@ rule language_bias:
         f"{RESULTS}/logs/language_bias/{{benchmark}}.log",
     conda:
         "../envs/evaluation.yaml"
+    # Peak RSS measured: 296 MB over 2.7 GB of runs (read to depth 100, not held).
     resources:
-        mem_mb=2000,
+        mem_mb=1000,
         runtime=10,
     params:
         runs=one_vs_many_keys,

@@ -19,7 +19,7 @@ rule rerank:
         "../envs/retrieval.yaml"
     threads: 1
     resources:
-        mem_mb=second_stage_mem_mb,
+        mem_mb=rerank_mem_mb,
         gpu=second_stage_gpu,
         runtime=240,
     params:

@@ -42,7 +42,7 @@ rule retrieve:
         "../envs/retrieval.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
+        mem_mb=retrieve_mem_mb,
         runtime=60,
     params:
         model=lookup(dpath="models/{model}", within=config),

@@ -31,3 +31,20 @@ def planned_jobs(output: str) -> list[tuple[str, dict[str, str]]]:
         pairs = dict(p.split("=", 1) for p in wildcards.group(1).split(", ")) if wildcards else {}
         jobs.append((name.group(1), pairs))
     return jobs
+
+
+def planned_resources(output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+    """(rule, wildcards, resources) of each job a dry run prints, group members included."""
+    jobs = []
+    for block in re.split(r"\n(?=\s*(?:local)?rule \w+:)", output):
+        name = re.match(r"\s*(?:local)?rule (\w+):", block)
+        if not name:
+            continue
+        wildcards = re.search(r"\n\s+wildcards: (.*)", block)
+        resources = re.search(r"\n\s+resources: (.*)", block)
+        jobs.append((
+            name.group(1),
+            dict(p.split("=", 1) for p in wildcards.group(1).split(", ")) if wildcards else {},
+            dict(p.split("=", 1) for p in resources.group(1).split(", ") if "=" in p) if resources else {},
+        ))
+    return jobs

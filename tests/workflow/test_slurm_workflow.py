@@ -1,0 +1,121 @@
+"""The workflow itself through a real single-node SLURM: a small real config, run once with
+`--profile profiles/slurm` and once with `--profile profiles/local`, must give the same tables.
+
+Two SQuAD articles, MiniLM and BM25 on eng-eng: 12 jobs, of which `all` and fetch_source are local
+rules; the other 10 become 7 SLURM jobs with the profile's groups (the two retrieve -> score_run
+chains share one).
+Every SLURM job must have left its log under .snakemake/slurm_logs, be COMPLETED in
+`scontrol show job` and appear as completed in slurmctld's own log; the daemons the helper
+started must be gone afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from tests._configs import without_reports
+from tests.conftest import REPO
+from tests.workflow.driver import DriverRun, run_snakemake
+from tests.workflow.slurm import single_node_slurm
+
+pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+
+BENCHMARK, MODELS, SETTING = "squad-long", ("minilm-l6", "bm25"), "eng-eng"
+
+
+def small_config() -> dict:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"] = {BENCHMARK: config["benchmarks"][BENCHMARK]}
+    config["benchmarks"][BENCHMARK]["params"]["max_articles"] = 2
+    config["pipelines"] = {}
+    config["evaluation"] = [{"benchmark": BENCHMARK, "models": list(MODELS), "settings": [SETTING]}]
+    return without_reports(config)
+
+
+def tables(workdir: Path) -> list[Path]:
+    """The compared outputs, relative to workdir: the main table and every per-query score file."""
+    names = [Path(f"results/tables/{BENCHMARK}/main.csv")]
+    names += [Path(f"results/scores/{BENCHMARK}/{model}/{SETTING}.tsv") for model in MODELS]
+    return names
+
+
+@dataclass(frozen=True)
+class SlurmRun:
+    local: DriverRun
+    slurm: DriverRun
+    local_dir: Path
+    slurm_dir: Path
+    job_logs: dict[str, Path]  # SLURM job id -> its log under .snakemake/slurm_logs
+    job_states: dict[str, str]  # SLURM job id -> JobState in `scontrol show job`
+    completed_in_ctld_log: set[str]  # job ids slurmctld logged as done
+    daemons: dict[str, int]  # name -> PID, those the helper started
+
+
+def snakemake(workdir: Path, profile: str, mirror: Path, *extra: str) -> DriverRun:
+    env = {**os.environ, "POSIR_MIRROR": str(mirror)}
+    return run_snakemake(["--snakefile", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / profile),
+                          *extra], workdir, timeout_s=900, env=env)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> SlurmRun:
+    local_dir, slurm_dir = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("via-slurm")
+    for workdir in (local_dir, slurm_dir):
+        (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    with single_node_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
+        slurm = snakemake(slurm_dir, "slurm", mirror, "--slurm-keep-successful-logs")
+        assert slurm.returncode == 0, f"{slurm.stderr[-6000:]}\n{cluster.log_tails()}"
+        job_logs = {path.stem: path for path in (slurm_dir / ".snakemake" / "slurm_logs").rglob("*.log")}
+        # Finished jobs stay in slurmctld's memory for MinJobAge (300 s): ask before the cluster goes.
+        job_states = {job: cluster.job_fields(job).get("JobState", "") for job in job_logs}
+        ctld_log = (cluster.log_dir / "slurmctld.log").read_text(errors="replace")
+        completed = set(re.findall(r"_job_complete: JobId=(\d+) done", ctld_log))
+        daemons = dict(cluster.started)
+    # Locally after the cluster is gone: one workflow at a time on the machine's two cores.
+    local = snakemake(local_dir, "local", mirror)
+    assert local.returncode == 0, local.stderr[-6000:]
+    print(f"\nsmall config via SLURM: {slurm.summary()}; locally: {local.summary()}")
+    return SlurmRun(local, slurm, local_dir, slurm_dir, job_logs, job_states, completed, daemons)
+
+
+def test_slurm_and_local_runs_give_identical_tables(runs: SlurmRun) -> None:
+    for name in tables(runs.local_dir):
+        local, via_slurm = (runs.local_dir / name).read_bytes(), (runs.slurm_dir / name).read_bytes()
+        assert local, name
+        assert via_slurm == local, f"{name} differs between the SLURM and the local run"
+
+
+def test_every_job_ran_as_a_completed_slurm_job(runs: SlurmRun) -> None:
+    assert runs.job_logs, "no SLURM job logs under .snakemake/slurm_logs"
+    assert set(runs.job_states.values()) == {"COMPLETED"}, runs.job_states
+    assert set(runs.job_logs) <= runs.completed_in_ctld_log
+    # The same jobs in both runs; through SLURM all but the local rules (`all`, fetch_source).
+    local_jobs = Counter(re.findall(r"^localrule (\w+):", runs.local.stderr, re.M))
+    local_rules = Counter(re.findall(r"^localrule (\w+):", runs.slurm.stderr, re.M))
+    remote = Counter(re.findall(r"^\s*rule (\w+):", runs.slurm.stderr, re.M))
+    assert local_jobs == local_rules + remote and set(local_rules) == {"all", "fetch_source"}
+    # One SLURM job per job outside a group (its log under rule_<rule>/) and one per group job
+    # (group_<group>_<its rules>/): 7 SLURM jobs for 10 rule jobs.
+    alone = Counter(f"rule_{rule}" for rule in re.findall(r"^rule (\w+):", runs.slurm.stderr, re.M))
+    groups = Counter(f"group_{group}" for group in re.findall(r"Group job (\w+) ", runs.slurm.stderr))
+    logged = Counter()
+    for log in runs.job_logs.values():
+        kind = log.relative_to(runs.slurm_dir / ".snakemake" / "slurm_logs").parts[0]
+        logged[next((g for g in groups if kind.startswith(f"{g}_")), kind)] += 1
+    assert logged == alone + groups
+    assert sum(logged.values()) < remote.total()  # the profile's groups took effect
+
+
+def test_the_daemons_it_started_are_stopped(runs: SlurmRun) -> None:
+    assert {"slurmctld", "slurmd"} <= set(runs.daemons)
+    for name, pid in runs.daemons.items():
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        assert not alive or name not in " ".join(psutil.Process(pid).cmdline()), f"{name} (PID {pid}) still runs"
