@@ -21,7 +21,7 @@ rule build_benchmark:
         mem_mb=3000,
         runtime=30,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_benchmark.py"
@@ -43,7 +43,7 @@ rule build_cross_lingual_variant:
         mem_mb=2000,
         runtime=15,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_cross_lingual_variant.py"
@@ -65,7 +65,7 @@ rule build_parallel_variant:
         mem_mb=2000,
         runtime=15,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_parallel_variant.py"
@@ -104,6 +104,6 @@ rule build_text_collection:
         mem_mb=1000,
         runtime=10,
     params:
-        entry=lookup(dpath="text_collections/{collection}", within=config),
+        entry=config_value("text_collections/{collection}"),
     script:
         "../scripts/build_text_collection.py"

@@ -14,6 +14,7 @@ from posir.config import (
     benchmark_languages,
     check_references,
     check_schema,
+    config_lookup,
     corpus_variants,
     embedding_model,
     evaluations,
@@ -58,6 +59,11 @@ SCORE_CACHE = config["score_cache"]
 POSITION_CONFIG = {k: config["metrics"][k] for k in ("position_bins", "length_buckets")}
 TABLE_CONFIG = {**POSITION_CONFIG, "min_bin_queries": config["metrics"]["min_bin_queries"]}
 METRICS_CONFIG = config["metrics"]
+
+
+def config_value(path):
+    """params/resources: the config value at ``path`` ('models/{model}/mem_mb'), one dict access per key per job."""
+    return config_lookup(config, path)
 
 
 def names_regex(names):

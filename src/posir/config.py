@@ -7,7 +7,7 @@ names to the pieces the workflow and the rule scripts share.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +135,25 @@ def validated(config: Mapping[str, Any], check: bool = True) -> dict[str, Any]:
     ``check=False`` fills without checking, for tests of the checks that run after the schema.
     """
     return with_defaults(config, "", check=check)
+
+
+def config_lookup(config: Mapping[str, Any], path: str) -> Callable[[Mapping[str, str]], Any]:
+    """A rule's params/resources function: ``'models/{model}/mem_mb'`` -> ``config['models'][<model>]['mem_mb']``.
+
+    ``{name}`` segments are the job's wildcards. One dict access per segment: Snakemake's
+    ``lookup(dpath=..., within=config)`` walks the whole config on every call (dpath's glob search),
+    so with one call per job the DAG build grows with jobs x config size (quadratic in benchmarks).
+    """
+    keys = [(key[1:-1], True) if key.startswith("{") and key.endswith("}") else (key, False)
+            for key in path.split("/")]
+
+    def value(wildcards: Mapping[str, str]) -> Any:
+        node: Any = config
+        for key, is_wildcard in keys:
+            node = node[wildcards[key] if is_wildcard else key]
+        return node
+
+    return value
 
 
 def builder_of(entry: Mapping[str, Any]) -> Builder:
