@@ -1,5 +1,6 @@
 # Glue shared by every rules file, in one place: the config check, path conventions, the shared input functions.
 import re
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -18,6 +19,7 @@ from posir.config import (
     corpus_variants,
     embedding_model,
     evaluations,
+    evaluations_by_benchmark,
     is_pipeline,
     languages_outside_model,
     query_variant,
@@ -45,6 +47,8 @@ check_translation_config(config)
 RESULTS = "results"
 PROMPTS = Path(workflow.basedir) / "prompts"
 EVALUATIONS = list(evaluations(config))
+# per benchmark, in config order: input functions look a benchmark's evaluations up once per job
+EVALUATIONS_BY_BENCHMARK = evaluations_by_benchmark(EVALUATIONS)
 PIPELINES = config["pipelines"] or {}
 PUBLISHED = config["published"] or {}
 PAPER_TABLES = config["paper_tables"] or {}
@@ -348,8 +352,14 @@ def comparison_rows_of(wildcards):
 # --- encoding and retrieval ----------------------------------------------------------------------------
 
 
+@cache
+def model_spec_named(name):
+    """A model entry's checked spec, built once per model (not once per job: the schema check is the slow part)."""
+    return ModelSpec.from_config(name, config["models"][name])
+
+
 def model_spec(wildcards):
-    return ModelSpec.from_config(wildcards.model, config["models"][wildcards.model])
+    return model_spec_named(wildcards.model)
 
 
 def encode_texts_input(wildcards):
@@ -486,7 +496,7 @@ def languages_outside_model_of(wildcards):
 
 
 def evaluations_of(benchmark):
-    return [e for e in EVALUATIONS if e.benchmark == benchmark]
+    return EVALUATIONS_BY_BENCHMARK.get(benchmark, [])
 
 
 def evaluations_of_setting(wildcards):

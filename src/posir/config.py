@@ -241,6 +241,14 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
                 yield Evaluation(benchmark, model, setting)
 
 
+def evaluations_by_benchmark(evaluations: Iterable[Evaluation]) -> dict[str, list[Evaluation]]:
+    """The evaluations grouped by benchmark, each group in the given order (an index for per-job lookups)."""
+    groups: dict[str, list[Evaluation]] = {}
+    for evaluation in evaluations:
+        groups.setdefault(evaluation.benchmark, []).append(evaluation)
+    return groups
+
+
 def setting_languages(config: Mapping[str, Any], benchmark: str, setting: Setting) -> list[str]:
     """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
     corpus = (benchmark_languages(config["benchmarks"][benchmark]) if setting.corpus_language == ONE_VS_MANY

@@ -7,7 +7,8 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from posir.config import validated, ConfigError, MetricParams, Setting, check_references, config_lookup, evaluations
+from posir.config import (validated, ConfigError, MetricParams, Setting, check_references, config_lookup, evaluations,
+                          evaluations_by_benchmark)
 from tests.conftest import REPO
 
 SCHEMA = str(REPO / "schemas" / "config.schema.yaml")
@@ -123,3 +124,11 @@ def test_rules_read_the_config_by_key():
     """No rule uses lookup(dpath=..., within=config): rules/common.smk's config_value reads one key per segment."""
     offenders = [path.name for path in (REPO / "rules").glob("*.smk") if "lookup(dpath" in path.read_text()]
     assert offenders == []
+
+
+def test_evaluations_by_benchmark_keeps_config_order(config):
+    listed = list(evaluations(config))
+    grouped = evaluations_by_benchmark(listed)
+    assert list(grouped) == list(dict.fromkeys(e.benchmark for e in listed))
+    for benchmark, group in grouped.items():
+        assert group == [e for e in listed if e.benchmark == benchmark]
