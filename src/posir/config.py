@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, SQUAD, TRANSLATION, Builder
+from posir.languages import macrolanguage
 from posir.metrics.positions import LengthBucket, length_buckets
 from posir.models.spec import LEXICAL_BACKENDS
 from posir.schema import with_defaults
@@ -261,13 +262,14 @@ def languages_outside_model(config: Mapping[str, Any], evaluation: Evaluation) -
 
     A model evaluated in a language it was not trained for can collapse to near-random
     nDCG@10, which a reader would take for a finding; tables flag such rows. A model
-    without a ``languages`` list declares nothing and is never flagged.
+    without a ``languages`` list declares nothing and is never flagged. A declared
+    macrolanguage covers its members (``zho`` covers PosIR's ``cmn``).
     """
     declared = declared_languages(config, evaluation.model)
     if declared is None:
         return []
     return [lang for lang in setting_languages(config, evaluation.benchmark, evaluation.setting)
-            if lang not in declared]
+            if lang not in declared and macrolanguage(lang) not in declared]
 
 
 def declared_languages(config: Mapping[str, Any], name: str) -> list[str] | None:
