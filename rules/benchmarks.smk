@@ -22,7 +22,7 @@ rule build_benchmark:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=30,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_benchmark.py"
@@ -45,7 +45,7 @@ rule build_cross_lingual_variant:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=15,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_cross_lingual_variant.py"
@@ -68,7 +68,7 @@ rule build_parallel_variant:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=15,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/build_parallel_variant.py"
@@ -107,6 +107,6 @@ rule build_text_collection:
         mem_mb=1000,
         runtime=10,
     params:
-        entry=lookup(dpath="text_collections/{collection}", within=config),
+        entry=config_value("text_collections/{collection}"),
     script:
         "../scripts/build_text_collection.py"

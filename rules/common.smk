@@ -1,6 +1,7 @@
 # Glue shared by every rules file, in one place: the config check, path conventions, the shared input functions.
 import math
 import re
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -15,9 +16,11 @@ from posir.config import (
     benchmark_languages,
     check_references,
     check_schema,
+    config_lookup,
     corpus_variants,
     embedding_model,
     evaluations,
+    evaluations_by_benchmark,
     is_pipeline,
     languages_outside_model,
     query_variant,
@@ -45,6 +48,8 @@ check_translation_config(config)
 RESULTS = "results"
 PROMPTS = Path(workflow.basedir) / "prompts"
 EVALUATIONS = list(evaluations(config))
+# per benchmark, in config order: input functions look a benchmark's evaluations up once per job
+EVALUATIONS_BY_BENCHMARK = evaluations_by_benchmark(EVALUATIONS)
 PIPELINES = config["pipelines"] or {}
 PUBLISHED = config["published"] or {}
 PAPER_TABLES = config["paper_tables"] or {}
@@ -61,6 +66,11 @@ TABLE_CONFIG = {**POSITION_CONFIG, "min_bin_queries": config["metrics"]["min_bin
 METRICS_CONFIG = config["metrics"]
 SALIENCY = config["analyses"]["saliency"]
 REPRESENTATION = config["analyses"]["representation"]
+
+
+def config_value(path):
+    """params/resources: the config value at ``path`` ('models/{model}/mem_mb'), one dict access per key per job."""
+    return config_lookup(config, path)
 
 
 def names_regex(names):
@@ -358,8 +368,14 @@ def input_scaled_mem_mb(base_mb, per_input_mb):
 # --- encoding and retrieval ----------------------------------------------------------------------------
 
 
+@cache
+def model_spec_named(name):
+    """A model entry's checked spec, built once per model (not once per job: the schema check is the slow part)."""
+    return ModelSpec.from_config(name, config["models"][name])
+
+
 def model_spec(wildcards):
-    return ModelSpec.from_config(wildcards.model, config["models"][wildcards.model])
+    return model_spec_named(wildcards.model)
 
 
 def encode_texts_input(wildcards):
@@ -509,7 +525,7 @@ def languages_outside_model_of(wildcards):
 
 
 def evaluations_of(benchmark):
-    return [e for e in EVALUATIONS if e.benchmark == benchmark]
+    return EVALUATIONS_BY_BENCHMARK.get(benchmark, [])
 
 
 def evaluations_of_setting(wildcards):

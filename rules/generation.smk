@@ -13,7 +13,7 @@
 
 rule read_raw_corpus:
     input:
-        corpus=lookup(dpath="benchmarks/{benchmark}/generation/corpus/path", within=config),
+        corpus=config_value("benchmarks/{benchmark}/generation/corpus/path"),
     output:
         **stage_outputs("corpus", documents="documents.jsonl"),
     log:
@@ -27,7 +27,7 @@ rule read_raw_corpus:
         mem_mb=2000,
         runtime=30,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
     script:
         "../scripts/read_raw_corpus.py"
 
@@ -50,7 +50,7 @@ rule sample_documents:
         mem_mb=2000,
         runtime=60,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
     script:
         "../scripts/sample_documents.py"
 
@@ -76,7 +76,7 @@ rule generate_queries:
         runtime=600,
         llm=1,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         llm=llm_answer_settings,
         prompts=prompts_dir_of,
     script:
@@ -104,7 +104,7 @@ rule locate_spans:
         runtime=600,
         llm=1,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         llm=llm_answer_settings,
         prompts=prompts_dir_of,
     script:
@@ -132,7 +132,7 @@ rule span_contrast:
         runtime=240,
         llm=1,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         scorers=stage_scorers("contrast"),
         models=stage_models("contrast"),
         score_cache=SCORE_CACHE,
@@ -164,7 +164,7 @@ rule grade_relevance:
         runtime=600,
         llm=1,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         llm=llm_answer_settings,
         prompts=prompts_dir_of,
     script:
@@ -192,7 +192,7 @@ rule remove_false_negatives:
         runtime=240,
         llm=1,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         models=stage_models("false_negatives"),
         scorers=stage_scorers("false_negatives"),
         score_cache=SCORE_CACHE,
@@ -223,7 +223,7 @@ rule assemble_generated_benchmark:
         mem_mb=2000,
         runtime=30,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
         stage_dirs=generation_stage_dirs,
         llm=llm_answer_settings,
@@ -249,7 +249,7 @@ rule import_posir_benchmark:
         mem_mb=4000,
         runtime=60,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         metrics=POSITION_CONFIG,
     script:
         "../scripts/import_posir_benchmark.py"

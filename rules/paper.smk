@@ -24,7 +24,7 @@ rule published_table:
         mem_mb=1000,
         runtime=10,
     params:
-        entry=lookup(dpath="published/{published}", within=config),
+        entry=config_value("published/{published}"),
         metrics=TABLE_CONFIG,
     script:
         "../scripts/published_table.py"
@@ -56,7 +56,7 @@ rule paper_tables:
         mem_mb=1000,
         runtime=10,
     params:
-        entry=lookup(dpath="paper_tables/{table}", within=config),
+        entry=config_value("paper_tables/{table}"),
         summary_keys=paper_table_summary_keys,
         published=paper_table_published,
         reference=paper_table_reference,

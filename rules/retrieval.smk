@@ -17,11 +17,11 @@ rule encode_texts:
     # down badly when its threads share a core with another process.
     threads: 1
     resources:
-        mem_mb=lookup(dpath="models/{model}/mem_mb", within=config),
+        mem_mb=config_value("models/{model}/mem_mb"),
         gpu=encode_gpu,
         runtime=240,
     params:
-        model=lookup(dpath="models/{model}", within=config),
+        model=config_value("models/{model}"),
         cache=EMBEDDING_CACHE,
     script:
         "../scripts/encode_texts.py"
@@ -45,7 +45,7 @@ rule retrieve:
         mem_mb=retrieve_mem_mb,
         runtime=60,
     params:
-        model=lookup(dpath="models/{model}", within=config),
+        model=config_value("models/{model}"),
         top_k=config["retrieval"]["top_k"],
         corpus_languages=corpus_languages_of,
         id_prefixes=corpus_id_prefixes,

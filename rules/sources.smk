@@ -13,7 +13,7 @@ rule fetch_source:
         mem_mb=500,
         runtime=30,
     params:
-        entry=lookup(dpath="sources/{source}", within=config),
+        entry=config_value("sources/{source}"),
         mirrors=config["mirrors"],
     script:
         "../scripts/fetch_source.py"

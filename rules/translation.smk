@@ -22,7 +22,7 @@ rule translate_benchmark:
         mem_mb=1000,
         runtime=120,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         separator=translation_separator,
         llm=translation_llm,
         cache=translation_cache_of,
@@ -52,7 +52,7 @@ rule judge_translation:
         mem_mb=1000,
         runtime=120,
     params:
-        entry=lookup(dpath="benchmarks/{benchmark}", within=config),
+        entry=config_value("benchmarks/{benchmark}"),
         llm=judge_llm,
     script:
         "../scripts/judge_translation.py"
@@ -105,7 +105,7 @@ rule translation_comparison:
     params:
         rows=comparison_rows_of,
         cards=comparison_cards,
-        reference=lookup(dpath="translation_comparisons/{comparison}/reference", within=config),
+        reference=config_value("translation_comparisons/{comparison}/reference"),
         metrics=TABLE_CONFIG,
     script:
         "../scripts/translation_comparison.py"

@@ -7,11 +7,12 @@ names to the pieces the workflow and the rule scripts share.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, SQUAD, TRANSLATION, Builder
+from posir.languages import macrolanguage
 from posir.metrics.positions import LengthBucket, length_buckets
 from posir.models.spec import LEXICAL_BACKENDS
 from posir.schema import Section, with_defaults
@@ -149,6 +150,25 @@ def validated(config: Mapping[str, Any], check: bool = True) -> dict[str, Any]:
     return with_defaults(config, "", check=check)
 
 
+def config_lookup(config: Mapping[str, Any], path: str) -> Callable[[Mapping[str, str]], Any]:
+    """A rule's params/resources function: ``'models/{model}/mem_mb'`` -> ``config['models'][<model>]['mem_mb']``.
+
+    ``{name}`` segments are the job's wildcards. One dict access per segment: Snakemake's
+    ``lookup(dpath=..., within=config)`` walks the whole config on every call (dpath's glob search),
+    so with one call per job the DAG build grows with jobs x config size (quadratic in benchmarks).
+    """
+    keys = [(key[1:-1], True) if key.startswith("{") and key.endswith("}") else (key, False)
+            for key in path.split("/")]
+
+    def value(wildcards: Mapping[str, str]) -> Any:
+        node: Any = config
+        for key, is_wildcard in keys:
+            node = node[wildcards[key] if is_wildcard else key]
+        return node
+
+    return value
+
+
 def builder_of(entry: Mapping[str, Any]) -> Builder:
     return BUILDERS[entry["builder"]]
 
@@ -234,6 +254,14 @@ def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
                 yield Evaluation(benchmark, model, setting)
 
 
+def evaluations_by_benchmark(evaluations: Iterable[Evaluation]) -> dict[str, list[Evaluation]]:
+    """The evaluations grouped by benchmark, each group in the given order (an index for per-job lookups)."""
+    groups: dict[str, list[Evaluation]] = {}
+    for evaluation in evaluations:
+        groups.setdefault(evaluation.benchmark, []).append(evaluation)
+    return groups
+
+
 def setting_languages(config: Mapping[str, Any], benchmark: str, setting: Setting) -> list[str]:
     """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
     corpus = (benchmark_languages(config["benchmarks"][benchmark]) if setting.corpus_language == ONE_VS_MANY
@@ -246,13 +274,14 @@ def languages_outside_model(config: Mapping[str, Any], evaluation: Evaluation) -
 
     A model evaluated in a language it was not trained for can collapse to near-random
     nDCG@10, which a reader would take for a finding; tables flag such rows. A model
-    without a ``languages`` list declares nothing and is never flagged.
+    without a ``languages`` list declares nothing and is never flagged. A declared
+    macrolanguage covers its members (``zho`` covers PosIR's ``cmn``).
     """
     declared = declared_languages(config, evaluation.model)
     if declared is None:
         return []
     return [lang for lang in setting_languages(config, evaluation.benchmark, evaluation.setting)
-            if lang not in declared]
+            if lang not in declared and macrolanguage(lang) not in declared]
 
 
 def declared_languages(config: Mapping[str, Any], name: str) -> list[str] | None:

@@ -6,6 +6,7 @@ ISO639_3_NAMES: dict[str, str] = {
     "ara": "arabic",
     "ben": "bengali",
     "cat": "catalan",
+    "cmn": "chinese",
     "ces": "czech",
     "dan": "danish",
     "deu": "german",
@@ -40,6 +41,16 @@ ISO639_3_NAMES: dict[str, str] = {
     "yid": "yiddish",
     "zho": "chinese",
 }
+
+
+#: Individual languages named by their macrolanguage elsewhere: PosIR's folders and settings say ``cmn``
+#: (Mandarin), XQuAD and the model cards (hence models' ``languages`` lists) say Chinese, ``zho``.
+MACROLANGUAGES: dict[str, str] = {"cmn": "zho"}
+
+
+def macrolanguage(code: str) -> str:
+    """The macrolanguage a code belongs to (``cmn`` -> ``zho``); the code itself otherwise."""
+    return MACROLANGUAGES.get(code, code)
 
 
 def language_name(code: str) -> str | None:

@@ -32,6 +32,10 @@ def test_shipped_models_declare_their_languages():
     # a one-vs-many corpus holds every language of the benchmark
     mul = languages_outside_model(config, Evaluation("xquad-parallel", "use-m3", Setting("deu", "mul")))
     assert mul == ["hin", "ron", "vie"]
+    # PosIR's Chinese is cmn (Mandarin); the model cards say Chinese (zho), which covers it
+    config["benchmarks"]["posir.game.cmn"] = {"builder": "posir_import", "language": "cmn"}
+    assert languages_outside_model(config, Evaluation("posir.game.cmn", "use-m3", Setting("cmn", "cmn"))) == []
+    assert languages_outside_model(config, Evaluation("posir.game.cmn", "minilm-l6", Setting("cmn", "cmn"))) == ["cmn"]
     # BM25 declares nothing and is never flagged
     assert languages_outside_model(config, Evaluation("xquad-long", "bm25", Setting("hin", "eng"))) == []
 

@@ -7,7 +7,8 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from posir.config import validated, ConfigError, MetricParams, Setting, check_references, evaluations
+from posir.config import (validated, ConfigError, MetricParams, Setting, check_references, config_lookup, evaluations,
+                          evaluations_by_benchmark)
 from tests.conftest import REPO
 
 SCHEMA = str(REPO / "schemas" / "config.schema.yaml")
@@ -89,3 +90,45 @@ def test_a_multilingual_benchmark_needs_a_source_per_language(config):
     del bad["benchmarks"]["xquad-parallel"]["sources"]["deu"]
     with pytest.raises(ConfigError, match="deu"):
         check_references(bad)
+
+
+class CountingDict(dict):
+    """A config section that counts how often it is read or walked."""
+
+    reads = 0
+
+    def __getitem__(self, key):
+        CountingDict.reads += 1
+        return super().__getitem__(key)
+
+    def __iter__(self):
+        raise AssertionError("config_lookup must not walk the config")
+
+    def items(self):
+        raise AssertionError("config_lookup must not walk the config")
+
+
+def test_config_lookup_reads_one_key_per_path_segment():
+    """Snakemake's lookup(dpath=...) walks the whole config per job: quadratic in benchmarks at PosIR's size."""
+    entry = {"mem_mb": 3000}
+    config = CountingDict(models=CountingDict({f"m{i}": {"mem_mb": i} for i in range(1000)} | {"minilm": entry}))
+    CountingDict.reads = 0
+    assert config_lookup(config, "models/{model}/mem_mb")({"model": "minilm"}) == 3000
+    assert config_lookup(config, "models/{model}")({"model": "minilm"}) is entry
+    assert CountingDict.reads == 4
+    with pytest.raises(KeyError):
+        config_lookup(config, "models/{model}")({"model": "nope"})
+
+
+def test_rules_read_the_config_by_key():
+    """No rule uses lookup(dpath=..., within=config): rules/common.smk's config_value reads one key per segment."""
+    offenders = [path.name for path in (REPO / "rules").glob("*.smk") if "lookup(dpath" in path.read_text()]
+    assert offenders == []
+
+
+def test_evaluations_by_benchmark_keeps_config_order(config):
+    listed = list(evaluations(config))
+    grouped = evaluations_by_benchmark(listed)
+    assert list(grouped) == list(dict.fromkeys(e.benchmark for e in listed))
+    for benchmark, group in grouped.items():
+        assert group == [e for e in listed if e.benchmark == benchmark]
