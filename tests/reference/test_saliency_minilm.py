@@ -134,7 +134,8 @@ def real_pairs() -> tuple[pd.DataFrame, list]:
              "params": {"seed": 13, "max_articles": 6}}
     build_benchmark("squad-test", entry, {"squad": SQUAD}, METRICS, out)
     positions = pd.read_csv(out / "positions.tsv", sep="\t", keep_default_na=False, dtype={"qid": str, "doc_id": str})
-    params = SaliencyParams(token_length=(200, 400), position_window=(0.4, 0.6), max_pairs=3, seed=5)
+    params = SaliencyParams.from_config({"token_length": [200, 400], "position_window": [0.4, 0.6], "max_pairs": 3,
+                                         "seed": 5}, "analyses.saliency")
     selected = select_pairs(positions, params)
     queries = {q.qid: q.text for q in fmt.read_queries(out / "queries.jsonl")}
     documents = {d.doc_id: d.text for d in fmt.read_corpus(out / "corpus.jsonl")}

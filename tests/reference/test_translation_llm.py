@@ -57,7 +57,7 @@ def llm_run(tiny_source, tmp_path_factory) -> dict[str, Any]:
         llm = {"base_url": base_url, "model": "smollm2", "api_key_env": None, "max_tokens": 256,
                "concurrency": 1, "max_retries": 1, "cache_path": str(root / "llm-cache.sqlite")}
         card = translate_benchmark("tiny-llm", ENTRY, "spa", tiny_source, METRICS, root / "tiny-llm-spa", llm=llm,
-                                   progress=False)
+                                   separator="\n\n", progress=False)
         # The answered queries again, through a new client on the same cache: no HTTP request may be made.
         # (Failed answers are not cached and would be asked again; the weak model's take minutes.)
         answered = [q.text for q in fmt.read_queries(tiny_source / fmt.QUERIES)

@@ -101,7 +101,7 @@ def faulty_run(built, tmp_path_factory) -> dict[str, Any]:
     translator = Faulty(ApertiumTranslator(Apertium("eng-spa"), cache, chunk_texts=200, progress=False), faults)
     out = tmp_path_factory.mktemp("faulty") / "xquad-parallel-apertium-spa"
     card = translate_benchmark("xquad-parallel-apertium", APERTIUM, "spa", source, METRICS, out,
-                               translator=translator, progress=False)
+                               translator=translator, separator="\n\n", progress=False)
     return {"card": card, "out": out, "source": source, "docs": {"prefixed": prefixed, "refused": refused,
             "runaway": runaway, "failed": failed}, "fixed_query": fixed_query, "refused_query": refused_query,
             "by_doc": by_doc}
@@ -183,7 +183,7 @@ def test_human_translation_files_reproduce_the_parallel_builder(built, tmp_path)
     out = tmp_path / "xquad-parallel-human-spa"
     card = translate_benchmark("xquad-parallel-human", HUMAN, "spa", built["eng"], METRICS, out,
                                parallel_files={"parallel_source": built["english"],
-                                               "parallel_target": built["spanish"]}, progress=False)
+                                               "parallel_target": built["spanish"]}, separator="\n\n", progress=False)
     assert fmt.read_corpus(out / fmt.CORPUS) == fmt.read_corpus(built["spa"] / fmt.CORPUS)
     assert fmt.read_queries(out / fmt.QUERIES) == fmt.read_queries(built["spa"] / fmt.QUERIES)
     # Clean human translations: no filter removes anything, the IQR bounds included.
