@@ -666,12 +666,12 @@ def analysis_mem_mb(extra):
 def analyses_outputs():
     outputs = [
         f"{RESULTS}/figures/{benchmark}/saliency-{model}.png"
-        for benchmark, models in SALIENCY["runs"].items()
+        for benchmark, models in (SALIENCY["runs"] or {}).items()
         for model in models
     ]
     outputs += [
         f"{RESULTS}/figures/{benchmark}/segments-{model}.png"
-        for benchmark, models in REPRESENTATION["runs"].items()
+        for benchmark, models in (REPRESENTATION["runs"] or {}).items()
         for model in models
     ]
     return outputs

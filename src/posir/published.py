@@ -145,8 +145,10 @@ def check_config(config: Mapping[str, Any]) -> None:
 
 def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets: Sequence[str]) -> SummaryFrames:
     """Read a ``published`` entry's file; a local ``path`` with a ``sha256`` is verified first."""
+    from posir.schema import with_defaults
     from posir.sources import sha256_of
 
+    entry = with_defaults(entry, "/properties/published/additionalProperties", f"published.{name}")
     expected = entry.get("sha256")
     if "path" in entry and expected:
         actual = sha256_of(Path(path))

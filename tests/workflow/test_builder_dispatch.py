@@ -9,6 +9,7 @@ import sys
 
 import yaml
 
+from tests._configs import without_reports
 from tests._snakemake import planned_jobs
 from tests.conftest import REPO
 
@@ -61,7 +62,7 @@ def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
     config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
     config["evaluation"] = [{"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]}
                             for b in ("gen", "imported")]
-    config["paper_tables"] = config["published"] = config["translation_comparisons"] = None
+    without_reports(config)
     dry = dry_run(tmp_path, config, mirror)
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     jobs = planned_jobs(dry.stdout)
@@ -77,4 +78,4 @@ def test_a_translation_of_a_query_only_benchmark_is_refused_at_start(tmp_path, m
                                      "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}
     dry = dry_run(tmp_path, config, mirror)
     assert dry.returncode != 0
-    assert "benchmarks.xl-es.from: 'xquad-long' has no documents of its own" in dry.stdout + dry.stderr
+    assert "benchmarks.xl-es.from: 'xquad-long' (xquad_cross_lingual) holds queries only" in dry.stdout + dry.stderr

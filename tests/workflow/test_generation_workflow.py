@@ -79,6 +79,7 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
     config["llm"] = {"base_url": base_url, "model": "smollm2", "api_key_env": None, "cache_path": str(cache),
                      "concurrency": 1, "timeout": 120, "max_retries": 1}
     config["evaluation"] = [{"benchmark": NAME, "models": ["bm25"], "settings": ["eng-eng"]}]
+    config["pipelines"] = {}  # config.yaml's name scorers this config replaces
     return without_reports(config)
 
 

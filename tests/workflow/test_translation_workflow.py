@@ -33,8 +33,10 @@ def small_config() -> dict:
     config["translation_comparisons"] = {"squad-spa": {
         "translations": {"squad-long-apertium": "apertium"}, "reference": "squad-long-apertium", "language": "spa",
         "models": MODELS, "settings": ["spa-spa", "spa-eng"]}}
-    for key in ("published", "paper_tables", "references"):
+    for key in ("published", "paper_tables", "references", "pipelines"):
         config.pop(key, None)
+    config["analyses"] = {}
+    config["scorers"] = {k: v for k, v in config["scorers"].items() if v.get("model", MODELS[0]) in MODELS}
     return config
 
 

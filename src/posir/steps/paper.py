@@ -38,7 +38,9 @@ def write_paper_tables(
     ``published`` maps a published entry's name to (entry, file).
     """
     from posir import tables
+    from posir.schema import with_defaults
 
+    table_entry = with_defaults(table_entry, "/properties/paper_tables/additionalProperties", f"paper_tables.{name}")
     buckets = metrics.bucket_names
     sources: dict[str, dict[tuple[str, str], pd.DataFrame]] = {}
     for item, (entry, path) in published.items():
