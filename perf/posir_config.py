@@ -92,6 +92,8 @@ def posir_config(root: str, domains: Sequence[str] | None = None, languages: Seq
     benchmarks = posir_benchmarks(root, list(domains or posir_domains()), list(languages or FOLDERS), cross_lingual)
     config: dict[str, Any] = {"benchmarks": benchmarks, "evaluation": posir_evaluation(benchmarks, models)}
     config.update({block: None for block in CLEARED})
+    # the analyses name config.yaml's squad-long, which this overlay does not evaluate
+    config["analyses"] = {"saliency": {"runs": None}, "representation": {"runs": None}}
     if exact_metrics:
         # PosIR's analysis: every non-empty bin counts (ndcg_PSI_analysis.py has no minimum); Q4 open (the default)
         config["metrics"] = {"min_bin_queries": 1}
