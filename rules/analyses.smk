@@ -58,7 +58,7 @@ rule saliency:
         gpu=encode_gpu,
         runtime=120,
     params:
-        model=lookup(dpath="models/{model}", within=config),
+        model=config_value("models/{model}"),
         section=SALIENCY,
     script:
         "../scripts/saliency.py"
@@ -89,7 +89,7 @@ rule representation:
         gpu=encode_gpu,
         runtime=120,
     params:
-        model=lookup(dpath="models/{model}", within=config),
+        model=config_value("models/{model}"),
         section=REPRESENTATION,
         metrics=TABLE_CONFIG,
         cache=EMBEDDING_CACHE,
