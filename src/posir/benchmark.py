@@ -338,9 +338,17 @@ def read_drops(path: Path) -> list[Drop]:
     return [Drop(r["stage"], r["record"], r["reason"], r["detail"]) for r in read_table(path)]
 
 
+def _json_default(value: Any) -> Any:
+    """Sets (a scorer spec's frozensets, say) as sorted lists, so a card or counts file is stable across runs."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def write_json(path: Path, value: Any) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n",
+                          encoding="utf-8")
 
 
 def write_counts(path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None,
