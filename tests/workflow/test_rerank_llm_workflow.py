@@ -25,7 +25,7 @@ DEPTH = 3
 
 
 def llm_config(base_url: str) -> dict:
-    """One SQuAD article, 12 queries: BM25 and BM25 -> SmolLM2 at depth 3 (36 calls)."""
+    """One SQuAD article, 12 queries: BM25 and BM25 -> SmolLM2 at depth 3 (up to 36 calls)."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     example = yaml.safe_load((REPO / "configs/rerank_llm.yaml").read_text())
     config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
@@ -56,6 +56,13 @@ def card_of(workdir: Path) -> dict:
     return json.loads((workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.card.json").read_text())
 
 
+def candidate_pairs(workdir: Path) -> int:
+    """BM25's top-DEPTH documents per query: fewer than DEPTH where BM25 matched fewer documents."""
+    first = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25/eng-eng.trec"))
+    assert len(first) == 12
+    return sum(min(DEPTH, len(ranking)) for ranking in first.values())
+
+
 def test_the_llm_reorders_bm25s_top_documents_above_its_tail(workdir):
     first = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25/eng-eng.trec"))
     reranked = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec"))
@@ -71,7 +78,7 @@ def test_the_llm_reorders_bm25s_top_documents_above_its_tail(workdir):
 def test_every_pair_is_asked_once_and_accounted_for(workdir, server):
     card = card_of(workdir)
     pairs = card["pairs"]["scored"]
-    assert pairs == 12 * DEPTH
+    assert pairs == candidate_pairs(workdir) > 0
     assert card["second_stage"]["identity"]["method"] == "logprobs"
     counts = card["scorer_counts"]
     assert counts["hits"] + counts["computed"] + counts["failed"] == pairs
@@ -87,7 +94,7 @@ def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(workdir, mirror)
     assert done.returncode == 0, done.stderr[-3000:]
     card = card_of(workdir)
     assert card["scorer_counts"]["computed"] == 0
-    assert card["scorer_counts"]["hits"] == 12 * DEPTH - card["pairs"]["unscored"]
+    assert card["scorer_counts"]["hits"] == candidate_pairs(workdir) - card["pairs"]["unscored"]
     assert all(stage["http_requests"] == 0 for stage in (card["llm_usage"] or {}).values())
     assert (workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec").read_text() == before
 
