@@ -25,6 +25,7 @@ from posir.config import (
     languages_outside_model,
     query_variant,
 )
+from posir.embedding_cache import window_identity
 from posir.models.spec import ModelSpec
 from posir.published import check_config as check_paper_config
 from posir.sources import Source
@@ -463,7 +464,36 @@ def rerank_inputs(wildcards):
         "queries": f"{benchmark_dir(query_dir)}/{fmt.QUERIES}",
         "positions": f"{benchmark_dir(query_dir)}/{fmt.POSITIONS}",
         "corpus": [f"{benchmark_dir(v)}/{fmt.CORPUS}" for v in corpus_variants_of(wildcards)],
+        "windows_encoded_by": chunked_windows_of(wildcards),
     }
+
+
+def chunked_windows_of(wildcards):
+    """Corpus embeddings of a chunked entry evaluated beside the pipeline that hold the very windows its bi-encoder
+    second stage reads (same window identity, window and stride).
+
+    An ordering edge only: the rerank job then finds every window in the embedding cache, where it would
+    otherwise encode the same windows at the same time as that entry's encode job (on 2 cores, me5-small's
+    squad-long windows twice over).
+    """
+    scorer = second_stage(wildcards)
+    if scorer["backend"] != "bi-encoder":
+        return []
+    reader = model_spec_named(scorer["model"])
+    wanted = (window_identity(reader), scorer.get("window_tokens"), scorer.get("stride_tokens"))
+    chunked = sorted(
+        {
+            e.model
+            for e in evaluations_of_setting(wildcards)
+            if e.model in config["models"] and model_spec_named(e.model).is_chunked
+        }
+    )
+    return [
+        embeddings_file(model, variant, "corpus")
+        for model in chunked
+        if (window_identity(spec := model_spec_named(model)), spec.window_tokens, spec.stride_tokens) == wanted
+        for variant in corpus_variants_of(wildcards)
+    ]
 
 
 def second_stage_models(wildcards):

@@ -121,3 +121,19 @@ def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mir
     assert sorted(rule for rule, _ in per_model) == ["rerank", "score_run"]
     assert all(w["model"] == "bm25.minilm-sump" for _, w in per_model)
     assert {rule for rule, w in jobs if "model" not in w} == {"main_table", "plot_position_grid", "significance", "all"}
+
+
+@pytest.mark.parametrize("chunked_evaluated", [True, False])
+def test_a_bi_encoder_rerank_waits_for_the_chunked_entry_that_encodes_its_windows(tmp_path, mirror, chunked_evaluated):
+    """Same windows, one encode: the rerank job depends on the chunked entry's corpus embeddings when both are
+    evaluated, so it reads the windows from the cache instead of encoding them beside it; never adds that job."""
+    config = rerank_config()
+    if not chunked_evaluated:
+        config["evaluation"][0]["models"].remove("minilm-l6-chunks")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    target = "results/runs/squad-long/bm25.minilm-maxp/eng-eng.trec"
+    dry = snakemake(tmp_path, "-n", "--cores", "2", target, mirror=mirror)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    encodes = {(w["model"], w["kind"]) for rule, w in planned_jobs(dry.stdout) if rule == "encode_texts"}
+    assert (("minilm-l6-chunks", "corpus") in encodes) == chunked_evaluated
+    assert {model for model, _ in encodes} <= {"minilm-l6-chunks"}
