@@ -27,6 +27,7 @@ from posir.config import (
 )
 from posir.embedding_cache import window_identity
 from posir.models.spec import ModelSpec
+from posir.scorers.spec import ScorerSpec
 from posir.published import check_config as check_paper_config
 from posir.sources import Source
 from posir.tables import PAPER_TABLE_FILES
@@ -465,7 +466,23 @@ def rerank_inputs(wildcards):
         "positions": f"{benchmark_dir(query_dir)}/{fmt.POSITIONS}",
         "corpus": [f"{benchmark_dir(v)}/{fmt.CORPUS}" for v in corpus_variants_of(wildcards)],
         "windows_encoded_by": chunked_windows_of(wildcards),
+        "prompts": second_stage_prompt_files(wildcards),
     }
+
+
+def second_stage_prompt_files(wildcards):
+    """The prompt files an LLM second stage reads (inputs, so editing one reruns its reranks); its cache keys
+    on the prompt's hash, so a rerun asks only for the pairs the new prompt has not seen."""
+    name = PIPELINES[wildcards.model]["second_stage"]
+    if second_stage(wildcards)["backend"] != "llm-grade":
+        return []
+    spec = ScorerSpec.from_config(name, config["scorers"][name])
+    files = [
+        PROMPTS / f"{prompt}{suffix}"
+        for prompt in (spec.prompt, spec.grade_prompt)
+        for suffix in (".md", ".schema.json")
+    ]
+    return [str(path) for path in files if path.suffix == ".md" or path.exists()]
 
 
 def chunked_windows_of(wildcards):
@@ -517,8 +534,9 @@ def second_stage_mem_mb(wildcards):
 def rerank_mem_mb(wildcards, input):
     """The second stage's model (its mem_mb) plus the first-stage run and the pairs held in memory: measured
     2200 MB peak for 318 MB of input (squad-long, minilm-l6 first stage, depth 100), about 5.3 MB per MB above
-    the model; 6 MB per MB here."""
-    return second_stage_mem_mb(wildcards) + 100 * math.ceil(6 * input.size_mb / 100)
+    the model; 6 MB per MB here. The chunked entry's embeddings (an ordering input, never read) do not count."""
+    unread = sum(Path(p).stat().st_size for p in input.windows_encoded_by if Path(p).exists()) / 2**20
+    return second_stage_mem_mb(wildcards) + 100 * math.ceil(6 * max(input.size_mb - unread, 0) / 100)
 
 
 def second_stage_gpu(wildcards):

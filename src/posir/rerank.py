@@ -15,6 +15,7 @@ queries for PSI (:func:`stratified_sample`).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from posir.schema import Section
 # Scores written below the reranked documents step down by this much, so trec_eval keeps their order
 # (run files carry six decimals).
 TAIL_STEP = 1e-3
+SCORE_DECIMALS = 6  # posir.runs writes scores with 6 decimals
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,22 @@ def rerank(first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float 
     ``first_stage`` is the first stage's ranking, best first; ``scores`` the scorer's score of each
     top-``depth`` document (``None``: no score could be had). Scored documents come first, best first
     (ties keep the first stage's order); unscored ones follow in the first stage's order, then the
-    first stage's tail in its order. Their written scores step down from below the lowest score, so
-    every later reader (trec_eval orders by score) sees this order.
+    first stage's tail in its order. Their written scores step down from below the lowest score, and
+    tied scores step down by 1e-6 (the precision a run is written with), so every later reader
+    (trec_eval orders by score, then by document id) sees this order.
     """
     head, tail = list(first_stage[:depth]), list(first_stage[depth:])
     scored = sorted(((doc, scores[doc]) for doc, _ in head if scores.get(doc) is not None),
                     key=lambda item: -float(item[1]))  # type: ignore[arg-type]
     unscored = [doc for doc, _ in head if scores.get(doc) is None]
-    ranking = [(doc, float(score)) for doc, score in scored]  # type: ignore[arg-type]
+    ranking = []
+    above = math.inf
+    for doc, score in scored:
+        # written with 6 decimals and read back in trec_eval's order (ties by document id), so equal or
+        # nearly equal scores (a 0-4 grade, close probabilities) step down to keep the first stage's order
+        written = min(round(float(score), SCORE_DECIMALS), round(above - 10.0 ** -SCORE_DECIMALS, SCORE_DECIMALS))
+        ranking.append((doc, written))
+        above = written
     floor = (min(score for _, score in ranking) if ranking else 0.0) - 1.0
     below = [*unscored, *(doc for doc, _ in tail)]
     ranking += [(doc, floor - i * TAIL_STEP) for i, doc in enumerate(below)]

@@ -128,3 +128,45 @@ def test_html_with_a_json_content_type_on_every_call_is_an_outage_not_a_crash(tm
             run_stage(server.base_url, tmp_path)
     finally:
         server.stop()
+
+
+# --- the llm-grade scorer (reranking pipelines, span contrast) -------------------------------------------
+
+PAIRS = [(f"Which river is number {i}?", f"Document {i}: the river flows through the valley number {i}.")
+         for i in range(4)]
+
+
+def judge(base_url: str, tmp_path: Path, scoring: str, **overrides: Any):
+    from posir.llm import LLMClient, LLMConfig
+    from posir.scorers import ScorerSpec, load_scorer
+
+    client = LLMClient(LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)), cache=None,
+                       progress=False)
+    spec = ScorerSpec.from_config("judge", {"backend": "llm-grade", "scoring": scoring})
+    return client, load_scorer(spec, llm_client=client, prompts_dir=REPO / "prompts", stage="rerank:judge")
+
+
+@pytest.mark.parametrize("scoring", ["logprobs", "grade"])
+def test_an_llm_scorer_whose_calls_all_fail_raises_instead_of_scoring_none(tmp_path, scoring):
+    """Before: by logprobs every pair scored None and the rerank job wrote BM25's order as its run; by grade
+    the first failed pair alone raised ("1 of 1 calls")."""
+    server = FaultServer()
+    server.default = lambda body: error(500)
+    try:
+        client, scorer = judge(server.base_url, tmp_path, scoring)
+        with client, pytest.raises(LLMOutageError, match="4 of 4 calls"):
+            scorer.score([q for q, _ in PAIRS], [d for _, d in PAIRS])
+    finally:
+        server.stop()
+
+
+def test_one_unreachable_pair_among_several_is_unscored_not_an_outage(tmp_path):
+    server = FaultServer()
+    server.default = lambda body: error(503) if "number 2" in json.dumps(body) else completion('{"grade": 3}')
+    try:
+        client, scorer = judge(server.base_url, tmp_path, "grade", max_transport_failure_rate=0.5)
+        with client:
+            assert scorer.score([q for q, _ in PAIRS], [d for _, d in PAIRS]) == [3.0, 3.0, None, 3.0]
+            assert scorer.counts()["retries_exhausted"] == 1
+    finally:
+        server.stop()

@@ -63,7 +63,7 @@ class RerankServer:
                 if fault == "429":
                     return self.reply(429, {"message": "slow down"}, {"Retry-After": "0.3"})
                 if fault == "slow":
-                    time.sleep(1.0)
+                    time.sleep(6.0)
                 if fault == "not-json":
                     return self.reply_raw(200, b"<html>upstream hiccup</html>")
                 documents = body["texts"] if self.path == "/rerank" else body["documents"]
@@ -187,7 +187,7 @@ def test_a_200_that_is_never_json_is_an_outage_not_a_score(server):
 
 def test_a_timeout_is_retried(server):
     server.faults = ["slow"]
-    scorer = load_scorer(spec(server, timeout=0.3))
+    scorer = load_scorer(spec(server, timeout=3.0))
     assert scorer.score([QUERY], DOCUMENTS[:1])[0] is not None
     assert scorer.usage["retries"] == 1
 

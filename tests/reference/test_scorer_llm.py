@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from posir.llm import LLMClient, LLMConfig, LLMRequestError
+from posir.llm import LLMClient, LLMConfig, LLMOutageError, LLMRequestError
 from posir.scorers import CachedScorer, ScoreCache, ScorerError, ScorerSpec, ScorerUnavailable, load_scorer
 from posir.scorers.llm import LLMRelevanceScorer
 
@@ -195,7 +195,8 @@ def test_an_outage_is_never_a_score_and_never_cached(chat, tmp_path):
     chat.mode = "500"
     with ScoreCache(tmp_path / "scores.sqlite") as cache, client_for(chat.base_url) as client:
         scorer = load_scorer(llm_spec(scoring="logprobs"), llm_client=client, cache=cache, stage="s")
-        assert scorer.score(["q", "q"], ["a", "b"]) == [None, None]
+        with pytest.raises(LLMOutageError, match="2 of 2 calls"):  # not two None scores, nor a run of them
+            scorer.score(["q", "q"], ["a", "b"])
         assert cache.count() == 0
         assert client.usage()["s"]["failures"]["retries_exhausted"] == 2 and client.usage()["s"]["retries"] == 4
         chat.mode = "logprobs"  # back up: asked again, scored P(yes) = 0.8 / (0.8 + 0.2)

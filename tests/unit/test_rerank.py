@@ -47,6 +47,17 @@ def test_the_written_run_reads_back_in_the_reranked_order(tmp_path):
     assert [d for d, _ in back["q2"]] == ["d0", "d1", "d2", "d3", "d4"]
 
 
+def test_tied_and_nearly_tied_scores_read_back_in_the_first_stages_order(tmp_path):
+    """A 0-4 grade ties often; trec_eval breaks ties by document id, descending. Before: d0, d1, d2 (all graded
+    3) read back as d2, d1, d0, and scores 5e-7 apart were written equal."""
+    run = first_stage(8)
+    scores = {"d0": 3.0, "d1": 3.0, "d2": 3.0, "d3": 0.7000004, "d4": 0.7, "d5": 0.7000001, "d6": 4.0}
+    rankings = {"q": rerank(run, scores, depth=7)}
+    write_ranked_run(tmp_path / "run.trec", rankings, tag="test")
+    back = [d for d, _ in ranked(read_trec_run(tmp_path / "run.trec"))["q"]]
+    assert back == ["d6", "d0", "d1", "d2", "d3", "d5", "d4", "d7"]
+
+
 def cells(per_cell: dict[tuple[str, int], int]) -> dict[str, tuple[str, int]]:
     out = {}
     for (bucket, position), n in per_cell.items():

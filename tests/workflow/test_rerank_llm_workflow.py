@@ -77,8 +77,9 @@ def test_the_llm_reorders_bm25s_top_documents_above_its_tail(workdir):
 
 def test_every_pair_is_asked_once_and_accounted_for(workdir, server):
     card = card_of(workdir)
-    pairs = card["pairs"]["scored"]
+    pairs = card["pairs"]["candidates"]
     assert pairs == candidate_pairs(workdir) > 0
+    assert card["pairs"]["scored"] + card["pairs"]["unscored"] == pairs
     assert card["second_stage"]["identity"]["method"] == "logprobs"
     counts = card["scorer_counts"]
     assert counts["hits"] + counts["computed"] + counts["failed"] == pairs
@@ -106,4 +107,9 @@ def test_the_example_config_plans_squad_long_only(tmp_path, mirror):
     jobs = planned_jobs(dry.stdout)
     assert {w["benchmark"] for _, w in jobs if "benchmark" in w} == {"squad-long"}
     assert ("rerank", {"benchmark": "squad-long", "model": "bm25.smollm2", "setting": "eng-eng"}) in jobs
+    # the prompts are inputs: editing one reruns the LLM rerank (its cache keys on the prompt's hash)
+    block = next(b for b in re.split(r"\n(?=(?:local)?rule \w+:)", dry.stdout)
+                 if b.startswith("rule rerank:") and "model=bm25.smollm2" in b)
+    inputs = re.search(r"input: (.*)", block).group(1)
+    assert "prompts/relevance_yes_no.md" in inputs and "prompts/grade_relevance.schema.json" in inputs
     assert not re.search(r"^rule (paper_tables|translate_benchmark)", dry.stdout, flags=re.M)

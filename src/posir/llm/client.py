@@ -212,9 +212,15 @@ class LLMClient:
         schema: Mapping[str, Any] | None = None,
         *,
         validator: Validator | None = None,
+        check_outage: bool = True,
     ) -> LLMResult:
-        """Render ``template`` with ``inputs`` and get one validated answer."""
-        return self.map(stage, template, [inputs], schema, validator=validator, progress=False)[0]
+        """Render ``template`` with ``inputs`` and get one validated answer.
+
+        ``check_outage=False`` leaves the transport-failure check to a caller that makes many single calls
+        (:meth:`check_transport_failures` over all of them): one failure is not an outage.
+        """
+        return self.map(stage, template, [inputs], schema, validator=validator, progress=False,
+                        check_outage=check_outage)[0]
 
     def map(
         self,
@@ -225,6 +231,7 @@ class LLMClient:
         *,
         validator: Validator | None = None,
         progress: bool | None = None,
+        check_outage: bool = True,
     ) -> list[LLMResult]:
         """One :class:`LLMResult` per input, in input order; cache hits first, misses on the thread pool."""
         schema = _schema_for(template, schema)
@@ -242,24 +249,25 @@ class LLMClient:
                     bar.update(1)
             self._run_misses(stage, misses, prompts, keys, inputs, schema, validator, results, bar)
         done = [r for r in results if r is not None]
-        self._check_outage(stage, done)
+        if check_outage:
+            self.check_transport_failures(stage, sum(1 for r in done if r.error_kind in TRANSPORT_FAILURES), len(done))
         return done
 
-    # -- internals ------------------------------------------------------------------------------
-
-    def _check_outage(self, stage: str, results: Sequence[LLMResult]) -> None:
-        """Fail the stage when more than ``max_transport_failure_rate`` of its calls could not reach the endpoint."""
-        failed = sum(1 for r in results if r.error_kind in TRANSPORT_FAILURES)
-        if not results or failed / len(results) <= self.config.max_transport_failure_rate:
+    def check_transport_failures(self, stage: str, failed: int, total: int) -> None:
+        """Fail the stage when more than ``max_transport_failure_rate`` of its ``total`` calls could not reach the
+        endpoint (``failed`` of them)."""
+        if not total or failed / total <= self.config.max_transport_failure_rate:
             return
-        answered = sum(1 for r in results if r.error_kind not in TRANSPORT_FAILURES)
+        answered = total - failed
         raise LLMOutageError(
-            f"{stage}: {failed} of {len(results)} calls to {self.config.base_url} (model '{self.config.model}') failed "
+            f"{stage}: {failed} of {total} calls to {self.config.base_url} (model '{self.config.model}') failed "
             f"for transport reasons (connection refused, timeouts, HTTP 429/5xx or non-JSON bodies after "
             f"{self.config.max_retries} retries), more than llm.max_transport_failure_rate="
             f"{self.config.max_transport_failure_rate}. Nothing was written. Check that the endpoint is up, then "
             f"rerun: the {answered} answers received are cached and only the {failed} missing calls will be sent."
         )
+
+    # -- internals ------------------------------------------------------------------------------
 
     def _run_misses(self, stage: str, misses: list[int], prompts: list[RenderedPrompt], keys: list[str],
                     inputs: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], validator: Validator | None,

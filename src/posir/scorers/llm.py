@@ -19,8 +19,12 @@ Two methods, ``scorers.<name>.scoring``:
 
 A pair whose call fails (transport failure after the client's retries, a 4xx
 for that prompt, an answer that is neither yes nor no, an invalid grade)
-scores ``None`` and is counted; it is never cached, so a rerun asks again.  A
-wrong key or model (401/403/404) raises :class:`posir.llm.LLMRequestError`.
+scores ``None`` and is counted; it is never cached, so a rerun asks again.  When
+more than ``llm.max_transport_failure_rate`` of one ``score`` call's pairs could not
+reach the endpoint, the call raises :class:`posir.llm.LLMOutageError` once every
+answer has been handed out (and cached): the stage writes nothing that looks
+complete, and its rerun asks for exactly the missing pairs.  A wrong key or model
+(401/403/404) raises :class:`posir.llm.LLMRequestError`.
 
 The client has no logprobs call, so :meth:`LLMRelevanceScorer._request` sends
 one on the client's ``openai`` instance with the client's retry rules (retry
@@ -44,7 +48,7 @@ from typing import Any
 
 import openai
 
-from posir.llm.client import LLMClient, _raise_for_config, _retry_after, _retryable
+from posir.llm.client import TRANSPORT_FAILURES, LLMClient, _raise_for_config, _retry_after, _retryable
 from posir.llm.prompts import load_prompt
 from posir.llm.validators import grade_in_range
 from posir.scorers.base import ScorerError, ScorerUnavailable, check_pairs
@@ -202,6 +206,7 @@ class LLMRelevanceScorer:
         if not queries:
             return
         work = self._by_logprobs if self.method() == "logprobs" else self._by_grade
+        unreachable_before = self._transport_failures()
         with ThreadPoolExecutor(max_workers=min(self.client.config.concurrency, len(queries))) as pool:
             futures = {pool.submit(work, q, d): i for i, (q, d) in enumerate(zip(queries, documents))}
             try:
@@ -210,6 +215,14 @@ class LLMRelevanceScorer:
             finally:
                 for future in futures:
                     future.cancel()
+        # Every answer has been handed out (and cached by CachedScorer); an outage still fails the caller's
+        # stage, so no run or benchmark is written as if the unreachable pairs had been judged.
+        self.client.check_transport_failures(self.stage, self._transport_failures() - unreachable_before,
+                                             len(queries))
+
+    def _transport_failures(self) -> int:
+        with self._lock:
+            return sum(self._outcomes[kind] for kind in TRANSPORT_FAILURES)
 
     def _count(self, outcome: str) -> None:
         with self._lock:
@@ -217,7 +230,7 @@ class LLMRelevanceScorer:
 
     def _by_grade(self, query: str, document: str) -> float | None:
         result = self.client.call(self.stage, self.grade_template, {"query": query, "document": document},
-                                  validator=self._validator)
+                                  validator=self._validator, check_outage=False)  # checked per batch instead
         if not result.ok:
             self._count(str(result.error_kind))
             return None

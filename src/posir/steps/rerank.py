@@ -90,7 +90,8 @@ def rerank_run(
                     "sample": dict(sample.__dict__) if sample else None,
                     "per_cell": {f"{b}:{i}": {"kept": kept[(b, i)], "of": n}
                                  for (b, i), n in sorted(Counter(cells.values()).items())}},
-        "pairs": {"scored": len(pairs), "unscored": sum(1 for v in scores.values() if v is None)},
+        "pairs": {"candidates": len(pairs), "scored": sum(1 for v in scores.values() if v is not None),
+                  "unscored": sum(1 for v in scores.values() if v is None)},
         "scorer_counts": counts,
         "llm_usage": usage,
     }
