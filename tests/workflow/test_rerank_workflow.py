@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -32,8 +33,8 @@ def rerank_config() -> dict:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
     config["benchmarks"]["squad-long"]["params"]["max_articles"] = 3
-    config["pipelines"] = PIPELINES
-    config["evaluation"] = [{"benchmark": "squad-long", "models": MODELS, "settings": ["eng-eng"]}]
+    config["pipelines"] = copy.deepcopy(PIPELINES)  # tests extend their config; the module's stays as it is
+    config["evaluation"] = [{"benchmark": "squad-long", "models": list(MODELS), "settings": ["eng-eng"]}]
     return without_reports(config)
 
 

@@ -19,6 +19,7 @@ import gc
 import importlib.util
 import json
 import os
+import signal
 import socket
 import threading
 import time
@@ -152,11 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"config:  llm: {{base_url: {base_url}, model: {args.alias}, api_key_env: {args.api_key_env or 'null'}}}",
               flush=True)
         stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:
-            while not stop.wait(3600):
+            # A signal may land on one of the server's threads, which does not wake a main thread blocked in a
+            # long wait (the Ctrl-C would then go unnoticed for an hour): wake up often to let Python handle it.
+            while not stop.wait(0.5):
                 pass
         except KeyboardInterrupt:
-            print("stopping", flush=True)
+            pass
+        print("stopping", flush=True)
     return 0
 
 
