@@ -509,16 +509,21 @@ def test_real_server_key_never_stored_or_reported(real_server: RealRun) -> None:
         os.environ.pop("POSIR_TEST_WRONG_KEY")
 
 
+def _started_in_background() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a non-interactive shell does to `cmd &`
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
-def test_server_cli_serves_until_interrupted(stop_signal) -> None:
-    """Before: the main thread slept in a one-hour wait, so a SIGINT the kernel gave one of the server's threads
-    went unnoticed and the process did not stop (seen in CI)."""
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_server_cli_serves_until_interrupted(stop_signal, background) -> None:
+    """Before: a server started in the background (SIGINT inherited as ignored, as under `.ci/run &`) ignored
+    Ctrl-C, SIGTERM killed it without a word, and the main thread slept in a one-hour wait."""
     assert smollm2_gguf_path().stat().st_size > 50_000_000
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(posir.llm.__file__).resolve().parents[2])}
     process = subprocess.Popen([sys.executable, "-m", "posir.llm.server", "--port", str(port), "--n-ctx", "512",
                                 "--threads", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+                               text=True, preexec_fn=_started_in_background if background else None)
     try:
         wait_until_ready(f"http://127.0.0.1:{port}/v1", timeout=60)
         process.send_signal(stop_signal)

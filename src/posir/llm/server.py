@@ -146,20 +146,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--api-key-env", default=None,
                         help="environment variable holding a key that clients must send (default: no auth)")
     args = parser.parse_args(argv)
+    stop = threading.Event()
+    # Both stop it, also when started in the background (`... &`), where the shell starts it with SIGINT ignored;
+    # set before the server starts, so a signal that comes while it loads is not lost either
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop_signal, lambda *_: stop.set())
     with local_llm_server(n_ctx=args.n_ctx, threads=args.threads, port=args.port or None, host=args.host,
                           model_path=args.model, alias=args.alias, n_parallel=args.parallel,
                           api_key_env=args.api_key_env) as base_url:
         print(f"serving {args.alias} at {base_url}  (Ctrl-C stops)", flush=True)
         print(f"config:  llm: {{base_url: {base_url}, model: {args.alias}, api_key_env: {args.api_key_env or 'null'}}}",
               flush=True)
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
-            # A signal may land on one of the server's threads, which does not wake a main thread blocked in a
-            # long wait (the Ctrl-C would then go unnoticed for an hour): wake up often to let Python handle it.
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
+        # A signal may land on one of the server's threads, which does not wake a main thread blocked in a long
+        # wait (the Ctrl-C would then go unnoticed for an hour): wake up often to let Python run the handler.
+        while not stop.wait(0.5):
             pass
         print("stopping", flush=True)
     return 0
