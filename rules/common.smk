@@ -200,7 +200,9 @@ def stage_outputs(stage, **files):
 
 
 def prompt_files(name):
-    return [str(PROMPTS / f"{name}.md"), str(PROMPTS / f"{name}.schema.json")]
+    """A prompt and its answer schema, where it has one (a yes/no prompt has none)."""
+    schema = PROMPTS / f"{name}.schema.json"
+    return [str(PROMPTS / f"{name}.md")] + ([str(schema)] if schema.exists() else [])
 
 
 def prompts_dir_of(wildcards, input):
@@ -477,12 +479,7 @@ def second_stage_prompt_files(wildcards):
     if second_stage(wildcards)["backend"] != "llm-grade":
         return []
     spec = ScorerSpec.from_config(name, config["scorers"][name])
-    files = [
-        PROMPTS / f"{prompt}{suffix}"
-        for prompt in (spec.prompt, spec.grade_prompt)
-        for suffix in (".md", ".schema.json")
-    ]
-    return [str(path) for path in files if path.suffix == ".md" or path.exists()]
+    return prompt_files(spec.prompt) + prompt_files(spec.grade_prompt)
 
 
 def chunked_windows_of(wildcards):
