@@ -26,9 +26,5 @@ include: "rules/paper.smk"
 rule all:
     default_target: True
     input:
-        evaluation_outputs(),
-        significance_outputs(),
-        analyses_outputs(),
-        paper_outputs(),
-        translation_outputs(),
+        PLAN.targets(),
     localrule: True

@@ -4,94 +4,85 @@
 
 rule significance:
     input:
-        scores=compared_scores,
+        scores=EVALUATION.compared_scores,
     output:
-        tests=f"{RESULTS}/tables/{{benchmark}}/significance/{{setting}}.csv",
-        psi=f"{RESULTS}/tables/{{benchmark}}/significance/{{setting}}.psi.csv",
+        tests=PATHS.significance("{benchmark}", "{setting}", "csv"),
+        psi=PATHS.significance("{benchmark}", "{setting}", "psi.csv"),
         markdown=reported(
-            f"{RESULTS}/tables/{{benchmark}}/significance/{{setting}}.md",
+            PATHS.significance("{benchmark}", "{setting}", "md"),
             "significance",
             "Tables",
             "{benchmark}",
             setting="{setting}",
         ),
-        latex=f"{RESULTS}/tables/{{benchmark}}/significance/{{setting}}.tex",
+        latex=PATHS.significance("{benchmark}", "{setting}", "tex"),
     log:
-        f"{RESULTS}/logs/significance/{{benchmark}}/{{setting}}.log",
+        PATHS.log("significance", "{benchmark}/{setting}"),
     benchmark:
-        f"{RESULTS}/timing/significance/{{benchmark}}/{{setting}}.tsv"
+        PATHS.timing("significance", "{benchmark}/{setting}")
     conda:
         "../envs/evaluation.yaml"
     resources:
         mem_mb=3000,
         runtime=60,
     params:
-        models=compared_names,
-        metrics=METRICS_CONFIG,
+        job=job(EVALUATION.significance),
     script:
         "../scripts/significance.py"
 
 
 rule saliency:
     input:
-        unpack(analysis_benchmark_files),
+        unpack(EVALUATION.analysis_inputs),
     output:
-        pairs=f"{RESULTS}/analyses/saliency/{{benchmark}}/{{model}}.pairs.tsv",
-        bins=f"{RESULTS}/analyses/saliency/{{benchmark}}/{{model}}.bins.tsv",
+        pairs=PATHS.saliency("{benchmark}", "{model}", "pairs"),
+        bins=PATHS.saliency("{benchmark}", "{model}", "bins"),
         figure=reported(
-            f"{RESULTS}/figures/{{benchmark}}/saliency-{{model}}.png",
-            "saliency",
-            "Analyses",
-            "{benchmark}",
-            model="{model}",
+            PATHS.figure("{benchmark}", "saliency-{model}.png"), "saliency", "Analyses", "{benchmark}", model="{model}"
         ),
     log:
-        f"{RESULTS}/logs/saliency/{{benchmark}}/{{model}}.log",
+        PATHS.log("saliency", "{benchmark}/{model}"),
     benchmark:
-        f"{RESULTS}/timing/saliency/{{benchmark}}/{{model}}.tsv"
+        PATHS.timing("saliency", "{benchmark}/{model}")
     conda:
         "../envs/retrieval.yaml"
     # backward passes: the rule that gains most from a GPU (a cuda model entry asks for one)
     threads: 2
     resources:
-        mem_mb=analysis_mem_mb(1000),
-        gpu=encode_gpu,
+        mem_mb=EVALUATION.analysis_mem_mb(1000),
+        gpu=RETRIEVAL.model_gpu,
         runtime=120,
     params:
-        model=config_value("models/{model}"),
-        section=SALIENCY,
+        job=job(EVALUATION.saliency),
     script:
         "../scripts/saliency.py"
 
 
 rule representation:
     input:
-        unpack(analysis_benchmark_files),
+        unpack(EVALUATION.analysis_inputs),
     output:
-        segments=f"{RESULTS}/analyses/representation/{{benchmark}}/{{model}}.segments.tsv",
-        summary=f"{RESULTS}/analyses/representation/{{benchmark}}/{{model}}.summary.tsv",
+        segments=PATHS.representation("{benchmark}", "{model}", "segments"),
+        summary=PATHS.representation("{benchmark}", "{model}", "summary"),
         figure=reported(
-            f"{RESULTS}/figures/{{benchmark}}/segments-{{model}}.png",
+            PATHS.figure("{benchmark}", "segments-{model}.png"),
             "segment_similarity",
             "Analyses",
             "{benchmark}",
             model="{model}",
         ),
     log:
-        f"{RESULTS}/logs/representation/{{benchmark}}/{{model}}.log",
+        PATHS.log("representation", "{benchmark}/{model}"),
     benchmark:
-        f"{RESULTS}/timing/representation/{{benchmark}}/{{model}}.tsv"
+        PATHS.timing("representation", "{benchmark}/{model}")
     conda:
         "../envs/retrieval.yaml"
     threads: 1
     resources:
-        mem_mb=analysis_mem_mb(500),
-        gpu=encode_gpu,
+        mem_mb=EVALUATION.analysis_mem_mb(500),
+        gpu=RETRIEVAL.model_gpu,
         runtime=120,
     params:
-        model=config_value("models/{model}"),
-        section=REPRESENTATION,
-        metrics=TABLE_CONFIG,
-        cache=EMBEDDING_CACHE,
+        job=job(EVALUATION.representation),
     script:
         "../scripts/representation.py"

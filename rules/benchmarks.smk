@@ -1,19 +1,19 @@
 # Benchmarks built from checksummed sources (SQuAD-format files), their per-language variants, the
 # evidence-position figure of each, and text collections. Every benchmark-producing rule declares its outputs
-# with benchmark_outputs(): the files of the contract (posir.benchmark), written by posir.benchmark.finish.
+# with PATHS.benchmark_outputs(): the files of the contract (posir.benchmark), written by posir.benchmark.finish.
 
 
 rule build_benchmark:
     input:
-        unpack(benchmark_source_files),
+        unpack(BENCHMARKS.sources_of),
     output:
-        **benchmark_outputs("{benchmark}", extra=[fmt.PARAGRAPHS]),
+        **PATHS.benchmark_outputs("{benchmark}", extra=[fmt.PARAGRAPHS]),
     log:
-        f"{RESULTS}/logs/build_benchmark/{{benchmark}}.log",
+        PATHS.log("build_benchmark", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/build_benchmark/{{benchmark}}.tsv"
+        PATHS.timing("build_benchmark", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(SQUAD),
+        benchmark=PLAN.benchmarks_built_by(SQUAD.name),
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -22,21 +22,20 @@ rule build_benchmark:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=30,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        metrics=POSITION_CONFIG,
+        job=job(BENCHMARKS.build),
     script:
         "../scripts/build_benchmark.py"
 
 
 rule build_cross_lingual_variant:
     input:
-        unpack(cross_lingual_inputs),
+        unpack(BENCHMARKS.cross_lingual_inputs),
     output:
-        **benchmark_outputs("{benchmark}-{language}", query_only=True),
+        **PATHS.benchmark_outputs("{benchmark}-{language}", query_only=True),
     log:
-        f"{RESULTS}/logs/build_cross_lingual_variant/{{benchmark}}-{{language}}.log",
+        PATHS.log("build_cross_lingual_variant", "{benchmark}-{language}"),
     wildcard_constraints:
-        benchmark=names_with_builder(CROSS_LINGUAL),
+        benchmark=PLAN.benchmarks_built_by(CROSS_LINGUAL.name),
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -45,21 +44,20 @@ rule build_cross_lingual_variant:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=15,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        metrics=POSITION_CONFIG,
+        job=job(BENCHMARKS.build),
     script:
         "../scripts/build_cross_lingual_variant.py"
 
 
 rule build_parallel_variant:
     input:
-        unpack(variant_source_files),
+        unpack(BENCHMARKS.variant_sources),
     output:
-        **benchmark_outputs("{benchmark}-{language}"),
+        **PATHS.benchmark_outputs("{benchmark}-{language}"),
     log:
-        f"{RESULTS}/logs/build_parallel_variant/{{benchmark}}-{{language}}.log",
+        PATHS.log("build_parallel_variant", "{benchmark}-{language}"),
     wildcard_constraints:
-        benchmark=names_with_builder(PARALLEL),
+        benchmark=PLAN.benchmarks_built_by(PARALLEL.name),
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -68,45 +66,42 @@ rule build_parallel_variant:
         mem_mb=input_scaled_mem_mb(100, 15),
         runtime=15,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        metrics=POSITION_CONFIG,
+        job=job(BENCHMARKS.build),
     script:
         "../scripts/build_parallel_variant.py"
 
 
 rule plot_positional_distribution:
     input:
-        positions=f"{RESULTS}/benchmarks/{{benchmark}}/{fmt.POSITIONS}",
+        positions=PATHS.benchmark_file("{benchmark}", fmt.POSITIONS),
     output:
-        figure=reported(f"{RESULTS}/figures/{{benchmark}}/positions.png", "positions", "Benchmarks", "{benchmark}"),
+        figure=reported(PATHS.figure("{benchmark}", "positions.png"), "positions", "Benchmarks", "{benchmark}"),
     log:
-        f"{RESULTS}/logs/plot_positional_distribution/{{benchmark}}.log",
+        PATHS.log("plot_positional_distribution", "{benchmark}"),
     conda:
         "../envs/evaluation.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        metrics=TABLE_CONFIG,
+        job=job(BENCHMARKS.positions_figure),
     script:
         "../scripts/plot_positional_distribution.py"
 
 
 rule build_text_collection:
     input:
-        unpack(collection_source),
+        unpack(BENCHMARKS.collection_source),
     output:
-        corpus=f"{RESULTS}/collections/{{collection}}/{fmt.CORPUS}",
-        drops=f"{RESULTS}/collections/{{collection}}/{fmt.DROPS}",
-        card=f"{RESULTS}/collections/{{collection}}/{fmt.CARD}",
+        **PATHS.collection_outputs("{collection}"),
     log:
-        f"{RESULTS}/logs/build_text_collection/{{collection}}.log",
+        PATHS.log("build_text_collection", "{collection}"),
     conda:
         "../envs/benchmarks.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        entry=config_value("text_collections/{collection}"),
+        job=job(BENCHMARKS.collection),
     script:
         "../scripts/build_text_collection.py"

@@ -2,24 +2,24 @@
 #
 # One rule per stage; each writes its output with drops.tsv and counts.json under
 # results/generation/{benchmark}/<stage>/.  The last rule writes the benchmark contract under
-# results/benchmarks/{benchmark}/ (benchmark_outputs, like every builder), so retrieval and evaluation
+# results/benchmarks/{benchmark}/ (PATHS.benchmark_outputs, like every builder), so retrieval and evaluation
 # run unchanged.  Which rule writes a benchmark is its builder's (posir.builders.BUILDERS), enforced by
-# names_with_builder on the {benchmark} wildcard.
+# PLAN.benchmarks_built_by on the {benchmark} wildcard.
 #
-# The LLM endpoint comes from the config's llm section.  Rules read it from the config (not
-# params), so a local server on a new port does not rerun them; the answer-shaping settings
-# (model, sampling) are params, so changing those does.  Answers are cached (llm.cache_path).
+# The LLM endpoint comes from the running config's llm section, not params, so a local server on a new port
+# reruns nothing; the answer-shaping settings (model, sampling) are in the job, so changing those does.
+# Answers are cached (llm.cache_path).
 
 
 rule read_raw_corpus:
     input:
-        corpus=config_value("benchmarks/{benchmark}/generation/corpus/path"),
+        corpus=BENCHMARKS.raw_corpus,
     output:
-        **stage_outputs("corpus", documents="documents.jsonl"),
+        **PATHS.generation_stage_outputs("{benchmark}", "corpus", dict(documents="documents.jsonl")),
     log:
-        f"{RESULTS}/logs/read_raw_corpus/{{benchmark}}.log",
+        PATHS.log("read_raw_corpus", "{benchmark}"),
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -27,22 +27,22 @@ rule read_raw_corpus:
         mem_mb=2000,
         runtime=30,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
+        job=job(BENCHMARKS.generation("corpus")),
     script:
         "../scripts/read_raw_corpus.py"
 
 
 rule sample_documents:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/corpus/documents.jsonl",
+        documents=PATHS.generation_file("{benchmark}", "corpus", "documents.jsonl"),
     output:
-        **stage_outputs("sample", documents="documents.jsonl"),
+        **PATHS.generation_stage_outputs("{benchmark}", "sample", dict(documents="documents.jsonl")),
     log:
-        f"{RESULTS}/logs/sample_documents/{{benchmark}}.log",
+        PATHS.log("sample_documents", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/sample_documents/{{benchmark}}.tsv"
+        PATHS.timing("sample_documents", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -50,23 +50,23 @@ rule sample_documents:
         mem_mb=2000,
         runtime=60,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
+        job=job(BENCHMARKS.generation("sample")),
     script:
         "../scripts/sample_documents.py"
 
 
 rule generate_queries:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        prompt=prompt_files("generate_queries"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        prompt=BENCHMARKS.prompt_files("generate_queries"),
     output:
-        **stage_outputs("queries", candidates="candidates.jsonl"),
+        **PATHS.generation_stage_outputs("{benchmark}", "queries", dict(candidates="candidates.jsonl")),
     log:
-        f"{RESULTS}/logs/generate_queries/{{benchmark}}.log",
+        PATHS.log("generate_queries", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/generate_queries/{{benchmark}}.tsv"
+        PATHS.timing("generate_queries", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     # The work happens on the LLM server; this job only waits on HTTP (llm.concurrency threads).
@@ -76,26 +76,24 @@ rule generate_queries:
         runtime=600,
         llm=1,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        llm=llm_answer_settings,
-        prompts=prompts_dir_of,
+        job=job(BENCHMARKS.generation("queries")),
     script:
         "../scripts/generate_queries.py"
 
 
 rule locate_spans:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        candidates=f"{RESULTS}/generation/{{benchmark}}/queries/candidates.jsonl",
-        prompt=prompt_files("locate_span"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        candidates=PATHS.generation_file("{benchmark}", "queries", "candidates.jsonl"),
+        prompt=BENCHMARKS.prompt_files("locate_span"),
     output:
-        **stage_outputs("spans", located="located.jsonl"),
+        **PATHS.generation_stage_outputs("{benchmark}", "spans", dict(located="located.jsonl")),
     log:
-        f"{RESULTS}/logs/locate_spans/{{benchmark}}.log",
+        PATHS.log("locate_spans", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/locate_spans/{{benchmark}}.tsv"
+        PATHS.timing("locate_spans", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -104,58 +102,50 @@ rule locate_spans:
         runtime=600,
         llm=1,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        llm=llm_answer_settings,
-        prompts=prompts_dir_of,
+        job=job(BENCHMARKS.generation("spans")),
     script:
         "../scripts/locate_spans.py"
 
 
 rule span_contrast:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        located=f"{RESULTS}/generation/{{benchmark}}/spans/located.jsonl",
-        prompt=prompt_files("grade_relevance"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        located=PATHS.generation_file("{benchmark}", "spans", "located.jsonl"),
+        prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **stage_outputs("contrast", kept="kept.jsonl", scores="scores.tsv"),
+        **PATHS.generation_stage_outputs("{benchmark}", "contrast", dict(kept="kept.jsonl", scores="scores.tsv")),
     log:
-        f"{RESULTS}/logs/span_contrast/{{benchmark}}.log",
+        PATHS.log("span_contrast", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/span_contrast/{{benchmark}}.tsv"
+        PATHS.timing("span_contrast", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 2
     resources:
-        mem_mb=scorer_mem_mb,
+        mem_mb=BENCHMARKS.scorer_mem_mb,
         runtime=240,
         llm=1,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        scorers=stage_scorers("contrast"),
-        models=stage_models("contrast"),
-        score_cache=SCORE_CACHE,
-        embedding_cache=EMBEDDING_CACHE,
-        llm=llm_answer_settings,
-        prompts=prompts_dir_of,
+        job=job(BENCHMARKS.generation("contrast")),
     script:
         "../scripts/span_contrast.py"
 
 
 rule grade_relevance:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        kept=f"{RESULTS}/generation/{{benchmark}}/contrast/kept.jsonl",
-        prompt=prompt_files("grade_relevance"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        kept=PATHS.generation_file("{benchmark}", "contrast", "kept.jsonl"),
+        prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **stage_outputs("grading", kept="kept.jsonl", grades="grades.tsv"),
+        **PATHS.generation_stage_outputs("{benchmark}", "grading", dict(kept="kept.jsonl", grades="grades.tsv")),
     log:
-        f"{RESULTS}/logs/grade_relevance/{{benchmark}}.log",
+        PATHS.log("grade_relevance", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/grade_relevance/{{benchmark}}.tsv"
+        PATHS.timing("grade_relevance", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -164,58 +154,50 @@ rule grade_relevance:
         runtime=600,
         llm=1,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        llm=llm_answer_settings,
-        prompts=prompts_dir_of,
+        job=job(BENCHMARKS.generation("grading")),
     script:
         "../scripts/grade_relevance.py"
 
 
 rule remove_false_negatives:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        kept=f"{RESULTS}/generation/{{benchmark}}/grading/kept.jsonl",
-        prompt=prompt_files("grade_relevance"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        kept=PATHS.generation_file("{benchmark}", "grading", "kept.jsonl"),
+        prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **stage_outputs("false_negatives", kept="kept.jsonl", removed="removed_documents.tsv"),
+        **PATHS.generation_stage_outputs("{benchmark}", "false_negatives", dict(kept="kept.jsonl", removed="removed_documents.tsv")),
     log:
-        f"{RESULTS}/logs/remove_false_negatives/{{benchmark}}.log",
+        PATHS.log("remove_false_negatives", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/remove_false_negatives/{{benchmark}}.tsv"
+        PATHS.timing("remove_false_negatives", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 2
     resources:
-        mem_mb=scorer_mem_mb,
+        mem_mb=BENCHMARKS.scorer_mem_mb,
         runtime=240,
         llm=1,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        models=stage_models("false_negatives"),
-        scorers=stage_scorers("false_negatives"),
-        score_cache=SCORE_CACHE,
-        embedding_cache=EMBEDDING_CACHE,
-        llm=llm_answer_settings,
-        prompts=prompts_dir_of,
+        job=job(BENCHMARKS.generation("false_negatives")),
     script:
         "../scripts/remove_false_negatives.py"
 
 
 rule assemble_generated_benchmark:
     input:
-        documents=f"{RESULTS}/generation/{{benchmark}}/sample/documents.jsonl",
-        kept=f"{RESULTS}/generation/{{benchmark}}/false_negatives/kept.jsonl",
-        removed=f"{RESULTS}/generation/{{benchmark}}/false_negatives/removed_documents.tsv",
-        counts=generation_counts,
-        drops=generation_drops,
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        kept=PATHS.generation_file("{benchmark}", "false_negatives", "kept.jsonl"),
+        removed=PATHS.generation_file("{benchmark}", "false_negatives", "removed_documents.tsv"),
+        counts=BENCHMARKS.generation_counts,
+        drops=BENCHMARKS.generation_drops,
     output:
-        **benchmark_outputs("{benchmark}"),
+        **PATHS.benchmark_outputs("{benchmark}"),
     log:
-        f"{RESULTS}/logs/assemble_generated_benchmark/{{benchmark}}.log",
+        PATHS.log("assemble_generated_benchmark", "{benchmark}"),
     wildcard_constraints:
-        benchmark=names_with_builder(GENERATION),
+        benchmark=PLAN.benchmarks_built_by(GENERATION.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -223,25 +205,22 @@ rule assemble_generated_benchmark:
         mem_mb=2000,
         runtime=30,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        metrics=POSITION_CONFIG,
-        stage_dirs=generation_stage_dirs,
-        llm=llm_answer_settings,
+        job=job(BENCHMARKS.generation("assemble")),
     script:
         "../scripts/assemble_generated_benchmark.py"
 
 
 rule import_posir_benchmark:
     input:
-        unpack(posir_import_files),
+        unpack(BENCHMARKS.import_files),
     output:
-        **benchmark_outputs("{benchmark}"),
+        **PATHS.benchmark_outputs("{benchmark}"),
     log:
-        f"{RESULTS}/logs/import_posir_benchmark/{{benchmark}}.log",
+        PATHS.log("import_posir_benchmark", "{benchmark}"),
     benchmark:
-        f"{RESULTS}/timing/import_posir_benchmark/{{benchmark}}.tsv"
+        PATHS.timing("import_posir_benchmark", "{benchmark}")
     wildcard_constraints:
-        benchmark=names_with_builder(POSIR_IMPORT),
+        benchmark=PLAN.benchmarks_built_by(POSIR_IMPORT.name),
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -249,7 +228,6 @@ rule import_posir_benchmark:
         mem_mb=4000,
         runtime=60,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        metrics=POSITION_CONFIG,
+        job=job(BENCHMARKS.import_job),
     script:
         "../scripts/import_posir_benchmark.py"

@@ -4,31 +4,23 @@
 
 rule rerank:
     input:
-        unpack(rerank_inputs),
+        unpack(RETRIEVAL.rerank_inputs),
     output:
-        run=f"{RESULTS}/runs/{{benchmark}}/{{model}}/{{setting}}.trec",
-        evaluated=f"{RESULTS}/runs/{{benchmark}}/{{model}}/{{setting}}.queries.tsv",
-        card=f"{RESULTS}/runs/{{benchmark}}/{{model}}/{{setting}}.card.json",
+        **PATHS.rerank_outputs("{benchmark}", "{model}", "{setting}"),
     log:
-        f"{RESULTS}/logs/rerank/{{benchmark}}/{{model}}/{{setting}}.log",
+        PATHS.log("rerank", "{benchmark}/{model}/{setting}"),
     benchmark:
-        f"{RESULTS}/timing/rerank/{{benchmark}}/{{model}}/{{setting}}.tsv"
+        PATHS.timing("rerank", "{benchmark}/{model}/{setting}")
     wildcard_constraints:
-        model=names_regex(PIPELINES),
+        model=PLAN.pipelines_regex(),
     conda:
         "../envs/retrieval.yaml"
     threads: 1
     resources:
-        mem_mb=rerank_mem_mb,
-        gpu=second_stage_gpu,
+        mem_mb=RETRIEVAL.rerank_mem_mb,
+        gpu=RETRIEVAL.second_stage_gpu,
         runtime=240,
     params:
-        pipeline=pipeline_entry,
-        scorer=second_stage,
-        models=second_stage_models,
-        id_prefixes=corpus_id_prefixes,
-        llm=second_stage_llm,
-        score_cache=SCORE_CACHE,
-        embedding_cache=EMBEDDING_CACHE,
+        job=job(RETRIEVAL.rerank),
     script:
         "../scripts/rerank.py"

@@ -3,65 +3,58 @@
 
 rule encode_texts:
     input:
-        texts=encode_texts_input,
+        texts=RETRIEVAL.encode_input,
     output:
-        embeddings=f"{RESULTS}/embeddings/{{model}}/{{text_set}}/{{kind}}.npy",
-        ids=f"{RESULTS}/embeddings/{{model}}/{{text_set}}/{{kind}}.ids.tsv",
+        **PATHS.embedding_outputs("{model}", "{text_set}", "{kind}"),
     log:
-        f"{RESULTS}/logs/encode_texts/{{model}}/{{text_set}}/{{kind}}.log",
+        PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
     benchmark:
-        f"{RESULTS}/timing/encode_texts/{{model}}/{{text_set}}/{{kind}}.tsv"
+        PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
     conda:
         "../envs/retrieval.yaml"
     # One thread per job: two encode jobs on two cores beat one job on both, and torch slows
     # down badly when its threads share a core with another process.
     threads: 1
     resources:
-        mem_mb=config_value("models/{model}/mem_mb"),
-        gpu=encode_gpu,
+        mem_mb=RETRIEVAL.model_mem_mb,
+        gpu=RETRIEVAL.model_gpu,
         runtime=240,
     params:
-        model=config_value("models/{model}"),
-        cache=EMBEDDING_CACHE,
+        job=job(RETRIEVAL.encode),
     script:
         "../scripts/encode_texts.py"
 
 
 rule retrieve:
     input:
-        unpack(retrieve_inputs),
+        unpack(RETRIEVAL.retrieve_inputs),
     output:
-        run=f"{RESULTS}/runs/{{benchmark}}/{{model}}/{{setting}}.trec",
+        run=PATHS.run("{benchmark}", "{model}", "{setting}"),
     log:
-        f"{RESULTS}/logs/retrieve/{{benchmark}}/{{model}}/{{setting}}.log",
+        PATHS.log("retrieve", "{benchmark}/{model}/{setting}"),
     benchmark:
-        f"{RESULTS}/timing/retrieve/{{benchmark}}/{{model}}/{{setting}}.tsv"
+        PATHS.timing("retrieve", "{benchmark}/{model}/{setting}")
     wildcard_constraints:
-        model=names_regex(config["models"]),
+        model=PLAN.models_regex(),
     conda:
         "../envs/retrieval.yaml"
     threads: 1
     resources:
-        mem_mb=retrieve_mem_mb,
+        mem_mb=RETRIEVAL.retrieve_mem_mb,
         runtime=60,
     params:
-        model=config_value("models/{model}"),
-        top_k=config["retrieval"]["top_k"],
-        corpus_languages=corpus_languages_of,
-        id_prefixes=corpus_id_prefixes,
-        embedding_model=embedding_model_of,
+        job=job(RETRIEVAL.retrieve),
     script:
         "../scripts/retrieve.py"
 
 
 rule estimate_renorm_mean:
     input:
-        embeddings=f"{RESULTS}/embeddings/{{model}}/{{collection}}/corpus.npy",
+        embeddings=PATHS.embeddings("{model}", "{collection}", "corpus"),
     output:
-        mean=f"{RESULTS}/embeddings/{{model}}/{{collection}}/corpus.mean.npy",
-        provenance=f"{RESULTS}/embeddings/{{model}}/{{collection}}/corpus.mean.json",
+        **PATHS.renorm_mean("{model}", "{collection}"),
     log:
-        f"{RESULTS}/logs/estimate_renorm_mean/{{model}}/{{collection}}.log",
+        PATHS.log("estimate_renorm_mean", "{model}/{collection}"),
     conda:
         "../envs/retrieval.yaml"
     resources:

@@ -3,9 +3,9 @@
 
 rule fetch_source:
     output:
-        f"{RESULTS}/sources/{{source}}/{{filename}}",
+        file=PATHS.source("{source}", "{filename}"),
     log:
-        f"{RESULTS}/logs/fetch_source/{{source}}/{{filename}}.log",
+        PATHS.log("fetch_source", "{source}/{filename}"),
     localrule: True
     conda:
         "../envs/sources.yaml"
@@ -13,7 +13,6 @@ rule fetch_source:
         mem_mb=500,
         runtime=30,
     params:
-        entry=config_value("sources/{source}"),
-        mirrors=config["mirrors"],
+        job=job(BENCHMARKS.fetch),
     script:
         "../scripts/fetch_source.py"

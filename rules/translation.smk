@@ -4,15 +4,15 @@
 
 rule translate_benchmark:
     input:
-        unpack(translation_inputs),
+        unpack(BENCHMARKS.translation_inputs),
     output:
-        **benchmark_outputs("{benchmark}-{language}", extra=["fixes.tsv", "translation.tsv"]),
+        **PATHS.benchmark_outputs("{benchmark}-{language}", extra=["fixes.tsv", "translation.tsv"]),
     log:
-        f"{RESULTS}/logs/translate_benchmark/{{benchmark}}-{{language}}.log",
+        PATHS.log("translate_benchmark", "{benchmark}-{language}"),
     benchmark:
-        f"{RESULTS}/timing/translate_benchmark/{{benchmark}}-{{language}}.tsv"
+        PATHS.timing("translate_benchmark", "{benchmark}-{language}")
     wildcard_constraints:
-        benchmark=names_with_builder(TRANSLATION),
+        benchmark=PLAN.benchmarks_built_by(TRANSLATION.name),
     conda:
         "../envs/translation.yaml"
     # apertium is a pipe of a dozen programs running at once: 1.8 cores busy while it translates (measured)
@@ -22,29 +22,24 @@ rule translate_benchmark:
         mem_mb=1000,
         runtime=120,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        separator=translation_separator,
-        llm=translation_llm,
-        cache=translation_cache_of,
-        metrics=POSITION_CONFIG,
+        job=job(BENCHMARKS.translate),
     script:
         "../scripts/translate_benchmark.py"
 
 
 rule judge_translation:
     input:
-        source=translation_source_corpus,
-        corpus=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/{fmt.CORPUS}",
-        documents=f"{RESULTS}/benchmarks/{{benchmark}}-{{language}}/{fmt.DOCUMENTS}",
+        source=BENCHMARKS.translation_source_corpus,
+        corpus=PATHS.benchmark_file("{benchmark}-{language}", fmt.CORPUS),
+        documents=PATHS.benchmark_file("{benchmark}-{language}", fmt.DOCUMENTS),
     output:
-        judged=f"{RESULTS}/translation/{{benchmark}}-{{language}}/judge.tsv",
-        usage=f"{RESULTS}/translation/{{benchmark}}-{{language}}/judge.usage.json",
+        **PATHS.translation_judge("{benchmark}-{language}"),
     log:
-        f"{RESULTS}/logs/judge_translation/{{benchmark}}-{{language}}.log",
+        PATHS.log("judge_translation", "{benchmark}-{language}"),
     benchmark:
-        f"{RESULTS}/timing/judge_translation/{{benchmark}}-{{language}}.tsv"
+        PATHS.timing("judge_translation", "{benchmark}-{language}")
     wildcard_constraints:
-        benchmark=names_with_builder(TRANSLATION),
+        benchmark=PLAN.benchmarks_built_by(TRANSLATION.name),
     conda:
         "../envs/translation.yaml"
     threads: 1
@@ -52,60 +47,54 @@ rule judge_translation:
         mem_mb=1000,
         runtime=120,
     params:
-        entry=config_value("benchmarks/{benchmark}"),
-        llm=judge_llm,
+        job=job(BENCHMARKS.judge),
     script:
         "../scripts/judge_translation.py"
 
 
 rule translation_judge_table:
     input:
-        judged=judge_files,
+        judged=BENCHMARKS.judge_files,
     output:
         csv=reported(
-            f"{RESULTS}/tables/{{benchmark}}/translation_judge.csv", "translation_judge", "Tables", "{benchmark}"
+            PATHS.table("{benchmark}", "translation_judge.csv"), "translation_judge", "Tables", "{benchmark}"
         ),
-        markdown=f"{RESULTS}/tables/{{benchmark}}/translation_judge.md",
+        markdown=PATHS.table("{benchmark}", "translation_judge.md"),
     log:
-        f"{RESULTS}/logs/translation_judge_table/{{benchmark}}.log",
+        PATHS.log("translation_judge_table", "{benchmark}"),
     wildcard_constraints:
-        benchmark=names_with_builder(TRANSLATION),
+        benchmark=PLAN.benchmarks_built_by(TRANSLATION.name),
     conda:
         "../envs/translation.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        judged_keys=judge_keys,
+        job=job(BENCHMARKS.judge_table),
     script:
         "../scripts/translation_judge_table.py"
 
 
 rule translation_comparison:
     input:
-        summaries=comparison_summaries,
-        cards=comparison_card_files,
+        summaries=BENCHMARKS.comparison_summaries,
+        cards=BENCHMARKS.comparison_card_files,
     output:
         csv=reported(
-            f"{RESULTS}/tables/{{comparison}}/translation_comparison.csv",
+            PATHS.table("{comparison}", "translation_comparison.csv"),
             "translation_comparison",
             "Tables",
             "{comparison}",
         ),
-        markdown=f"{RESULTS}/tables/{{comparison}}/translation_comparison.md",
+        markdown=PATHS.table("{comparison}", "translation_comparison.md"),
     log:
-        f"{RESULTS}/logs/translation_comparison/{{comparison}}.log",
-    wildcard_constraints:
-        comparison=names_regex(TRANSLATION_COMPARISONS),
+        PATHS.log("translation_comparison", "{comparison}"),
     conda:
         "../envs/translation.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
     params:
-        rows=comparison_rows_of,
-        cards=comparison_cards,
-        reference=config_value("translation_comparisons/{comparison}/reference"),
-        metrics=TABLE_CONFIG,
+        job=job(BENCHMARKS.comparison),
     script:
         "../scripts/translation_comparison.py"

@@ -1,8 +1,7 @@
 from posir.logs import log_to
+from posir.plan.jobs import GenerationJob
 from posir.steps.generation import grade_relevance_step
 
 with log_to(snakemake.log[0]) as log:
-    count = grade_relevance_step(snakemake.params.entry, snakemake.config.get("llm"), snakemake.params.prompts,
-                                 snakemake.input.documents, snakemake.input.kept, snakemake.output.kept,
-                                 snakemake.output.grades, snakemake.output.drops, snakemake.output.counts)
+    count = grade_relevance_step(GenerationJob.of(snakemake))
     log.info("stage %s", vars(count))

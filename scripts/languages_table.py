@@ -1,11 +1,6 @@
-from posir.config import MetricParams
 from posir.logs import log_to
+from posir.plan.jobs import PanelsJob
 from posir.steps.evaluation import write_languages_table
 
 with log_to(snakemake.log[0]):
-    write_languages_table(
-        dict(zip(map(tuple, snakemake.params.panels), snakemake.input.summaries)),
-        MetricParams.from_config(snakemake.params.metrics),
-        snakemake.output.csv,
-        snakemake.output.markdown,
-    )
+    write_languages_table(PanelsJob.of(snakemake))

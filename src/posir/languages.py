@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 ISO639_3_NAMES: dict[str, str] = {
     "ara": "arabic",
     "ben": "bengali",
@@ -67,3 +69,25 @@ def display_name(code: str) -> str:
     """The language's English name as prompts write it (``deu`` -> ``German``); the code itself if unknown."""
     name = language_name(code)
     return name.capitalize() if name else code
+
+
+#: The corpus language of a one-vs-many setting: every language's parallel documents at once (Multi-EuP).
+ONE_VS_MANY = "mul"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """``<query language>-<corpus language>``, ISO 639-3, e.g. ``deu-eng``."""
+
+    query_language: str
+    corpus_language: str
+
+    @classmethod
+    def parse(cls, text: str) -> Setting:
+        parts = text.split("-")
+        if len(parts) != 2 or not all(len(p) == 3 and p.isalpha() and p.islower() for p in parts):
+            raise ValueError(f"setting '{text}' must look like 'eng-eng': <query ISO 639-3>-<corpus ISO 639-3>")
+        return cls(parts[0], parts[1])
+
+    def __str__(self) -> str:
+        return f"{self.query_language}-{self.corpus_language}"

@@ -18,13 +18,16 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+
+from pydantic import Field, model_validator
 
 import pandas as pd
 
-from posir.config import ConfigError, Setting
+from posir.languages import Setting
 from posir.metrics.aggregate import ALL
 from posir.metrics.measures import NDCG_10
+from posir.schema import Entry, KeyProblem, NamedEntry, Number, Sha256, Str
 
 if TYPE_CHECKING:
     pass
@@ -85,7 +88,7 @@ def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str],
         for setting_text, metrics in settings.items():
             try:
                 setting = str(Setting.parse(setting_text))
-            except ConfigError as error:
+            except ValueError as error:
                 raise PublishedError(f"{origin}: model '{model}': {error}") from error
             where = f"{origin}: {model}/{setting_text}"
             missing = [k for k in [NDCG, PSI, *[f"{m}({b})" for m in (NDCG, PSI) for b in buckets]] if k not in metrics]
@@ -117,41 +120,63 @@ def read_published(path: Path, buckets: Sequence[str], fmt: str = FORMAT_POSIR) 
     return summaries_from_eval_metrics(data, buckets, origin=str(path))
 
 
-def check_config(config: Mapping[str, Any]) -> None:
-    """Cross references of ``published``, ``references`` and ``paper_tables`` (the schema checks shapes)."""
-    sources = config.get("sources", {})
-    published = config.get("published", {}) or {}
-    for name, entry in published.items():
-        has_source, has_path = "source" in entry, "path" in entry
-        if has_source == has_path:
-            raise ConfigError(f"published.{name}: give exactly one of 'source' (a sources entry) or 'path' (a local file)")
-        if has_source and entry["source"] not in sources:
-            raise ConfigError(f"published.{name}.source: source '{entry['source']}' is not defined under 'sources'")
-    references = config.get("references", {}) or {}
-    benchmarks = {block["benchmark"] for block in config.get("evaluation", [])}
-    for name, table in (config.get("paper_tables", {}) or {}).items():
-        for item in table.get("published", []):
-            if item not in published:
-                raise ConfigError(f"paper_tables.{name}.published: '{item}' is not defined under 'published'")
-        for item in table.get("benchmarks", []):
-            if item not in benchmarks:
-                raise ConfigError(f"paper_tables.{name}.benchmarks: '{item}' has no block under 'evaluation'")
-        reference = table.get("reference")
-        if reference is not None and reference not in references:
-            raise ConfigError(f"paper_tables.{name}.reference: '{reference}' is not defined under 'references'")
-        if not table.get("published") and not table.get("benchmarks"):
-            raise ConfigError(f"paper_tables.{name}: list at least one of 'published' or 'benchmarks'")
+class PublishedEntry(NamedEntry):
+    """A ``published.<name>`` entry: a results file read into the same per-setting summaries as our evaluations;
+    from a ``sources`` entry (URL + sha256, mirrors) or a local ``path`` (optional ``sha256``)."""
+
+    section: ClassVar[str] = "published"
+
+    format: Literal["posir_eval_metrics"] = "posir_eval_metrics"
+    source: Str | None = None
+    path: Str | None = None
+    sha256: Sha256 | None = None
+    label: Str | None = None
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Self:
+        if (self.source is None) == (self.path is None):
+            raise KeyProblem("", "give exactly one of 'source' (a sources entry) or 'path' (a local file)")
+        return self
+
+
+class ReferenceEntry(Entry):
+    """A ``references.<name>`` entry: published benchmark scores per model, for the rank correlation of PosIR
+    Table 2 (keys are model names as they appear in the tables)."""
+
+    label: Str = "Reference"
+    description: Str | None = None
+    scores: dict[Str, Number]
+
+
+class PaperTableEntry(Entry):
+    """A ``paper_tables.<name>`` entry: PosIR Tables 2-3 over published result sets and our evaluations."""
+
+    published: tuple[Str, ...] = ()
+    benchmarks: tuple[Str, ...] = ()
+    reference: Str | None = None
+    average_of: Literal["displayed", "exact"] = "displayed"
+    """Table 3 "Average": the mean of the printed values (PosIR) or of the exact ones"""
+    incomplete: Literal["mark", "refuse"] = "mark"
+    """a model with fewer settings than the others of its source: mark its means (*) or refuse the table"""
+    labels: dict[Str, Str] = Field(default_factory=dict)
+    models: tuple[Str, ...] | None = None
+
+    @model_validator(mode="after")
+    def _something_to_show(self) -> Self:
+        if not self.published and not self.benchmarks:
+            raise KeyProblem("", "list at least one of 'published' or 'benchmarks'")
+        return self
 
 
 def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets: Sequence[str]) -> SummaryFrames:
     """Read a ``published`` entry's file; a local ``path`` with a ``sha256`` is verified first."""
-    from posir.schema import with_defaults
     from posir.sources import sha256_of
 
-    entry = with_defaults(entry, "/properties/published/additionalProperties", f"published.{name}")
-    expected = entry.get("sha256")
-    if "path" in entry and expected:
+    if not isinstance(entry, PublishedEntry):
+        entry = PublishedEntry.from_config(name, entry)
+    expected = entry.sha256
+    if entry.path is not None and expected:
         actual = sha256_of(Path(path))
         if actual != str(expected).lower():
             raise PublishedError(f"published.{name}: {path} has sha256 {actual}, the config expects {expected}")
-    return read_published(Path(path), buckets, entry["format"])
+    return read_published(Path(path), buckets, entry.format)

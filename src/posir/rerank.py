@@ -19,8 +19,11 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Self
 
-from posir.schema import Section
+from pydantic import model_validator
+
+from posir.schema import Entry, Int, KeyProblem, NamedEntry, PositiveInt, Str
 
 # Scores written below the reranked documents step down by this much, so trec_eval keeps their order
 # (run files carry six decimals).
@@ -28,27 +31,37 @@ TAIL_STEP = 1e-3
 SCORE_DECIMALS = 6  # posir.runs writes scores with 6 decimals
 
 
-@dataclass(frozen=True)
-class PipelineSpec(Section):
-    """One ``pipelines.<name>`` entry (defaults in the schema)."""
+class SampleSpec(Entry):
+    """``pipelines.<name>.sample``: rerank a sample of the queries, stratified by (length bucket, position bin):
+    how many queries, at least how many per filled cell, the seed."""
 
-    SCHEMA = "/properties/pipelines/additionalProperties"
+    queries: PositiveInt
+    min_per_cell: PositiveInt = 10
+    seed: Int = 13
 
-    first_stage: str
-    second_stage: str
-    depth: int
-    sample: Mapping[str, int] | None = None  # absent: every query
+    @model_validator(mode="after")
+    def _room_for_one_cell(self) -> Self:
+        # the cells are known once the benchmark is built; that the sample can hold even one is known now
+        if self.queries < self.min_per_cell:
+            raise KeyProblem("queries", f"{self.queries} is fewer than min_per_cell ({self.min_per_cell}): no "
+                             f"(bucket, bin) cell could keep its minimum", "raise queries or lower min_per_cell")
+        return self
 
 
-@dataclass(frozen=True)
-class SampleSpec(Section):
-    """``pipelines.<name>.sample``: how many queries, at least how many per filled (bucket, bin) cell, the seed."""
+class PipelineSpec(NamedEntry):
+    """One ``pipelines.<name>`` entry: a first stage (a ``models:`` entry) reordered by a second stage (a
+    ``scorers:`` entry) to a depth; named in evaluation blocks like a model."""
 
-    SCHEMA = "/properties/pipelines/additionalProperties/properties/sample"
+    section: ClassVar[str] = "pipelines"
 
-    queries: int
-    min_per_cell: int
-    seed: int
+    first_stage: Str
+    """a ``models:`` entry"""
+    second_stage: Str
+    """a ``scorers:`` entry"""
+    depth: PositiveInt = 100
+    """the first stage's top documents reranked"""
+    sample: SampleSpec | None = None
+    """rerank a stratified sample of the queries; absent: all"""
 
 
 class SampleError(ValueError):

@@ -1,101 +1,374 @@
-"""The config schema (``schemas/config.schema.yaml``): the one place configuration defaults live.
+"""How every section of ``config.yaml`` is declared: typed, frozen entries, each written once.
 
-Snakemake's ``validate`` fills the defaults into the whole config when the
-workflow starts. Library code builds its typed settings from one section at a
-time with the same idiom everywhere, :meth:`Section.from_config`, which fills
-that section's defaults from the same schema and checks it. So a default is
-written once, in the schema, whether a value comes from a workflow run, a test
-or a user calling the library directly.
+A section is a pydantic model beside the code that reads it (``ModelSpec`` in :mod:`posir.models.spec`,
+``ScorerSpec`` in :mod:`posir.scorers.spec`, ``PipelineSpec`` in :mod:`posir.rerank`, ...);
+:class:`posir.config.WorkflowConfig` composes them into the whole file. From these declarations come the
+defaults, the types, the allowed keys, the error messages and the JSON schema that Snakemake's ``validate``
+and editors read (``schemas/config.schema.yaml``, written by ``python -m posir.schema --write`` and kept
+equal to the declarations by a test). Nothing else holds a default or a key list.
+
+Errors are one sentence per problem: the key's path in ``config.yaml``, what is wrong with the value, and the
+fix (:func:`explain`). Checks a type cannot express live in the declarations' validators and raise
+:class:`KeyProblem` naming the key, so their messages carry the path too.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
-from dataclasses import fields
-from functools import lru_cache
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
-T = TypeVar("T", bound="Section")
+#: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
+#: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+# Scalars are strict: YAML's `true` is not the integer 1 and "5" is not 5 (pydantic's lax mode would take both).
+Int = Annotated[int, Strict()]
+Float = Annotated[float, Strict(), AllowInfNan(False)]
+Bool = Annotated[bool, Strict()]
+Str = Annotated[str, Strict()]
+PositiveInt = Annotated[int, Strict(), Field(ge=1)]
+#: a number kept as written: 3 stays the integer 3 (it is echoed into cards), 0.5 a float
+Number = Int | Float
+Weight = Annotated[Int | Float, Field(ge=0)]
+Probability = Annotated[float, Strict(), Field(gt=0, lt=1)]
+Name = Annotated[
+    str,
+    Strict(),
+    StringConstraints(pattern=SAFE_NAME),
+    Field(description="letters, digits, '.', '_' and '-', starting with a letter or digit"),
+]
+Language = Annotated[str, Strict(), StringConstraints(pattern=r"^[a-z]{3}$"), Field(description="ISO 639-3")]
+SettingName = Annotated[
+    str, Strict(), StringConstraints(pattern=r"^[a-z]{3}-[a-z]{3}$"), Field(description="<query>-<corpus> ISO 639-3")
+]
+Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
+HttpUrl = Annotated[str, Strict(), StringConstraints(pattern=r"^https?://")]
+EnvName = Annotated[
+    str,
+    Strict(),
+    StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
+    Field(description="the NAME of an environment variable holding the key, never the key"),
+]
+
+#: Keys that would hold a secret: refused with a message that says where secrets go.
+SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
 
 
-class SectionError(ValueError):
-    """A config section breaks the schema; the message names the section's key."""
+class ConfigError(ValueError):
+    """A config value is wrong, inconsistent or refers to nothing; the message names the key and the fix."""
 
 
-@lru_cache(maxsize=1)
-def load_schema() -> dict[str, Any]:
-    import yaml
+class KeyProblem(ValueError):
+    """Raised by a declaration's validator: ``key`` (relative to the entry) is wrong; the message says why and
+    what to do. :func:`explain` prefixes the entry's path, so the error reads ``models.x.dtype: ...``."""
 
-    if not SCHEMA_FILE.is_file():
-        raise FileNotFoundError(f"{SCHEMA_FILE} is missing: posir reads its defaults from the workflow's schema; "
-                                f"install the package from a checkout of the workflow (pip install -e .)")
-    return yaml.safe_load(SCHEMA_FILE.read_text(encoding="utf-8"))
-
-
-def fragment(pointer: str) -> dict[str, Any]:
-    """The schema fragment at a JSON pointer, with the schema's ``$defs`` beside it so its ``$ref``s resolve."""
-    schema = load_schema()
-    node: Any = schema
-    for part in [p for p in pointer.split("/") if p]:
-        node = node[part.replace("~1", "/").replace("~0", "~")]
-    return {**node, "$defs": schema["$defs"], "$schema": schema["$schema"]}
+    def __init__(self, key: str, problem: str, fix: str = "") -> None:
+        self.key = key
+        self.problem = problem if not fix else f"{problem}; {fix}"
+        super().__init__(f"{key}: {self.problem}" if key else self.problem)
 
 
-@lru_cache(maxsize=None)
-def _validator(pointer: str) -> Any:
-    """A validator of the schema fragment at ``pointer`` that fills in defaults as it validates."""
-    import jsonschema
+class Entry(BaseModel):
+    """A typed, frozen config section: unknown keys, wrong types and bad values are errors naming the key."""
 
-    base = jsonschema.validators.validator_for(load_schema())
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, validate_default=False)
 
-    def fill_defaults(validator: Any, properties: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]) -> Any:
-        if isinstance(instance, dict):
-            for name, subschema in properties.items():
-                if "default" in subschema and name not in instance:
-                    instance[name] = copy.deepcopy(subschema["default"])
-        yield from base.VALIDATORS["properties"](validator, properties, instance, schema)
-
-    filling = jsonschema.validators.extend(base, {"properties": fill_defaults})
-    return filling(fragment(pointer))
-
-
-def with_defaults(section: Mapping[str, Any] | None, pointer: str, where: str = "", check: bool = True) -> dict[str, Any]:
-    """A copy of ``section`` with the schema's defaults at ``pointer`` (a JSON pointer) filled in, checked.
-
-    ``check=False`` only fills, for callers that check the section themselves with better messages.
-    """
-    import jsonschema
-
-    filled = copy.deepcopy(dict(section or {}))
-    error = jsonschema.exceptions.best_match(_validator(pointer).iter_errors(filled))
-    if error is not None and check:
-        key = ".".join(str(p) for p in (where, *error.absolute_path) if p != "")
-        raise SectionError(f"{key or pointer}: {error.message}")
-    return filled
-
-
-def defaults(pointer: str) -> dict[str, Any]:
-    """The schema's defaults of a section, for code that builds one outside a workflow run."""
-    return with_defaults({}, pointer)
-
-
-class Section:
-    """A typed config section whose defaults come from the schema only.
-
-    Subclasses are dataclasses without defaults for what the schema defaults
-    (fields whose absence means "not set" keep ``None``) and name their schema
-    fragment in ``SCHEMA``; ``from_config`` fills and checks the section and keeps
-    the keys the class declares.
-    """
-
-    SCHEMA: ClassVar[str]
+    #: the exception type :meth:`from_config` raises (a subclass of ConfigError that callers already catch)
+    error_type: ClassVar[type[ConfigError]] = ConfigError
 
     @classmethod
-    def from_config(cls: type[T], section: Mapping[str, Any] | None, where: str = "") -> T:
-        filled = with_defaults(section, cls.SCHEMA, where)
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in filled.items() if k in known})
+    def parse(cls, section: Mapping[str, Any] | None, where: str = "") -> Self:
+        """Validate ``section`` (absent: all defaults); errors name ``<where>.<key>``."""
+        data = {} if section is None else section
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            raise cls.error_type(explain(error, data, where, cls)) from None
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None, where: str = "") -> Self:
+        return cls.parse(section, where)
+
+    def as_data(self) -> dict[str, Any]:
+        """Plain JSON-able data (for Snakemake params, which track only builtin values, and for cards)."""
+        return self.model_dump(mode="json")
+
+
+class NamedEntry(Entry):
+    """An entry of a named section (``models.<name>``, ``scorers.<name>``, ...); the name is its key."""
+
+    #: the section holding the entries, for messages: ``models``
+    section: ClassVar[str] = ""
+
+    name: SkipJsonSchema[str] = ""
+
+    @classmethod
+    def from_config(cls, name: str, entry: Mapping[str, Any] | None) -> Self:  # type: ignore[override]
+        """Validate ``<section>.<name>``; errors name ``<section>.<name>.<key>``."""
+        where = f"{cls.section}.{name}" if cls.section else name
+        if isinstance(entry, Mapping) and "name" in entry:
+            raise cls.error_type(f"config: {where}.name: an entry's name is its key in '{cls.section}'; remove it")
+        return cls.parse(entry, where).model_copy(update={"name": name})
+
+
+def named_entries(cls: type[NamedEntry], section: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Every entry of a named section, each validated with its name."""
+    return {name: cls.from_config(name, entry) for name, entry in (section or {}).items()}
+
+
+# --- errors a person can act on ----------------------------------------------------------------------
+
+
+def key_path(parts: Sequence[Any]) -> str:
+    """``models.minilm-l6.batch_size``, ``evaluation[0].models``: how a person finds a key in config.yaml."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _user_path(loc: Sequence[Any], data: Any) -> list[Any]:
+    """``loc`` without the union tags pydantic inserts (``scorers.x.bi-encoder.model``): walk the input along it."""
+    path: list[Any] = []
+    node = data
+    for part in loc:
+        if isinstance(node, Mapping) and part in node:
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, (list, tuple)) and isinstance(part, int) and 0 <= part < len(node):
+            path.append(part)
+            node = node[part]
+        elif isinstance(node, Mapping) or isinstance(part, int):
+            # a key that is not in the input: a missing key, or a union tag (dropped) past which we keep walking
+            if isinstance(part, str) and _is_tag(node, part):
+                continue
+            path.append(part)
+            node = None
+        else:
+            path.append(part)
+            node = None
+    return path
+
+
+def _is_tag(node: Any, part: str) -> bool:
+    return isinstance(node, Mapping) and any(node.get(k) == part for k in ("backend", "builder", "format"))
+
+
+def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> type[BaseModel] | None:
+    """The model class whose field ``loc[-1]`` is (for the allowed keys of an unknown-key error)."""
+    cls: Any = root
+    node = data
+    for part in loc[:-1]:
+        if cls is None:
+            return None
+        cls = _descend(cls, part, node)
+        node = node.get(part) if isinstance(node, Mapping) else None
+    cls = _unwrap(cls)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
+
+
+def _descend(annotation: Any, part: Any, node: Any) -> Any:
+    """The annotation one step down ``part`` from ``annotation`` (a model, a dict, a union, Optional, Annotated)."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _descend(typing.get_args(annotation)[0], part, node)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        for member in members:  # the union member whose tag is ``part``, or the one that has the field
+            inner = _unwrap(member)
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                tag = _tag_of(inner)
+                if tag is not None and tag == part:
+                    return inner
+                if isinstance(part, str) and part in inner.model_fields:
+                    return _descend(inner, part, node)
+            elif typing.get_origin(inner) in (dict, Mapping, list, tuple):
+                return _descend(inner, part, node)
+        return None
+    if origin in (dict, Mapping):
+        return typing.get_args(annotation)[1]
+    if origin in (list, tuple):
+        return typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if part in annotation.model_fields:
+            return annotation.model_fields[part].annotation
+        return annotation  # a union tag inside an already chosen model: stay
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    import typing
+
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def _tag_of(model: type[BaseModel]) -> Any:
+    import typing
+
+    for key in ("backend", "builder"):
+        field = model.model_fields.get(key)
+        if field is not None and typing.get_origin(field.annotation) is typing.Literal:
+            values = typing.get_args(field.annotation)
+            return values[0] if len(values) == 1 else None
+    return None
+
+
+def _allowed_keys(model: type[BaseModel] | None) -> list[str]:
+    if model is None:
+        return []
+    return sorted(k for k, f in model.model_fields.items() if k != "name")
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "dict_type": "a mapping of keys to values",
+    "model_type": "a mapping of keys to values",
+    "model_attributes_type": "a mapping of keys to values",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "finite_number": "a finite number",
+}
+
+
+def _sentence(error: Mapping[str, Any], model: type[BaseModel] | None) -> str:
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    if error["loc"] and error["loc"][-1] == "api_key_env" and kind != "missing":
+        # never echo it: a key pasted where the variable's name belongs must not reach a log
+        return "must be the NAME of an environment variable holding the key, not the key itself (e.g. MY_API_KEY)"
+    if kind == "value_error" and isinstance(ctx.get("error"), KeyProblem):
+        return ctx["error"].problem
+    if kind == "extra_forbidden":
+        key = error["loc"][-1]
+        if str(key).lower() in SECRET_KEYS:
+            return (
+                f"'{key}' is not allowed: keys and tokens are read from the environment only; remove it from the "
+                f"config, export it in an environment variable and name that variable in 'api_key_env'"
+            )
+        allowed = _allowed_keys(model)
+        return f"unknown key '{key}'" + (f"; allowed keys: {', '.join(allowed)}" if allowed else "")
+    if kind == "missing":
+        return "missing; add it"
+    if kind == "literal_error":
+        return f"{_describe(value)} is not allowed; allowed values: {ctx.get('expected', '')}".replace("'", "")
+    if kind == "union_tag_invalid":
+        expected = str(ctx.get("expected_tags", "")).replace("'", "")
+        return f"{ctx.get('discriminator', 'the tag')} {_describe(ctx.get('tag'))} is not allowed; allowed: {expected}"
+    if kind == "union_tag_not_found":
+        return f"{ctx.get('discriminator', 'the tag')} is missing; add it"
+    if kind in _TYPE_NAMES:
+        return f"{_describe(value)} is a {type(value).__name__}; expected {_TYPE_NAMES[kind]}"
+    if kind == "string_pattern_mismatch":
+        return f"{_describe(value)} does not match the pattern {ctx.get('pattern')}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "too_short", "too_long"):
+        return f"{_describe(value)}: {error['msg'][0].lower()}{error['msg'][1:]}"
+    message = str(error.get("msg", ""))
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def explain(error: ValidationError, data: Any, where: str = "", root: type[BaseModel] | None = None) -> str:
+    """One sentence per problem: ``<key path>: <what is wrong>; <the fix>``, the first few problems."""
+    lines = []
+    for problem in error.errors(include_url=False)[:5]:
+        path = _user_path(problem["loc"], data)
+        context = problem.get("ctx") or {}
+        if problem["type"] == "value_error" and isinstance(context.get("error"), KeyProblem):
+            key = context["error"].key
+            path += [part for part in key.split(".") if part]
+        model = _model_at(root, problem["loc"], data) if root is not None else None
+        prefix = ".".join(p for p in [where, key_path(path) if path else ""] if p) or "(top level)"
+        lines.append(f"config: {prefix}: {_sentence(problem, model)}")
+    more = len(error.errors()) - len(lines)
+    if more > 0:
+        lines.append(f"(and {more} more problem(s))")
+    return "\n".join(lines)
+
+
+# --- the JSON schema file -------------------------------------------------------------------------------
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of the whole config, generated from the declarations (draft 2020-12).
+
+    Two things the declarations do in code are written into it: a named block a merged ``--configfile`` clears
+    with ``null`` accepts null, and titles (pydantic's field names in title case) are left out as noise.
+    """
+    from posir.config import CLEARABLE, WorkflowConfig
+
+    schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
+    for key in CLEARABLE:
+        schema["properties"][key] = _nullable(schema["properties"][key])
+    for name, definition in schema["$defs"].items():
+        if "runs" in definition.get("properties", {}):
+            definition["properties"]["runs"] = _nullable(definition["properties"]["runs"])
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    described = {k: schema.pop(k) for k in ("description", "default") if k in schema}
+    return {"anyOf": [schema, {"type": "null"}], **described}
+
+
+def _without_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_titles(v) for k, v in node.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_without_titles(v) for v in node]
+    return node
+
+
+HEADER = (
+    "# GENERATED from the config declarations (posir.config.WorkflowConfig and the sections it composes):\n"
+    "# do not edit; run `python -m posir.schema --write`. Snakemake's validate() and editors read it.\n"
+)
+
+
+def schema_text() -> str:
+    import yaml
+
+    return HEADER + yaml.safe_dump(json_schema(), sort_keys=False, allow_unicode=True, width=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="write or check schemas/config.schema.yaml")
+    parser.add_argument("--write", action="store_true", help="write the file")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file differs from the declarations")
+    args = parser.parse_args(argv)
+    text = schema_text()
+    if args.write:
+        SCHEMA_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {SCHEMA_FILE}")
+        return 0
+    current = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.is_file() else ""
+    if current != text:
+        print(f"{SCHEMA_FILE} differs from the declarations: run python -m posir.schema --write", file=sys.stderr)
+        return 1
+    print(f"{SCHEMA_FILE} matches the declarations")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

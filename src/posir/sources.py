@@ -15,8 +15,13 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import model_validator
+
+from posir.schema import NamedEntry, Sha256, Str
 
 MIRROR_ENV = "POSIR_MIRROR"
 
@@ -25,24 +30,32 @@ class SourceError(RuntimeError):
     """A source could not be provided or failed verification."""
 
 
-@dataclass(frozen=True)
-class Source:
-    name: str
-    url: str
-    sha256: str
-    filename: str
-    mirror_path: str | None = None
+class Source(NamedEntry):
+    """A ``sources.<name>`` entry: a file with an official URL and its sha256, looked up in mirrors first."""
 
+    section: ClassVar[str] = "sources"
+
+    url: Str
+    sha256: Sha256
+    filename: Str = ""
+    """the file's name under results/sources/<name>/ (default: the URL's last part)"""
+    mirror_path: Str | None = None
+    """where a mirror directory holds it, e.g. squad/dev-v1.1.json (else under its bare name)"""
+    licence: Str | None = None
+    note: Str | None = None
+
+    @model_validator(mode="before")
     @classmethod
-    def from_config(cls, name: str, entry: dict) -> "Source":
-        filename = entry.get("filename") or entry["url"].rstrip("/").rsplit("/", 1)[-1]
-        return cls(
-            name=name,
-            url=entry["url"],
-            sha256=entry["sha256"].lower(),
-            filename=filename,
-            mirror_path=entry.get("mirror_path"),
-        )
+    def _normalised(cls, data: Any) -> Any:
+        # a checksum is compared in lower case; the file name defaults to the URL's
+        if not isinstance(data, Mapping) or not isinstance(data.get("url"), str):
+            return data
+        data = dict(data)
+        if isinstance(data.get("sha256"), str):
+            data["sha256"] = data["sha256"].lower()
+        if not data.get("filename"):
+            data["filename"] = data["url"].rstrip("/").rsplit("/", 1)[-1]
+        return data
 
 
 def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:

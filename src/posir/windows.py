@@ -27,8 +27,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from posir.schema import KeyProblem
+
 Span = tuple[int, int]
 AGGREGATIONS = ("firstp", "maxp", "sump", "mean")
+
+
+def default_window(budget: int | None, window: int | None, stride: int | None) -> tuple[int, int]:
+    """(window, stride) in document tokens: THE rule for a default window, for every scorer and chunked entry.
+
+    ``budget`` is the most document tokens one pass of the model holds beside what shares the input (special
+    tokens, the prompt, the query of a pair). By default a window fills the budget and windows start every half
+    window; a configured window must fit the budget and a stride must lie within 1..window.
+    """
+    if budget is None and window is None:
+        raise KeyProblem("window_tokens", "the model reads any length, so there is no budget to fill",
+                         "set window_tokens (e.g. 256)")
+    size = budget if window is None else window
+    assert size is not None
+    if budget is not None and size > budget:
+        raise KeyProblem("window_tokens", f"{size} is more than the {budget} document tokens one pass holds (prompt "
+                         f"and special tokens take the rest); a window would be truncated", "use a smaller window")
+    step = max(1, size // 2) if stride is None else stride
+    if not 1 <= step <= size:
+        raise KeyProblem("stride_tokens", f"{step} is not within 1..window ({size} tokens)",
+                         "a stride past the window would leave tokens unscored")
+    return size, step
 
 
 def _check(window: int, stride: int) -> None:

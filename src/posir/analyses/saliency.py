@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from posir.analyses.gradients import GradientModel, document_gradients, document_tokens, evidence_position
-from posir.schema import Section, SectionError
+from posir.analyses.params import SaliencyParams
 
 # Part of every cache key: change it whenever the computation of a curve changes.
 METHOD_VERSION = "saliency-v1"
@@ -48,35 +48,6 @@ BIN_PREFIX = "b"
 
 
 # --- configuration and pair selection ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SaliencyParams(Section):
-    """``analyses.saliency`` in the config (defaults in the schema).
-
-    ``token_length``: inclusive range of the positive document's ``doc_token_length`` (the
-    benchmark's tokenizer); ``position_window``: inclusive range of the evidence's relative
-    position; PosIR used documents of about 1024 tokens with the evidence near the middle.
-    """
-
-    SCHEMA = "/properties/analyses/properties/saliency"
-
-    token_length: tuple[int, int]
-    position_window: tuple[float, float]
-    max_pairs: int
-    seed: int
-    n_bins: int
-    batch_size: int
-    confidence: float
-
-    def __post_init__(self) -> None:
-        low, high = self.token_length
-        start, end = self.position_window
-        if not 0 < low <= high:
-            raise SectionError(f"analyses.saliency.token_length must satisfy 0 < low <= high, not {[low, high]}")
-        if not 0.0 <= start <= end <= 1.0:
-            raise SectionError(f"analyses.saliency.position_window must lie within [0, 1] in order, not "
-                               f"{[start, end]}")
 
 
 @dataclass(frozen=True)

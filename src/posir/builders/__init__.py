@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from posir.schema import Section
+from typing import ClassVar
+
+from posir.schema import Entry, Int, NamedEntry, PositiveInt, Str
 
 
 @dataclass(frozen=True)
@@ -41,15 +43,31 @@ BUILDERS: dict[str, Builder] = {b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALL
                                                     TRANSLATION)}
 
 
-@dataclass(frozen=True)
-class BuilderParams(Section):
+class BuilderParams(Entry):
     """What every builder's ``params`` holds: the seed and an optional query sample for quick runs."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/params"
+    seed: Int = 13
+    max_queries: PositiveInt | None = None
+    """keep a seeded sample of this many queries (a quick run); null keeps all"""
 
-    seed: int
-    max_queries: int | None
 
-    @classmethod
-    def from_entry(cls, entry: dict) -> "BuilderParams":
-        return cls.from_config(entry.get("params"), "params")
+class BenchmarkSpec(NamedEntry):
+    """What every ``benchmarks.<name>`` entry has; each builder's entry adds its own keys."""
+
+    section: ClassVar[str] = "benchmarks"
+
+    builder: str
+    """the builder that makes it: one of BUILDERS"""
+    provenance: Str | None = None
+    """how the texts were made (e.g. machine-translated); copied into the dataset card"""
+    notes: tuple[Str, ...] = ()
+
+    @property
+    def kind(self) -> Builder:
+        """What the builder makes, as the workflow needs to know it."""
+        return BUILDERS[self.builder]
+
+    @property
+    def query_languages(self) -> list[str]:
+        """The languages the benchmark has queries in (ISO 639-3)."""
+        return [getattr(self, "language", "eng")]

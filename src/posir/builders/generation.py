@@ -12,14 +12,19 @@ import hashlib
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 import numpy as np
 
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, StageCount
 from posir.builders.sampling import LengthAwareSampler
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
-from posir.schema import Section
+from posir.builders import BenchmarkSpec, BuilderParams
+from posir.builders.quality import GradingParams
+from posir.builders.raw_corpus import RawCorpusSpec
+from posir.schema import Entry, Float, Int, Language, PositiveInt, Str, Weight
 from posir.text import Span, SpanMatch
 
 STAGE_SAMPLE = "sample_documents"
@@ -31,64 +36,72 @@ STAGE_LOCATE = "locate_spans"
 CONSTRAINTS: tuple[str, ...] = ("first", "middle", "final")
 
 
-@dataclass(frozen=True)
-class SamplingParams(Section):
+class SamplingParams(Entry):
     """Length-aware sampling of the corpus (PosIR section 3.1)."""
 
-    SCHEMA = "/$defs/generation/properties/sampling"
-
-    seed: int
-    documents_per_domain: int
-    bucket_width: int
-    ratio: tuple[int, ...]
-    positives_per_domain: int | None
+    seed: Int = 13
+    documents_per_domain: PositiveInt = 1000
+    bucket_width: PositiveInt = 256
+    ratio: tuple[Weight, ...] = Field((3, 3, 3, 3, 2, 2, 2, 2), min_length=1)
+    positives_per_domain: PositiveInt | None = None
 
 
-@dataclass(frozen=True)
-class QueryParams(Section):
+class QueryParams(Entry):
     """Position-constrained question generation (PosIR section 3.2 step 2, Appendix D.1)."""
 
-    SCHEMA = "/$defs/generation/properties/queries"
+    questions_per_document: PositiveInt = 3
+    max_tokens: PositiveInt | None = None
+    """null: llm.max_tokens"""
+    language_name: Str | None = None
+    """null: from the benchmark's language"""
 
-    questions_per_document: int
-    max_tokens: int | None
-    language_name: str | None
 
-
-@dataclass(frozen=True)
-class SpanParams(Section):
+class SpanParams(Entry):
     """Reference-span location (PosIR section 3.2 steps 3-4, Appendix D.2)."""
 
-    SCHEMA = "/$defs/generation/properties/spans"
-
-    max_tokens: int | None
-    require_constraint: bool
+    max_tokens: PositiveInt | None = None
+    require_constraint: bool = False
 
 
-@dataclass(frozen=True)
-class ContrastParams(Section):
+class ContrastParams(Entry):
     """Span necessity by relevance contrast (PosIR section 3.3): the scorers, cheapest first."""
 
-    SCHEMA = "/$defs/generation/properties/contrast"
-
-    scorers: tuple[str, ...]
+    scorers: tuple[Str, ...] = ()
 
 
-@dataclass(frozen=True)
-class FalseNegativeParams(Section):
+class FalseNegativeParams(Entry):
     """Removing false negatives (PosIR section 3.3): recall with a dense model, score with the scorers."""
 
-    SCHEMA = "/$defs/generation/properties/false_negatives"
-
-    recall_model: str | None
-    top_k: int
-    scorers: tuple[str, ...]
-    margin: float
+    recall_model: Str | None = None
+    top_k: PositiveInt = 1000
+    scorers: tuple[Str, ...] = ()
+    margin: Float = 0.0
 
 
-def stage_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """A sub-block of the benchmark's ``generation`` block (empty when absent; its defaults come from the schema)."""
-    return dict((entry.get("generation") or {}).get(name) or {})
+class GenerationBlock(Entry):
+    """LLM benchmark generation from a raw corpus (PosIR section 3): one block per stage."""
+
+    corpus: RawCorpusSpec
+    sampling: SamplingParams = SamplingParams()
+    queries: QueryParams = QueryParams()
+    spans: SpanParams = SpanParams()
+    contrast: ContrastParams = ContrastParams()
+    grading: GradingParams = GradingParams()
+    false_negatives: FalseNegativeParams = FalseNegativeParams()
+
+
+class GenerationBenchmark(BenchmarkSpec):
+    """``builder: llm_generation``: LLM-generated queries and spans over a raw corpus with quality control."""
+
+    builder: Literal["llm_generation"]
+    language: Language = "eng"
+    generation: GenerationBlock
+    params: BuilderParams = BuilderParams()
+
+    @property
+    def corpus(self) -> RawCorpusSpec:
+        """The raw corpus block, read in the benchmark's language."""
+        return self.generation.corpus.in_language(self.language)
 
 
 # --- sampling ------------------------------------------------------------------

@@ -23,7 +23,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Strict, StringConstraints
 
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, safe_id, stage_count
 from posir.metrics.positions import (
@@ -32,7 +34,8 @@ from posir.metrics.positions import (
     relative_position,
     span_bin,
 )
-from posir.schema import Section
+from posir.builders import BenchmarkSpec, BuilderParams
+from posir.schema import Bool, Entry, Language, Str
 from posir.text import TokenCounter
 
 STAGE = "import_posir"
@@ -44,17 +47,16 @@ class PosIRImportError(ValueError):
     """The folder is not in the PosIR layout."""
 
 
-@dataclass(frozen=True)
-class ImportSpec(Section):
-    """The ``posir_import`` block of a benchmark entry (defaults in the schema)."""
+class ImportSpec(Entry):
+    """The ``posir_import`` block of a benchmark entry: the published PosIR benchmark (parquet, one folder per
+    language and domain)."""
 
-    SCHEMA = "/$defs/posir_import"
-
-    path: str
-    subset: str  # "<language>-<Script>/<domain>", e.g. "eng-Latn/finance"
-    download: bool
-    repo_id: str
-    revision: str | None
+    path: Str
+    subset: Annotated[str, Strict(), StringConstraints(pattern=r"^[^/]+/[^/]+$")]
+    """``<language>-<Script>/<domain>``, e.g. ``eng-Latn/finance``"""
+    download: Bool = False
+    repo_id: Str = "infgrad/PosIR-Benchmark-v1"
+    revision: Str | None = None
 
     @property
     def folder(self) -> Path:
@@ -63,6 +65,16 @@ class ImportSpec(Section):
     def files(self) -> dict[str, Path]:
         return {name.split("/")[-1].split(".")[0]: self.folder / name for name in FILES}
 
+
+
+
+class PosIRImportBenchmark(BenchmarkSpec):
+    """``builder: posir_import``: a subset of PosIR's published parquet release, read from a local copy."""
+
+    builder: Literal["posir_import"]
+    language: Language = "eng"
+    posir_import: ImportSpec
+    params: BuilderParams = BuilderParams()
 
 
 

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import Field, Strict
 
 from posir.benchmark import Drop
-from posir.schema import Section
+from posir.schema import Entry, PositiveInt
 
 STAGE_CONTRAST = "span_contrast"
 STAGE_GRADE = "grade_relevance"
@@ -53,15 +56,12 @@ def contrast_outcome(scorer: str, full: float | None, removed: float | None) -> 
     return ContrastOutcome(False, f"span_not_necessary:{scorer}", f"full {full:.4f} <= span removed {removed:.4f}")
 
 
-@dataclass(frozen=True)
-class GradingParams(Section):
+class GradingParams(Entry):
     """Thresholds of LLM relevance grading (PosIR section 3.3): full >= 3 and removed <= full - 1 by default."""
 
-    SCHEMA = "/$defs/generation/properties/grading"
-
-    min_full_grade: int
-    min_grade_drop: int
-    max_tokens: int | None
+    min_full_grade: Annotated[int, Strict(), Field(ge=0, le=4)] = 3
+    min_grade_drop: Annotated[int, Strict(), Field(ge=0, le=4)] = 1
+    max_tokens: PositiveInt | None = None
 
 
 def grading_outcome(full: int | None, removed: int | None, params: GradingParams) -> ContrastOutcome:

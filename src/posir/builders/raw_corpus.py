@@ -30,10 +30,12 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic.json_schema import SkipJsonSchema
 
 from posir.benchmark import Drop, safe_id
-from posir.schema import with_defaults
+from posir.schema import Bool, Entry, Str
 
 STAGE = "read_corpus"
 SKIPPED = "file_skipped"  # a file of a text_dir corpus that corpus.glob does not match (never stops the run)
@@ -58,26 +60,38 @@ class RawDocument:
                 "domain": self.domain}
 
 
-@dataclass(frozen=True)
-class RawCorpusSpec:
-    """The ``corpus`` block of a generation benchmark (defaults in the schema)."""
+class CorpusFields(Entry):
+    """Field (or column) names in the corpus, e.g. ``{id: _id}`` for a BEIR corpus."""
 
-    SCHEMA = "/$defs/generation/properties/corpus"
+    id: Str = "id"
+    text: Str = "text"
+    title: Str = "title"
+    language: Str = "language"
+    domain: Str = "domain"
 
-    path: str
-    format: str  # one of FORMATS (the schema's enum)
-    on_bad_record: str  # drop | stop
-    fields: Mapping[str, str]
-    default_language: str
-    default_domain: str
-    domain_from_subfolder: bool
-    glob: str
 
-    @classmethod
-    def from_config(cls, block: Mapping[str, Any], language: str) -> "RawCorpusSpec":
-        """``language`` (the benchmark's) is the language of records that name none."""
-        filled = with_defaults(block, cls.SCHEMA, "generation.corpus")
-        return cls(default_language=language, **filled)
+class RawCorpusSpec(Entry):
+    """The ``corpus`` block of a generation benchmark."""
+
+    path: Str
+    format: Literal["jsonl", "parquet", "text_dir"] = "jsonl"
+    on_bad_record: Literal["drop", "stop"] = "drop"
+    fields: CorpusFields = CorpusFields()
+    default_domain: Str = "general"
+    domain_from_subfolder: Bool = False
+    glob: Str = "**/*.txt"
+    """text_dir: the files read (the folder's other files are counted as skipped)"""
+    default_language: SkipJsonSchema[str] = "eng"
+    """the benchmark's language: the language of records that name none (set from the entry, not a key)"""
+
+    @property
+    def field_names(self) -> dict[str, str]:
+        """role (id, text, title, language, domain) -> the corpus's field or column name"""
+        return self.fields.model_dump()
+
+    def in_language(self, language: str) -> RawCorpusSpec:
+        """This block read for a benchmark in ``language``."""
+        return self.model_copy(update={"default_language": language})
 
 
 @dataclass
@@ -140,8 +154,8 @@ def _to_document(record: _Record, spec: RawCorpusSpec) -> RawDocument | _Bad:
         return record.value
     value = record.value
     if not isinstance(value, Mapping):
-        return _Bad("not_an_object", f"expected an object with fields {spec.fields['id']!r} and {spec.fields['text']!r}")
-    names = spec.fields
+        return _Bad("not_an_object", f"expected an object with fields {spec.field_names['id']!r} and {spec.field_names['text']!r}")
+    names = spec.field_names
     doc_id = value.get(names["id"])
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
         doc_id = str(doc_id)  # numeric ids are common in dumps; their text form is unambiguous
@@ -198,7 +212,7 @@ def _jsonl_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
             except json.JSONDecodeError as error:
                 yield _Record(where, _Bad("invalid_json", str(error)))
                 continue
-            hint = value.get(spec.fields["id"]) if isinstance(value, dict) else None
+            hint = value.get(spec.field_names["id"]) if isinstance(value, dict) else None
             yield _Record(where, value, str(hint) if isinstance(hint, (str, int)) else "")
 
 
@@ -209,17 +223,17 @@ def _parquet_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
         parquet = pq.ParquetFile(path)
     except Exception as error:  # pyarrow raises several types for a file that is not parquet
         raise RawCorpusError(f"{path} is not a readable parquet file ({error})") from error
-    wanted = [c for c in dict.fromkeys(spec.fields.values()) if c in parquet.schema_arrow.names]
-    if spec.fields["text"] not in wanted or spec.fields["id"] not in wanted:
+    wanted = [c for c in dict.fromkeys(spec.field_names.values()) if c in parquet.schema_arrow.names]
+    if spec.field_names["text"] not in wanted or spec.field_names["id"] not in wanted:
         raise RawCorpusError(
-            f"{path}: columns {parquet.schema_arrow.names} lack {spec.fields['id']!r} or {spec.fields['text']!r}; "
+            f"{path}: columns {parquet.schema_arrow.names} lack {spec.field_names['id']!r} or {spec.field_names['text']!r}; "
             f"name the right columns in corpus.fields"
         )
     row = 0
     for batch in parquet.iter_batches(batch_size=4096, columns=wanted):
         for value in _batch_rows(batch):
             row += 1
-            hint = value.get(spec.fields["id"])
+            hint = value.get(spec.field_names["id"])
             yield _Record(f"row {row}", value, str(hint) if isinstance(hint, (str, int)) else "")
 
 
@@ -247,9 +261,9 @@ def _text_dir_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
         except UnicodeDecodeError as error:
             yield _Record(where, _Bad("invalid_utf8", str(error)), doc_id)
             continue
-        value = {spec.fields["id"]: doc_id, spec.fields["text"]: text}
+        value = {spec.field_names["id"]: doc_id, spec.field_names["text"]: text}
         if spec.domain_from_subfolder and len(relative.parts) > 1:
-            value[spec.fields["domain"]] = relative.parts[0]
+            value[spec.field_names["domain"]] = relative.parts[0]
         yield _Record(where, value, doc_id)
 
 

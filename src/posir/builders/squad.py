@@ -15,14 +15,17 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 import numpy as np
 from tqdm import tqdm
 
 from posir.benchmark import PARAGRAPHS, BuiltBenchmark, Document, Drop, Position, Query, stage_count
 from posir.builders.sampling import LengthAwareSampler
-from posir.schema import Section
+from posir.builders import BenchmarkSpec
+from posir.schema import Entry, Int, Language, PositiveInt, Str, Weight
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
@@ -31,20 +34,33 @@ STAGE_ANSWERS = "validate_answers"
 STAGE_QUESTIONS = "attach_questions"
 
 
-@dataclass(frozen=True)
-class SquadParams(Section):
-    """A benchmark's ``params`` as the SQuAD-format builders read them (defaults in the schema)."""
+class SquadParams(Entry):
+    """A benchmark's ``params`` as the SQuAD-format builders read them."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/params"
+    seed: Int = 13
+    bucket_width: PositiveInt = 256
+    """PosIR 3.1 length-aware sampling, width of a sampling bucket in Qwen3 tokens"""
+    ratio: tuple[Weight, ...] = Field((3, 3, 3, 3, 2, 2, 2, 2), min_length=1)
+    """PosIR 3.1 sampling ratio of the buckets (8 buckets of 256 tokens over 0-2048)"""
+    separator: Str = "\n\n"
+    """text between joined paragraphs"""
+    max_articles: PositiveInt | None = None
+    question_id_pattern: Str | None = None
+    """drop questions whose id does not fully match (translations may rename ids: SQuAD-it renames 714, which
+    no longer align with SQuAD and XQuAD)"""
+    max_queries: PositiveInt | None = None
+    """keep a seeded sample of this many queries (a quick run); null keeps all"""
 
-    seed: int
-    bucket_width: int
-    ratio: tuple[int, ...]
-    separator: str
-    max_articles: int | None
-    # Translations may rename question ids (SQuAD-it renames 714); such ids no longer align with
-    # SQuAD and XQuAD, so questions whose id does not match this pattern are dropped and counted.
-    question_id_pattern: str | None
+
+class SquadBenchmark(BenchmarkSpec):
+    """``builder: squad_long_documents``: long documents from SQuAD-format QA data, partitioned with PosIR's
+    length-aware sampling (section 3.1)."""
+
+    builder: Literal["squad_long_documents"]
+    language: Language = "eng"
+    sources: dict[Str, Str] = Field(min_length=1)
+    """role -> a ``sources`` entry (the SQuAD-format file under role ``squad``)"""
+    params: SquadParams = SquadParams()
 
 
 PARAGRAPH_FIELDS = ("paragraph_sha256", "doc_id", "char_offset", "article", "paragraph")

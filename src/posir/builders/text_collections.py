@@ -20,23 +20,23 @@ from pathlib import Path
 import numpy as np
 
 from posir.benchmark import Document, Drop, StageCount, stage_count
-from posir.schema import Section
+from posir.schema import Entry, Int, PositiveInt, Str
 
 STAGE_SENTENCES = "select_sentences"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WHITESPACE = re.compile(r"\s+")
 
 
-@dataclass(frozen=True)
-class CollectionParams(Section):
-    """A ``text_collections`` entry: sentence length range and an optional seeded sample (defaults in the schema)."""
+class CollectionParams(Entry):
+    """A ``text_collections`` entry: texts that are not a benchmark, e.g. the disjoint collection a renorm mean is
+    estimated on; sentence length range and an optional seeded sample."""
 
-    SCHEMA = "/properties/text_collections/additionalProperties"
-
-    min_chars: int
-    max_chars: int
-    max_texts: int | None
-    seed: int
+    min_chars: PositiveInt = 64
+    max_chars: PositiveInt = 512
+    max_texts: PositiveInt | None = None
+    seed: Int = 13
+    source: Str | None = None
+    """a source: one text per line, or JSONL with a text field; default: CPython's reference docs"""
 
 
 def python_reference_texts() -> list[str]:

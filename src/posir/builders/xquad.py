@@ -18,13 +18,17 @@ questions in parallel languages; question ids equal SQuAD ids. Two builders:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 import numpy as np
 
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, stage_count
 from posir.builders.sampling import LengthAwareSampler
+from posir.builders import BenchmarkSpec
 from posir.builders.squad import SquadParams, document_id, paragraph_key, partition_article
+from posir.schema import Language, Str
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
@@ -34,6 +38,36 @@ STAGE_LOCATE = "locate_spans"
 
 class ParallelStructureError(ValueError):
     """Two XQuAD files are not parallel (articles, paragraphs or question ids differ)."""
+
+
+
+class MultilingualBenchmark(BenchmarkSpec):
+    """Keys of the XQuAD builders: one variant ``<name>-<lang>`` per language, each read from its own source."""
+
+    languages: tuple[Language, ...] = Field(min_length=1)
+    """query languages; each needs a source of that name (and ``eng``, the reference)"""
+    sources: dict[Str, Str] = Field(min_length=1)
+    """language -> a ``sources`` entry holding that language's XQuAD-format file"""
+    params: SquadParams = SquadParams()
+
+    @property
+    def query_languages(self) -> list[str]:
+        return list(self.languages)
+
+
+class CrossLingualBenchmark(MultilingualBenchmark):
+    """``builder: xquad_cross_lingual``: XQuAD questions in each language against another benchmark's long English
+    documents (PosIR's cross-lingual X->eng setting)."""
+
+    builder: Literal["xquad_cross_lingual"]
+    corpus_from: Str
+    """the ``squad_long_documents`` benchmark whose documents these queries search"""
+
+
+class ParallelBenchmark(MultilingualBenchmark):
+    """``builder: xquad_parallel``: each language's own XQuAD paragraphs under one partition (parallel documents)."""
+
+    builder: Literal["xquad_parallel"]
 
 
 def _questions(data: Mapping[str, Any]) -> list[tuple[int, int, Mapping[str, Any]]]:

@@ -5,7 +5,7 @@ client works without it.
 """
 
 from posir.llm.cache import AnswerCache, cache_key
-from posir.llm.client import LLMClient, LLMOutageError, LLMRequestError, LLMResult
+from posir.llm.client import LLMClient, LLMOutageError, LLMRequestError, LLMResult, open_client
 from posir.llm.config import LLMConfig, LLMConfigError, read_api_key
 from posir.llm.prompts import POSITION_REQUIREMENTS, PromptError, PromptTemplate, RenderedPrompt, load_prompt
 from posir.llm.ratelimit import RateLimiter
@@ -31,6 +31,7 @@ __all__ = [
     "cache_key",
     "grade_in_range",
     "load_prompt",
+    "open_client",
     "read_api_key",
     "reference_in_document",
 ]

@@ -56,7 +56,7 @@ import openai
 from tqdm.auto import tqdm
 
 from posir.llm.cache import AnswerCache, CachedAnswer, cache_key
-from posir.llm.config import NO_KEY, LLMConfig, read_api_key
+from posir.llm.config import NO_KEY, LLMConfig, LLMConfigError, read_api_key
 from posir.llm.jsonout import (
     InvalidJSON,
     SchemaViolation,
@@ -464,3 +464,18 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
             return max(0.0, when.timestamp() - time.time())
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+def open_client(section: LLMConfig | Mapping[str, Any] | None, *, needed_by: str, max_tokens: int | None = None,
+                progress: bool = False) -> LLMClient:
+    """The one way a stage gets an LLM client: from the (typed) ``llm`` section, with a stage's own token cap.
+
+    A stage that calls an LLM but has no ``llm`` section fails here, naming what needs it.
+    """
+    if not section:
+        raise LLMConfigError(f"{needed_by} calls an LLM: add an 'llm' section to the config (base_url, model; see "
+                             f"docs/llm.md)")
+    config = LLMConfig.from_section(section)
+    if max_tokens is not None:
+        config = config.model_copy(update={"max_tokens": int(max_tokens)})
+    return LLMClient(config, progress=progress)

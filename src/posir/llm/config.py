@@ -9,91 +9,76 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from typing import Annotated, Any, ClassVar, Self
 
-from posir.schema import SectionError, with_defaults
+from pydantic import Field, Strict, model_validator
+
+from posir.schema import ConfigError, Entry, EnvName, Float, HttpUrl, Int, PositiveInt, Str
 
 #: Sent as the bearer token when ``api_key_env`` is null (servers without auth).
 NO_KEY = "no-key"
 
+Positive = Annotated[float, Strict(), Field(gt=0)]
+NonNegative = Annotated[float, Strict(), Field(ge=0)]
 
-class LLMConfigError(ValueError):
+
+class LLMConfigError(ConfigError):
     """A value of the ``llm`` config section is missing, malformed or unusable."""
 
 
-@dataclass(frozen=True)
-class LLMConfig:
-    """Endpoint, model and sampling for :class:`posir.llm.client.LLMClient`.
+class LLMConfig(Entry):
+    """The OpenAI-compatible endpoint of the LLM stages (docs/llm.md): endpoint, model and sampling for
+    :class:`posir.llm.client.LLMClient`. ``cache_path`` null disables the on-disk cache; ``seed`` null sends none."""
 
-    ``cache_path`` null disables the on-disk cache; ``seed`` null sends none.
-    """
+    error_type: ClassVar[type[ConfigError]] = LLMConfigError
 
-    SCHEMA = "/properties/llm"  # the defaults of every key below
-
-    base_url: str
-    model: str
-    api_key_env: str | None
-    temperature: float
-    max_tokens: int
-    timeout: float
-    max_retries: int
-    concurrency: int
-    requests_per_minute: float | None
-    seed: int | None
-    cache_path: str | None
-    backoff_base: float
-    backoff_max: float
-    # above this share of calls failing for transport reasons a stage fails instead of dropping them
-    max_transport_failure_rate: float
+    base_url: HttpUrl
+    """the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (see 'python -m posir.llm.server')"""
+    model: Annotated[str, Strict(), Field(min_length=1)]
+    """the model name the endpoint serves, e.g. smollm2 for the local server"""
+    api_key_env: EnvName | None = "OPENAI_API_KEY"
+    temperature: Annotated[float, Strict(), Field(ge=0, le=2)] = 0.0
+    max_tokens: PositiveInt = 1024
+    timeout: Positive = 120.0
+    max_retries: Annotated[int, Strict(), Field(ge=0)] = 5
+    concurrency: PositiveInt = 4
+    requests_per_minute: Positive | None = None
+    seed: Int | None = None
+    cache_path: Str | None = None
+    backoff_base: NonNegative = 1.0
+    backoff_max: Positive = 60.0
+    max_transport_failure_rate: Annotated[float, Strict(), Field(ge=0, le=1)] = 0.1
+    """above this share of a stage's calls failing for transport reasons the stage fails"""
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], section: str = "llm") -> "LLMConfig":
+    def from_config(cls, config: Mapping[str, Any], section: str = "llm") -> Self:  # type: ignore[override]
         """From ``config[section]`` (the whole workflow config)."""
-        if section not in config:
+        if section not in config or config[section] is None:
             raise LLMConfigError(f"config has no '{section}' section: add one with at least 'base_url' and 'model'")
         return cls.from_section(config[section], prefix=section)
 
     @classmethod
-    def from_section(cls, section: Mapping[str, Any], prefix: str = "llm") -> "LLMConfig":
+    def from_section(cls, section: Mapping[str, Any] | LLMConfig, prefix: str = "llm") -> Self:
         """From the mapping of the ``llm`` section itself; errors name ``<prefix>.<key>``."""
+        if isinstance(section, LLMConfig):
+            return section  # type: ignore[return-value]
         if not isinstance(section, Mapping):
             raise LLMConfigError(f"'{prefix}' must be a mapping of settings, got {type(section).__name__}")
-        _reject_unknown_keys(section, prefix)
-        for required in ("base_url", "model"):
-            if not section.get(required):
-                raise LLMConfigError(f"{prefix}.{required} is missing: {_HINTS[required]}")
-        values = _coerce({f.name: section[f.name] for f in fields(cls) if f.name in section}, prefix)
-        try:
-            filled = with_defaults(values, cls.SCHEMA, prefix)
-        except SectionError as error:
-            raise LLMConfigError(str(error)) from None
-        config = cls(**filled)
-        config.check(prefix)
-        return config
-
-    def check(self, prefix: str = "llm") -> None:
-        """Raise :class:`LLMConfigError` naming the key when a value is out of range."""
-        if not self.base_url.startswith(("http://", "https://")):
-            raise LLMConfigError(f"{prefix}.base_url must start with http:// or https://: {_HINTS['base_url']}")
-        positive = {"max_tokens": self.max_tokens, "timeout": self.timeout, "concurrency": self.concurrency,
-                    "backoff_max": self.backoff_max}
-        for key, value in positive.items():
-            if value <= 0:
-                raise LLMConfigError(f"{prefix}.{key} must be > 0, got {value}")
-        if self.max_retries < 0 or self.backoff_base < 0:
-            raise LLMConfigError(f"{prefix}.max_retries and {prefix}.backoff_base must be >= 0")
-        if self.requests_per_minute is not None and self.requests_per_minute <= 0:
-            raise LLMConfigError(f"{prefix}.requests_per_minute must be > 0, or null for no limit")
-        if not 0.0 <= self.max_transport_failure_rate <= 1.0:
-            raise LLMConfigError(f"{prefix}.max_transport_failure_rate must be within [0, 1], got "
-                                 f"{self.max_transport_failure_rate}")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise LLMConfigError(f"{prefix}.temperature must be within [0, 2], got {self.temperature}")
+        return cls.parse(section, prefix)
 
     def sampling(self) -> dict[str, Any]:
         """The request parameters that shape an answer (part of the cache key)."""
         return {"temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
+
+    def answer_settings(self) -> dict[str, Any]:
+        """What shapes answers (a change reruns the LLM stages); the endpoint does not, so a local server on another
+        port reruns nothing."""
+        return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "seed": self.seed}
+
+    def with_overrides(self, overrides: Mapping[str, Any], prefix: str = "llm") -> LLMConfig:
+        """This section with some keys replaced (a translation's own ``llm`` keys), checked again."""
+        return type(self).from_section({**self.model_dump(), **overrides}, prefix)
 
 
 def read_api_key(config: LLMConfig, environ: Mapping[str, str] | None = None) -> str:
@@ -111,49 +96,3 @@ def read_api_key(config: LLMConfig, environ: Mapping[str, str] | None = None) ->
             f"the endpoint's API key, or set llm.api_key_env to null for a server without authentication"
         )
     return key.strip()
-
-
-_HINTS = {
-    "base_url": "set it to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 "
-                "(see 'python -m posir.llm.server')",
-    "model": "set it to the model name the endpoint serves, e.g. smollm2 for the local server",
-}
-
-_INT_KEYS = {"max_tokens", "max_retries", "concurrency"}
-_FLOAT_KEYS = {"temperature", "timeout", "backoff_base", "backoff_max", "max_transport_failure_rate"}
-_OPTIONAL = {"requests_per_minute": float, "seed": int, "cache_path": str, "api_key_env": str}
-
-
-def _reject_unknown_keys(section: Mapping[str, Any], prefix: str) -> None:
-    known = {f.name for f in fields(LLMConfig)}
-    for key in section:
-        if key in {"api_key", "key", "token", "secret"}:
-            raise LLMConfigError(
-                f"{prefix}.{key} is not allowed: API keys are read from the environment only; remove it from the "
-                f"config, export the key in an environment variable and name that variable in {prefix}.api_key_env"
-            )
-        if key not in known:
-            raise LLMConfigError(f"{prefix}.{key} is not a known setting; known: {', '.join(sorted(known))}")
-
-
-def _coerce(values: dict[str, Any], prefix: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        try:
-            if key in _INT_KEYS:
-                out[key] = _as_int(value)
-            elif key in _FLOAT_KEYS:
-                out[key] = float(value)
-            elif key in _OPTIONAL:
-                out[key] = None if value is None else _OPTIONAL[key](_as_int(value) if key == "seed" else value)
-            else:
-                out[key] = str(value)
-        except (TypeError, ValueError):
-            raise LLMConfigError(f"{prefix}.{key} has the wrong type ({type(value).__name__})") from None
-    return out
-
-
-def _as_int(value: Any) -> int:
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(value)
-    return int(value)

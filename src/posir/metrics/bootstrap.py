@@ -39,24 +39,12 @@ import pandas as pd
 
 from posir.metrics.aggregate import ALL
 from posir.metrics.measures import POSITION_MEASURE
-from posir.schema import Section
+from posir.metrics.params import BootstrapParams
 
 INTERVALS = ("centered", "percentile")
 
 # Resample index matrices are generated in chunks of at most this many entries.
 CHUNK_ENTRIES = 4_000_000
-
-
-@dataclass(frozen=True)
-class BootstrapParams(Section):
-    """``metrics.bootstrap`` in the config: resample count, seed, interval coverage (defaults in the schema)."""
-
-    SCHEMA = "/properties/metrics/properties/bootstrap"
-
-    resamples: int
-    seed: int
-    confidence: float
-    interval: str
 
 
 @dataclass(frozen=True)

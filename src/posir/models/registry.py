@@ -14,6 +14,8 @@ import numpy as np
 
 from posir.models.device import require_device
 from posir.models.spec import BACKENDS, ModelSpec
+from posir.schema import KeyProblem
+from posir.windows import default_window
 
 
 class DenseEncoder(Protocol):
@@ -48,16 +50,12 @@ class WindowingEncoder(DenseEncoder, Protocol):
 
 def window_size(encoder: WindowingEncoder, role: str, window: int | None, stride: int | None,
                 where: str) -> tuple[int, int]:
-    """(window, stride) in tokens: the configured ones, by default the model's budget and half a window."""
-    budget = encoder.window_budget(role)
-    if window is None:
-        if budget is None:
-            raise ValueError(f"{where}: the model reads any length; set window_tokens")
-        window = budget
-    if budget is not None and window > budget:
-        raise ValueError(f"{where}: window_tokens {window} is more than the {budget} text tokens the model reads "
-                         f"in one pass (prompt and special tokens take the rest); a window would be truncated")
-    return window, stride or max(1, window // 2)
+    """(window, stride) in tokens by :func:`posir.windows.default_window`: the configured ones, by default the
+    model's budget and half a window; an error names ``<where>.<key>``."""
+    try:
+        return default_window(encoder.window_budget(role), window, stride)
+    except KeyProblem as problem:
+        raise ValueError(f"{where}.{problem}") from None
 
 
 Factory = Callable[[ModelSpec, "int | None"], DenseEncoder]
@@ -138,6 +136,5 @@ def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
         raise ValueError(
             f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
         ) from None
-    spec.validate()
     require_device(spec.device, f"models.{spec.name}")
     return factory(spec, threads)

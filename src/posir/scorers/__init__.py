@@ -17,7 +17,8 @@ importing this package needs neither torch nor an HTTP client.
 
 from posir.scorers.base import PairScorer, ScorerError, ScorerUnavailable, StreamingScorer
 from posir.scorers.cache import CachedScorer, ScoreCache, ScoreCounts
-from posir.scorers.spec import BACKENDS, FACTORIES, ScorerSpec, load_scorer, register_backend, specs_from_config
+from posir.scorers.registry import FACTORIES, load_scorer, register_backend
+from posir.scorers.spec import BACKENDS, ScorerConfigError, ScorerSpec, specs_from_config
 from posir.windows import AGGREGATIONS, aggregate, count_windows, token_windows, tokenizer_windows
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "PairScorer",
     "ScoreCache",
     "ScoreCounts",
+    "ScorerConfigError",
     "ScorerError",
     "ScorerSpec",
     "ScorerUnavailable",

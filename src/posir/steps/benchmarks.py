@@ -8,41 +8,45 @@ from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
-from posir.builders import BuilderParams
+from posir.builders import BenchmarkSpec
 from posir.builders.squad_format import load_squad_file
-from posir.config import MetricParams
+from posir.metrics.params import PositionParams
 from posir.metrics.positions import bucket_of
+from posir.plan.jobs import BuildJob, CollectionJob
 
 
-def _finish(name: str, entry: Mapping[str, Any], language: str, built: fmt.BuiltBenchmark,
-            sources: Mapping[str, Any], metrics: MetricParams, out_dir: Path) -> dict[str, Any]:
+def _finish(name: str, entry: BenchmarkSpec, language: str, built: fmt.BuiltBenchmark,
+            sources: Mapping[str, Any], metrics: PositionParams, out_dir: Path) -> dict[str, Any]:
     """Subsample if the entry asks (``params.max_queries``), then validate and write the contract."""
-    params = BuilderParams.from_entry(entry)
+    params = entry.params  # type: ignore[attr-defined]
     built = fmt.subsample(built, params.max_queries, params.seed)
-    provenance = fmt.Provenance(name=name, builder=entry["builder"], language=language,
-                                parameters=dict(entry.get("params") or {}), sources=sources,
-                                provenance=entry.get("provenance"), notes=list(entry.get("notes") or []))
+    provenance = fmt.Provenance(name=name, builder=entry.builder, language=language,
+                                parameters=params.model_dump(mode="json"), sources=sources,
+                                provenance=entry.provenance, notes=list(entry.notes))
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
-def build_benchmark(name: str, entry: Mapping[str, Any], source_paths: Mapping[str, Path], metrics: MetricParams,
-                    out_dir: Path) -> dict[str, Any]:
+def build_benchmark(job: BuildJob) -> dict[str, Any]:
     """Long documents from a SQuAD-format file (PosIR 3.1 sampling); writes the contract, returns the card."""
-    from posir.builders.squad import SquadParams, build_squad_long
+    from posir.builders.squad import SquadBenchmark, build_squad_long
     from posir.text import qwen3_token_counter
 
-    built = build_squad_long(load_squad_file(source_paths["squad"]), SquadParams.from_config(entry["params"]),
-                             qwen3_token_counter(), metrics.buckets, metrics.n_bins)
-    return _finish(name, entry, entry["language"], built, source_paths, metrics, out_dir)
+    entry, metrics = job.entry, job.metrics
+    assert isinstance(entry, SquadBenchmark)
+    sources = {role: job.path(role) for role in entry.sources}
+    built = build_squad_long(load_squad_file(sources["squad"]), entry.params, qwen3_token_counter(), metrics.buckets,
+                             metrics.n_bins)
+    return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
 
 
-def build_cross_lingual_variant(name: str, entry: Mapping[str, Any], language: str, english_path: Path,
-                                language_path: Path, base_dir: Path, metrics: MetricParams,
-                                out_dir: Path) -> dict[str, Any]:
-    """XQuAD questions in ``language`` against the base benchmark's long English documents."""
-    from posir.builders.xquad import cross_lingual_queries
+def build_cross_lingual_variant(job: BuildJob) -> dict[str, Any]:
+    """XQuAD questions in the job's language against the base benchmark's long English documents."""
+    from posir.builders.xquad import CrossLingualBenchmark, cross_lingual_queries
 
-    base_dir = Path(base_dir)
+    entry, metrics, language = job.entry, job.metrics, job.wildcards["language"]
+    assert isinstance(entry, CrossLingualBenchmark)
+    base_dir = job.path("base_corpus").parent
+    english_path, language_path = job.path("english"), job.path("language")
     corpus = fmt.read_corpus(base_dir / fmt.CORPUS)
     locations = {r["paragraph_sha256"]: (r["doc_id"], int(r["char_offset"]))
                  for r in fmt.read_table(base_dir / fmt.PARAGRAPHS)}
@@ -51,22 +55,22 @@ def build_cross_lingual_variant(name: str, entry: Mapping[str, Any], language: s
                                   tokens, metrics.buckets, metrics.n_bins)
     fmt.validate(corpus, built.queries, built.positions, built.evidence)
     built.notes.append(
-        f"Queries only: the corpus is benchmark '{entry['corpus_from']}' (English long documents), embedded once "
+        f"Queries only: the corpus is benchmark '{entry.corpus_from}' (English long documents), embedded once "
         f"and shared by every language; spans and positions are those of xquad.en.json in those documents.")
-    return _finish(f"{name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
-                   metrics, out_dir)
+    return _finish(f"{entry.name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
+                   metrics, job.path("card", "output").parent)
 
 
-def build_parallel_variant(name: str, entry: Mapping[str, Any], language: str, english_path: Path,
-                           language_path: Path, metrics: MetricParams, out_dir: Path) -> dict[str, Any]:
+def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
     """One language of the parallel XQuAD documents (same partition in every language)."""
-    from posir.builders.squad import SquadParams
-    from posir.builders.xquad import parallel_documents
+    from posir.builders.xquad import ParallelBenchmark, parallel_documents
     from posir.text import qwen3_token_counter
 
+    entry, metrics, language = job.entry, job.metrics, job.wildcards["language"]
+    assert isinstance(entry, ParallelBenchmark)
+    english_path, language_path = job.path("english"), job.path("language")
     built = parallel_documents(load_squad_file(english_path), load_squad_file(language_path), language,
-                               SquadParams.from_config(entry["params"]), qwen3_token_counter(), metrics.buckets,
-                               metrics.n_bins)
+                               entry.params, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
     per_bucket = Counter(bucket_of(n, metrics.buckets) for n in built.doc_token_lengths.values())
     reached = ", ".join(f"{b}: {per_bucket[b]}" for b in metrics.bucket_names)
     built.notes += [
@@ -76,15 +80,18 @@ def build_parallel_variant(name: str, entry: Mapping[str, Any], language: str, e
         "(PosIR 5.1); span_start/span_end are verified in this language's own document, whose own relative "
         "position is the own_relative_position column.",
     ]
-    return _finish(f"{name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
-                   metrics, out_dir)
+    return _finish(f"{entry.name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
+                   metrics, job.path("card", "output").parent)
 
 
-def build_text_collection(name: str, entry: Mapping[str, Any], source_path: Path | None, out_dir: Path) -> dict[str, Any]:
+def build_text_collection(job: CollectionJob) -> dict[str, Any]:
     """A renormalization collection as a corpus (``corpus.jsonl``) with its card and drop report."""
-    from posir.builders.text_collections import CollectionParams, python_reference_texts, read_texts, select_sentences
+    from posir.builders.text_collections import python_reference_texts, read_texts, select_sentences
 
-    texts = read_texts(Path(source_path)) if source_path else python_reference_texts()
-    documents, drops, stage = select_sentences(texts, CollectionParams.from_config(entry), prefix=f"{name}-")
-    origin = f"source file {Path(source_path).name}" if source_path else "CPython reference documentation (pydoc_data.topics)"
-    return fmt.finish_collection(name, documents, drops, [stage], origin, dict(entry), Path(out_dir))
+    source_path = job.path("source") if "source" in job.input else None
+    texts = read_texts(source_path) if source_path else python_reference_texts()
+    documents, drops, stage = select_sentences(texts, job.entry, prefix=f"{job.name}-")
+    origin = f"source file {source_path.name}" if source_path else "CPython reference documentation (pydoc_data.topics)"
+    parameters = job.entry.model_dump(mode="json", exclude={"source"} if job.entry.source is None else set())
+    return fmt.finish_collection(job.name, documents, drops, [stage], origin, parameters,
+                                 job.path("card", "output").parent)

@@ -9,36 +9,36 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.config import MetricParams, StatisticsParams
+from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
-from posir.metrics.measures import PER_QUERY
+from posir.metrics.measures import NDCG_10, PER_QUERY
 from posir.metrics.per_query import score_queries
+from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingGridJob, SignificanceJob
 from posir.runs import read_trec_run
 from posir.tables import PSI_TREND_DIRECTION, PSI_TREND_P, PSI_TREND_SIGNIFICANT, read_result_tsv
 
 
 
-def evaluate_run(qrels_path: Path, positions_path: Path, run_path: Path, corpus_embeddings: Path | None,
-                 id_prefixes: Sequence[str], metrics_section: Mapping[str, Any], outputs: Mapping[str, Path],
-                 title: str = "", languages_outside_model: Sequence[str] = (),
-                 evaluated: Path | None = None) -> pd.DataFrame:
+def evaluate_run(job: ScoreJob) -> pd.DataFrame:
     """Score a run per query, aggregate it into bins and buckets, bootstrap both, and draw its position curve.
 
     One job, not four: each part takes well under a second, far less than starting a job.
-    ``languages_outside_model`` (languages of the setting its model does not declare) is
+    The job's ``languages_outside_model`` (languages of the setting its model does not declare) is
     recorded in the summary, so every table built from it can flag the row. ``evaluated`` (a
     pipeline's sample) lists the queries the run answers: only those are scored.
     """
-    per_query = score_run(qrels_path, positions_path, run_path, outputs["per_query"], corpus_embeddings, id_prefixes,
-                          evaluated)
-    metrics = MetricParams.from_config(metrics_section)
-    statistics = StatisticsParams.from_config(metrics_section.get("statistics"), "metrics.statistics")
-    aggregate_scores(per_query, metrics, outputs["bins"], outputs["summary"], languages_outside_model,
-                     statistics, outputs.get("trend"))
-    bootstrap_scores(per_query, metrics_section, outputs["bootstrap"], outputs["bootstrap_bins"])
-    if "figure" in outputs:
-        plot_position_curve(outputs["bins"], metrics, title, outputs["figure"], outputs["bootstrap_bins"])
+    w, out = job.wildcards, {name: Path(path) for name, path in job.output.items()}
+    per_query = score_run(job.path("qrels"), job.path("positions"), job.path("run"), out["per_query"],
+                          job.path("corpus_embeddings") if "corpus_embeddings" in job.input else None,
+                          job.id_prefixes, job.path("evaluated") if "evaluated" in job.input else None)
+    metrics = job.metrics
+    aggregate_scores(per_query, metrics, out["bins"], out["summary"], job.languages_outside_model,
+                     metrics.statistics, out.get("trend"))
+    bootstrap_scores(per_query, metrics, out["bootstrap"], out["bootstrap_bins"])
+    if "figure" in out:
+        plot_position_curve(out["bins"], metrics, f"{w['benchmark']}: {w['model']}, {w['setting']}", out["figure"],
+                            out["bootstrap_bins"])
     return per_query
 
 
@@ -76,7 +76,7 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
     return table
 
 
-def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: Path, summary_path: Path,
+def aggregate_scores(per_query: pd.DataFrame, metrics: TableParams, bins_path: Path, summary_path: Path,
                      languages_outside_model: Sequence[str] = (), statistics: StatisticsParams | None = None,
                      trend_path: Path | None = None) -> None:
     """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2).
@@ -101,7 +101,7 @@ def aggregate_scores(per_query: pd.DataFrame, metrics: MetricParams, bins_path: 
     summary.to_csv(summary_path, sep="\t", index=False)
 
 
-def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.DataFrame, metrics: MetricParams,
+def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.DataFrame, metrics: TableParams,
                     statistics: StatisticsParams) -> pd.DataFrame:
     """Per bucket: the trend of the bin means against position, the PSI flag, and first third against last."""
     from posir.metrics.trend import flag_psi_trends, thirds_test, trend_table
@@ -114,20 +114,29 @@ def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.Dat
                         how="left", validate="one_to_one")
 
 
-def bootstrap_scores(per_query: pd.DataFrame, metrics_section: Mapping[str, Any], summary_path: Path,
+def bootstrap_scores(per_query: pd.DataFrame, metrics: MetricParams, summary_path: Path,
                      bins_path: Path) -> pd.DataFrame:
     """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
-    from posir.metrics.bootstrap import BootstrapParams, bootstrap_summary
+    from posir.metrics.bootstrap import bootstrap_summary
 
-    metrics = MetricParams.from_config(metrics_section)
     summary, bins = bootstrap_summary(per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
-                                      BootstrapParams.from_config(metrics_section.get("bootstrap")))
+                                      metrics.bootstrap)
     summary.to_csv(summary_path, sep="\t", index=False)
     bins.to_csv(bins_path, sep="\t", index=False)
     return summary
 
 
-def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
+def write_main_tables(job: PanelsJob) -> None:
+    """The main table (wide, long, with intervals) and the trend table of a benchmark's runs."""
+    panels = [tuple(p) for p in job.panels]
+    write_main_table(dict(zip(panels, job.paths("summaries"))), job.metrics, job.path("csv", "output"),
+                     job.path("markdown", "output"), job.path("long", "output"),
+                     dict(zip(panels, job.paths("bootstraps"))))
+    write_trend_table(dict(zip(panels, job.paths("trends"))), job.path("trends", "output"),
+                      job.path("trends_markdown", "output"))
+
+
+def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: TableParams, csv_path: Path,
                      markdown_path: Path, long_path: Path,
                      bootstraps: Mapping[tuple[str, str], Path] | None = None) -> None:
     """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
@@ -152,7 +161,15 @@ def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, ma
     Path(markdown_path).write_text(trend_markdown(table), encoding="utf-8")
 
 
-def write_significance(scores: Mapping[str, Path], metrics_section: Mapping[str, Any], title: str,
+def write_significance_tables(job: SignificanceJob) -> pd.DataFrame:
+    """The paired tests of one benchmark and setting (the job's models, in its scores' order)."""
+    w = job.wildcards
+    return write_significance(dict(zip(job.models, job.paths("scores"))), job.metrics,
+                              f"{w['benchmark']}, {w['setting']}",
+                              {name: Path(job.output[name]) for name in ("tests", "psi", "markdown", "latex")})
+
+
+def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title: str,
                        outputs: Mapping[str, Path]) -> pd.DataFrame:
     """Paired tests between the models of one benchmark and setting, and paired PSI-difference intervals.
 
@@ -161,18 +178,16 @@ def write_significance(scores: Mapping[str, Path], metrics_section: Mapping[str,
     """
     from math import comb
 
-    from posir.metrics.bootstrap import BootstrapParams
     from posir.metrics.significance import align_scores, family_resamples, pairwise_tests, psi_differences
     from posir.tables import psi_difference_rendering, render_latex, render_markdown, significance_rendering
 
-    metrics = MetricParams.from_config(metrics_section)
-    statistics = StatisticsParams.from_config(metrics_section.get("statistics"), "metrics.statistics")
+    statistics = metrics.statistics
     models = list(scores)
     aligned = align_scores({model: read_result_tsv(path) for model, path in scores.items()})
     resamples = family_resamples(statistics.resamples, comb(len(models), 2), statistics.alpha)
     tests = pairwise_tests(aligned, models, metrics.bucket_names, resamples, statistics.seed, statistics.alpha)
     differences = psi_differences(aligned, models, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
-                                  BootstrapParams.from_config(metrics_section.get("bootstrap")))
+                                  metrics.bootstrap)
     tests.to_csv(outputs["tests"], index=False)
     differences.to_csv(outputs["psi"], index=False)
     renderings = [significance_rendering(tests, metrics.bucket_names, statistics.alpha, caption=f"{title}: nDCG@10"),
@@ -183,7 +198,7 @@ def write_significance(scores: Mapping[str, Path], metrics_section: Mapping[str,
     return tests
 
 
-def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: MetricParams) -> pd.DataFrame:
+def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: PositionParams) -> pd.DataFrame:
     """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
     from posir.metrics.bootstrap import interval_columns
 
@@ -195,13 +210,15 @@ def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path]
     return merged
 
 
-def plot_positional_distribution(positions_path: Path, metrics: MetricParams, title: str, figure_path: Path) -> None:
+def plot_positional_distribution(job: PositionsFigureJob) -> None:
+    """Where the evidence sits in a benchmark (PosIR Figure 2)."""
     from posir.figures import positional_distribution
 
-    positional_distribution(read_result_tsv(positions_path), metrics.bucket_names, metrics.n_bins, title, figure_path)
+    positional_distribution(read_result_tsv(job.path("positions")), job.metrics.bucket_names, job.metrics.n_bins,
+                            f"{job.wildcards['benchmark']}: evidence positions", job.path("figure", "output"))
 
 
-def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figure_path: Path,
+def plot_position_curve(bins_path: Path, metrics: TableParams, title: str, figure_path: Path,
                         bands_path: Path | None = None) -> None:
     from posir.figures import position_curve
 
@@ -209,7 +226,23 @@ def plot_position_curve(bins_path: Path, metrics: MetricParams, title: str, figu
     position_curve(read_result_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
 
 
-def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title: str, figure_path: Path,
+def plot_benchmark_grid(job: PanelsJob) -> None:
+    """Every run of a benchmark on one grid, one panel per (model, setting)."""
+    labels = [f"{model}, {setting}" for model, setting in job.panels]
+    plot_position_grid(dict(zip(labels, job.paths("bins"))), job.metrics,
+                       f"{job.wildcards['benchmark']}: {NDCG_10} by evidence position",
+                       job.path("figure", "output"), dict(zip(labels, job.paths("bands"))))
+
+
+def plot_setting_grid(job: SettingGridJob) -> None:
+    """Every model of one setting on one grid."""
+    w = job.wildcards
+    plot_position_grid(dict(zip(job.models, job.paths("bins"))), job.metrics,
+                       f"{w['benchmark']}, {w['setting']}: {NDCG_10} by evidence position",
+                       job.path("figure", "output"), dict(zip(job.models, job.paths("bands"))))
+
+
+def plot_position_grid(panels: Mapping[str, Path], metrics: TableParams, title: str, figure_path: Path,
                        bands: Mapping[str, Path] | None = None) -> None:
     from posir.figures import position_grid
 
@@ -218,13 +251,21 @@ def plot_position_grid(panels: Mapping[str, Path], metrics: MetricParams, title:
                   {label: read_result_tsv(p) for label, p in bands.items()} if bands else None)
 
 
-def write_languages_table(summaries: Mapping[tuple[str, str], Path], metrics: MetricParams, csv_path: Path,
-                          markdown_path: Path) -> None:
+def write_languages_table(job: PanelsJob) -> None:
+    """PosIR Tables 10-11: models by language, monolingual / cross-lingual / one-vs-many blocks."""
     from posir.tables import languages_markdown, languages_table
 
-    table = languages_table({key: read_result_tsv(path) for key, path in summaries.items()}, metrics.bucket_names)
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(languages_markdown(table, metrics.bucket_names), encoding="utf-8")
+    summaries = dict(zip([tuple(p) for p in job.panels], job.paths("summaries")))
+    buckets = job.metrics.bucket_names
+    table = languages_table({key: read_result_tsv(path) for key, path in summaries.items()}, buckets)
+    table.to_csv(job.path("csv", "output"), index=False)
+    job.path("markdown", "output").write_text(languages_markdown(table, buckets), encoding="utf-8")
+
+
+def write_language_bias_table(job: LanguageBiasJob) -> None:
+    """The one-vs-many language bias of a benchmark's runs (the job's (model, query language), in input order)."""
+    write_language_bias(dict(zip([tuple(r) for r in job.runs], job.paths("runs"))), job.depth,
+                        job.path("csv", "output"), job.path("markdown", "output"), job.path("figure", "output"))
 
 
 def write_language_bias(runs: Mapping[tuple[str, str], Path], depth: int, csv_path: Path, markdown_path: Path,

@@ -9,7 +9,6 @@ them; its card aggregates every stage.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 from collections import Counter
@@ -23,30 +22,29 @@ from posir.builders import generation as gen
 from posir.builders import quality as qc
 from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
 from posir.builders.sampling import LengthAwareSampler
-from posir.config import MetricParams
 from posir.languages import display_name
+from posir.llm.client import open_client
+from posir.plan.jobs import GenerationJob, ImportJob
 from posir.text import locate_reference, remove_span
 
 logger = logging.getLogger("posir.generation")
-
-
-def generation_block(entry: Mapping[str, Any], name: str) -> dict[str, Any]:
-    return gen.stage_block(entry, name)
 
 
 def _documents_by_id(path: Path) -> dict[str, tuple[RawDocument, dict[str, Any]]]:
     return {doc.doc_id: (doc, extra) for doc, extra in read_documents(path)}
 
 
-def _llm_client(llm_section: Mapping[str, Any] | None, max_tokens: int | None = None) -> Any:
-    from posir.llm import LLMClient, LLMConfig, LLMConfigError
+def _llm_client(job: GenerationJob, max_tokens: int | None = None) -> Any:
+    return open_client(job.llm_endpoint, needed_by=f"benchmarks.{job.entry.name}.generation", max_tokens=max_tokens)
 
-    if not llm_section:
-        raise LLMConfigError("this stage calls an LLM: add an 'llm' section to the config (see docs/llm.md)")
-    config = LLMConfig.from_section(llm_section)
-    if max_tokens is not None:
-        config = dataclasses.replace(config, max_tokens=int(max_tokens))
-    return LLMClient(config, progress=False)
+
+def _prompts_dir(job: GenerationJob) -> Path:
+    """The folder of the stage's prompt files (they are its inputs, so editing one reruns the stage)."""
+    return job.paths("prompt")[0].parent
+
+
+def _out(job: GenerationJob, name: str) -> Path:
+    return job.path(name, "output")
 
 
 def _llm_drop(stage: str, record: str, result: Any) -> Drop:
@@ -56,9 +54,10 @@ def _llm_drop(stage: str, record: str, result: Any) -> Drop:
 # --- 1. corpus input -------------------------------------------------------------------------
 
 
-def read_corpus_step(entry: Mapping[str, Any], documents_out: Path, drops_out: Path, counts_out: Path) -> StageCount:
+def read_corpus_step(job: GenerationJob) -> StageCount:
     """Read and validate the raw corpus (bad records reported by line, dropped or fatal per config)."""
-    spec = RawCorpusSpec.from_config(generation_block(entry, "corpus"), entry["language"])
+    spec = job.entry.corpus
+    documents_out, drops_out, counts_out = _out(job, "documents"), _out(job, "drops"), _out(job, "counts")
     corpus = read_raw_corpus(spec)
     write_documents(documents_out, corpus.documents)
     count = stage_count("read_corpus", "records", corpus.records_seen, corpus.drops)
@@ -84,12 +83,13 @@ def corpus_fingerprint(spec: RawCorpusSpec) -> dict[str, Any]:
 # --- 2. length-aware sampling ------------------------------------------------------------------
 
 
-def sample_step(entry: Mapping[str, Any], documents_in: Path, documents_out: Path, drops_out: Path,
-                counts_out: Path) -> StageCount:
+def sample_step(job: GenerationJob) -> StageCount:
     """Qwen3 token counts, then per-domain length-aware sampling (PosIR section 3.1)."""
     from posir.text import qwen3_token_counter
 
-    params = gen.SamplingParams.from_config(generation_block(entry, "sampling"), "generation.sampling")
+    params = job.entry.generation.sampling
+    documents_in = job.path("documents")
+    documents_out, drops_out, counts_out = _out(job, "documents"), _out(job, "drops"), _out(job, "counts")
     documents = [doc for doc, _ in read_documents(documents_in)]
     count_tokens = qwen3_token_counter()
     lengths = [count_tokens(d.text) for d in documents]
@@ -111,14 +111,15 @@ def sample_step(entry: Mapping[str, Any], documents_in: Path, documents_out: Pat
 # --- 3. position-constrained generation ------------------------------------------------------
 
 
-def generate_queries_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                          sample_in: Path, candidates_out: Path, drops_out: Path, counts_out: Path) -> list[StageCount]:
+def generate_queries_step(job: GenerationJob) -> list[StageCount]:
     """For each positive, one sampled constraint and one LLM call with the whole document (PosIR D.1)."""
     from posir.llm import POSITION_REQUIREMENTS, load_prompt
 
-    params = gen.QueryParams.from_config(generation_block(entry, "queries"), "generation.queries")
-    seed = gen.SamplingParams.from_config(generation_block(entry, "sampling"), "generation.sampling").seed
-    language = entry["language"]
+    params = job.entry.generation.queries
+    seed = job.entry.generation.sampling.seed
+    language = job.entry.language
+    prompts_dir, sample_in = _prompts_dir(job), job.path("documents")
+    candidates_out, drops_out, counts_out = _out(job, "candidates"), _out(job, "drops"), _out(job, "counts")
     language_name = params.language_name or display_name(language)
     positives = [(doc, extra) for doc, extra in read_documents(sample_in) if extra.get("positive")]
     template = load_prompt("generate_queries", prompts_dir)
@@ -128,7 +129,7 @@ def generate_queries_step(entry: Mapping[str, Any], llm_section: Mapping[str, An
     inputs = [{"num_questions": params.questions_per_document, "language": language_name,
                "position_requirement": POSITION_REQUIREMENTS[constraints[doc.doc_id]], "document": doc.text}
               for doc, _ in positives]
-    with _llm_client(llm_section, params.max_tokens) as client:
+    with _llm_client(job, params.max_tokens) as client:
         results = client.map(gen.STAGE_GENERATE, template, inputs, schema)
         usage = client.usage()
     drops: list[Drop] = []
@@ -156,18 +157,18 @@ def generate_queries_step(entry: Mapping[str, Any], llm_section: Mapping[str, An
 # --- 4. reference-span location --------------------------------------------------------------
 
 
-def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                      sample_in: Path, candidates_in: Path, located_out: Path, drops_out: Path,
-                      counts_out: Path) -> StageCount:
+def locate_spans_step(job: GenerationJob) -> StageCount:
     """Ask for the verbatim supporting text, find it in the document, keep unique matches (PosIR D.2)."""
     from posir.llm import load_prompt
 
-    params = gen.SpanParams.from_config(generation_block(entry, "spans"), "generation.spans")
+    params = job.entry.generation.spans
+    prompts_dir, sample_in, candidates_in = _prompts_dir(job), job.path("documents"), job.path("candidates")
+    located_out, drops_out, counts_out = _out(job, "located"), _out(job, "drops"), _out(job, "counts")
     documents = _documents_by_id(sample_in)
     candidates = [gen.Candidate.from_record(r) for r in read_jsonl(candidates_in)]
     template = load_prompt("locate_span", prompts_dir)
     inputs = [{"question": c.question, "document": documents[c.doc_id][0].text} for c in candidates]
-    with _llm_client(llm_section, params.max_tokens) as client:
+    with _llm_client(job, params.max_tokens) as client:
         results = client.map(gen.STAGE_LOCATE, template, inputs)
         usage = client.usage()
     drops: list[Drop] = []
@@ -198,9 +199,7 @@ def locate_spans_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] |
 # --- 5a. span necessity by relevance contrast ----------------------------------------------
 
 
-def _load_scorer(spec: Any, entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                 client: Any, stage: str, cache: Any, models: Mapping[str, Any],
-                 embedding_cache: str | Path | None, threads: int) -> tuple[Any, Any]:
+def _load_scorer(spec: Any, job: GenerationJob, client: Any, stage: str, cache: Any) -> tuple[Any, Any]:
     """A relevance scorer (posir.scorers); an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client.
 
     A bi-encoder's windows go through the embedding cache, so they are not score-cached as well.
@@ -208,11 +207,11 @@ def _load_scorer(spec: Any, entry: Mapping[str, Any], llm_section: Mapping[str, 
     from posir.scorers import load_scorer
 
     if spec.backend == "llm-grade":
-        grading = qc.GradingParams.from_config(generation_block(entry, "grading"), "generation.grading")
-        client = client or _llm_client(llm_section, grading.max_tokens)
-    return load_scorer(spec, llm_client=client, prompts_dir=prompts_dir, stage=f"{stage}:{spec.name}",
+        client = client or _llm_client(job, job.entry.generation.grading.max_tokens)
+    return load_scorer(spec, llm_client=client, prompts_dir=_prompts_dir(job), stage=f"{stage}:{spec.name}",
                        cache=None if spec.backend == "bi-encoder" else cache,
-                       extra={"models": models, "embedding_cache": embedding_cache, "threads": threads}), client
+                       extra={"models": job.models, "embedding_cache": job.embedding_cache or None,
+                              "threads": job.threads}), client
 
 
 def _score_cache(path: str | Path | None) -> Any:
@@ -239,11 +238,7 @@ class _Grader:
         return [int(r.value["grade"]) if r.ok else None for r in results]
 
 
-def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, Any], models: Mapping[str, Any],
-                       llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, located_in: Path,
-                       kept_out: Path, scores_out: Path, drops_out: Path, counts_out: Path, threads: int = 1,
-                       score_cache: str | Path | None = None,
-                       embedding_cache: str | Path | None = None) -> StageCount:
+def span_contrast_step(job: GenerationJob) -> StageCount:
     """score(q, full) > score(q, span removed) under every configured scorer, in config order (PosIR 3.3).
 
     Scorers run one after another on the queries still standing, so a query
@@ -254,10 +249,11 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
 
     from posir.scorers import specs_from_config
 
-    torch.set_num_threads(max(1, threads))
-    params = gen.ContrastParams.from_config(generation_block(entry, "contrast"), "generation.contrast")
-    specs = specs_from_config(params.scorers, scorers_config)
-    cache = _score_cache(score_cache)
+    torch.set_num_threads(max(1, job.threads))
+    specs = specs_from_config(job.entry.generation.contrast.scorers, job.scorers)
+    sample_in, located_in = job.path("documents"), job.path("located")
+    kept_out, scores_out, drops_out, counts_out = (_out(job, n) for n in ("kept", "scores", "drops", "counts"))
+    cache = _score_cache(job.score_cache)
     documents = _documents_by_id(sample_in)
     located = [gen.LocatedSpan.from_record(r) for r in read_jsonl(located_in)]
     alive = list(located)
@@ -267,8 +263,7 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_CONTRAST, cache,
-                                          models, embedding_cache, threads)
+            scorer, client = _load_scorer(spec, job, client, qc.STAGE_CONTRAST, cache)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
             removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
             texts = [s.candidate.question for s in alive]
@@ -296,7 +291,7 @@ def span_contrast_step(entry: Mapping[str, Any], scorers_config: Mapping[str, An
     _write_score_table(scores_out, [s.candidate.qid for s in located], scores, [s.name for s in specs])
     count = stage_count(qc.STAGE_CONTRAST, "queries", len(located), drops)
     write_drops(drops_out, drops)
-    write_counts(counts_out, [count], usage if usage else None, scorers=[dataclasses.asdict(s) for s in specs],
+    write_counts(counts_out, [count], usage if usage else None, scorers=[s.model_dump() for s in specs],
                  span_removal="the span's characters are deleted from the document; nothing is inserted")
     return count
 
@@ -316,18 +311,18 @@ def _write_score_table(path: Path, qids: Sequence[str], scores: Mapping[str, Map
 # --- 5b. LLM relevance grading -------------------------------------------------------------
 
 
-def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any] | None, prompts_dir: Path,
-                         sample_in: Path, contrast_in: Path, kept_out: Path, grades_out: Path, drops_out: Path,
-                         counts_out: Path) -> StageCount:
+def grade_relevance_step(job: GenerationJob) -> StageCount:
     """Grade 0-4 on the full and the span-removed document; keep full >= 3 and removed <= full - 1 (PosIR 3.3)."""
-    params = qc.GradingParams.from_config(generation_block(entry, "grading"), "generation.grading")
+    params = job.entry.generation.grading
+    prompts_dir, sample_in, contrast_in = _prompts_dir(job), job.path("documents"), job.path("kept")
+    kept_out, grades_out, drops_out, counts_out = (_out(job, n) for n in ("kept", "grades", "drops", "counts"))
     documents = _documents_by_id(sample_in)
     records = read_jsonl(contrast_in)
     located = [gen.LocatedSpan.from_record(r) for r in records]
     full_docs = [documents[s.candidate.doc_id][0].text for s in located]
     removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, located)]
     questions = [s.candidate.question for s in located]
-    with _llm_client(llm_section, params.max_tokens) as client:
+    with _llm_client(job, params.max_tokens) as client:
         grader = _Grader(client, prompts_dir)
         grades = grader(questions + questions, full_docs + removed_docs, qc.STAGE_GRADE)
         failures = grader.failures
@@ -352,30 +347,26 @@ def grade_relevance_step(entry: Mapping[str, Any], llm_section: Mapping[str, Any
     write_jsonl(kept_out, kept)
     count = stage_count(qc.STAGE_GRADE, "queries", len(located), drops)
     write_drops(drops_out, drops)
-    write_counts(counts_out, [count], usage, thresholds=dataclasses.asdict(params))
+    write_counts(counts_out, [count], usage, thresholds=params.model_dump())
     return count
 
 
 # --- 5c. false negatives ---------------------------------------------------------------------
 
 
-def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, Any], scorers_config: Mapping[str, Any],
-                         llm_section: Mapping[str, Any] | None, prompts_dir: Path, sample_in: Path, graded_in: Path,
-                         kept_out: Path, removed_out: Path, drops_out: Path, counts_out: Path,
-                         threads: int = 1, score_cache: str | Path | None = None,
-                         embedding_cache: str | Path | None = None) -> list[StageCount]:
+def false_negatives_step(job: GenerationJob) -> list[StageCount]:
     """Recall top-K per query with an embedding model, score with the scorers, remove outscoring documents
     and the queries whose positive was removed (PosIR section 3.3, "Removing False Negatives")."""
     import torch
 
     from posir.models.registry import encode_by_length, load_encoder
-    from posir.models.spec import ModelSpec
     from posir.retrieval import exact_inner_product_search
     from posir.scorers import specs_from_config
 
-    torch.set_num_threads(max(1, threads))
-    params = gen.FalseNegativeParams.from_config(generation_block(entry, "false_negatives"),
-                                                 "generation.false_negatives")
+    torch.set_num_threads(max(1, job.threads))
+    params = job.entry.generation.false_negatives
+    sample_in, graded_in = job.path("documents"), job.path("kept")
+    kept_out, removed_out, drops_out, counts_out = (_out(job, n) for n in ("kept", "removed", "drops", "counts"))
     records = read_jsonl(graded_in)
     documents = [doc for doc, _ in read_documents(sample_in)]
     doc_text = {d.doc_id: d.text for d in documents}
@@ -384,22 +375,20 @@ def false_negatives_step(entry: Mapping[str, Any], models_config: Mapping[str, A
     candidates: dict[str, list[str]] = {}
     recall_model, top_k = params.recall_model, params.top_k
     if records and recall_model:
-        model_spec = ModelSpec.from_config(recall_model, models_config[recall_model])
-        encoder = load_encoder(model_spec)
+        encoder = load_encoder(job.models[recall_model])
         doc_vectors = encode_by_length(encoder, [d.text for d in documents], "document")
         query_vectors = encode_by_length(encoder, [r["question"] for r in records], "query")
         _, indices = exact_inner_product_search(query_vectors, doc_vectors, top_k)
         for record, row in zip(records, indices):
             candidates[record["qid"]] = [documents[i].doc_id for i in row if i >= 0]
-    specs = specs_from_config(params.scorers, scorers_config)
-    cache = _score_cache(score_cache)
+    specs = specs_from_config(params.scorers, job.scorers)
+    cache = _score_cache(job.score_cache)
     scores: dict[str, dict[tuple[str, str], float | None]] = {}
     client = None
     usage: dict[str, Any] = {}
     try:
         for spec in specs:
-            scorer, client = _load_scorer(spec, entry, llm_section, prompts_dir, client, qc.STAGE_FN_DOCUMENTS, cache,
-                                          models_config, embedding_cache, threads)
+            scorer, client = _load_scorer(spec, job, client, qc.STAGE_FN_DOCUMENTS, cache)
             pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
                            {(q, positives[q]) for q in candidates})
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
@@ -430,10 +419,12 @@ def _mean_len(candidates: Mapping[str, Sequence[str]]) -> float:
 # --- 6. the benchmark ------------------------------------------------------------------------
 
 
-def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, stage_dirs: Sequence[Path],
-                  sample_in: Path, kept_in: Path, removed_in: Path, llm_answer_settings: Mapping[str, Any] | None,
-                  out_dir: Path) -> dict[str, Any]:
+def assemble_step(job: GenerationJob) -> dict[str, Any]:
     """Write the benchmark contract; the card adds up every stage's counts, drops and LLM usage."""
+    entry, metrics, name = job.entry, job.metrics, job.entry.name
+    sample_in, kept_in, removed_in = job.path("documents"), job.path("kept"), job.path("removed")
+    stage_dirs = [Path(p).parent for p in job.paths("counts")]
+    out_dir = job.path("card", "output").parent
     removed = {r["doc_id"] for r in fmt.read_table(removed_in)}
     sampled = [(d, extra) for d, extra in read_documents(sample_in) if d.doc_id not in removed]
     records = read_jsonl(kept_in)
@@ -464,7 +455,7 @@ def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, st
               "documents (sampling.positives_per_domain) or laxer grading thresholds")
     honoured = Counter((r["constraint"], bool(r["honours_constraint"])) for r in records)
     built.card.update({
-        "llm": dict(llm_answer_settings or {}),
+        "llm": dict(job.llm),
         "llm_usage": usage,
         "llm_usage_total": _usage_total(usage),
         "generation": {
@@ -475,10 +466,10 @@ def assemble_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, st
             "span_removal": "the span's characters are deleted from the document; nothing is inserted",
         },
     })
-    provenance = fmt.Provenance(name=name, builder=entry["builder"], language=entry["language"],
-                                parameters=dict(entry["generation"]),
+    provenance = fmt.Provenance(name=name, builder=entry.builder, language=entry.language,
+                                parameters=entry.generation.model_dump(mode="json"),
                                 sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
-                                notes=list(entry.get("notes") or []))
+                                notes=list(entry.notes))
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
@@ -499,19 +490,19 @@ def _usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
 # --- the PosIR import --------------------------------------------------------------------------
 
 
-def import_posir_step(name: str, entry: Mapping[str, Any], metrics: MetricParams, out_dir: Path) -> dict[str, Any]:
+def import_posir_step(job: ImportJob) -> dict[str, Any]:
     """Read a PosIR subset folder (downloading it first only when configured) into the benchmark contract."""
-    from posir.builders.posir_import import ImportSpec, download_subset, import_subset
+    from posir.builders.posir_import import download_subset, import_subset
     from posir.sources import sha256_of
     from posir.text import qwen3_token_counter
 
-    spec = ImportSpec.from_config(entry["posir_import"], f"benchmarks.{name}.posir_import")
+    entry, metrics, name = job.entry, job.metrics, job.entry.name
+    spec = entry.posir_import
     if spec.download:
         download_subset(spec)
     built = import_subset(spec, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
     sources = {role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
                for role, path in spec.files().items()}
-    provenance = fmt.Provenance(name=name, builder=entry["builder"], language=entry["language"],
-                                parameters=dict(entry["posir_import"]), sources=sources,
-                                notes=list(entry.get("notes") or []))
-    return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
+    provenance = fmt.Provenance(name=name, builder=entry.builder, language=entry.language,
+                                parameters=spec.model_dump(mode="json"), sources=sources, notes=list(entry.notes))
+    return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)

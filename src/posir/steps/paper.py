@@ -8,28 +8,40 @@ from typing import Any
 
 import pandas as pd
 
-from posir.config import MetricParams
-from posir.published import published_summaries
+from posir.metrics.params import TableParams
+from posir.plan.jobs import PaperTablesJob, PublishedJob
+from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry, published_summaries
 
 
-def write_published_table(name: str, entry: Mapping[str, Any], path: Path, metrics: MetricParams,
-                          csv_path: Path, markdown_path: Path) -> pd.DataFrame:
+def write_published_table(job: PublishedJob) -> pd.DataFrame:
     """A published result set as our per-setting main table (CSV and Markdown)."""
     from posir.tables import main_table, to_markdown
 
-    table = main_table(published_summaries(name, entry, path, metrics.bucket_names), metrics.bucket_names)
+    entry, metrics = job.entry, job.metrics
+    csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
+    table = main_table(published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names),
+                       metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
     return table
 
 
+def write_paper_table_files(job: PaperTablesJob) -> dict[str, pd.DataFrame]:
+    """The paper tables of one ``paper_tables`` entry, from the job's summaries and published files."""
+    own = dict(zip([tuple(k) for k in job.summary_keys], job.paths("summaries")))
+    published = {name: (entry, path) for (name, entry), path in zip(job.published.items(), job.paths("published"))}
+    outputs = {key: Path(path) for key, path in job.output.items()}
+    return write_paper_tables(job.wildcards["table"], job.entry, own, published, job.reference, job.metrics,
+                              outputs)  # type: ignore[arg-type]
+
+
 def write_paper_tables(
     name: str,
-    table_entry: Mapping[str, Any],
+    table_entry: PaperTableEntry,
     own_summaries: Mapping[tuple[str, str, str], Path],
-    published: Mapping[str, tuple[Mapping[str, Any], Path]],
-    reference: Mapping[str, Any] | None,
-    metrics: MetricParams,
+    published: Mapping[str, tuple[PublishedEntry, Path]],
+    reference: ReferenceEntry | None,
+    metrics: TableParams,
     outputs: Mapping[str, Path],
 ) -> dict[str, pd.DataFrame]:
     """PosIR Tables 2-3 over published result sets and our evaluations, as CSV, Markdown and LaTeX.
@@ -38,26 +50,23 @@ def write_paper_tables(
     ``published`` maps a published entry's name to (entry, file).
     """
     from posir import tables
-    from posir.schema import with_defaults
 
-    table_entry = with_defaults(table_entry, "/properties/paper_tables/additionalProperties", f"paper_tables.{name}")
     buckets = metrics.bucket_names
     sources: dict[str, dict[tuple[str, str], pd.DataFrame]] = {}
     for item, (entry, path) in published.items():
-        sources.setdefault(str(entry.get("label", item)), {}).update(published_summaries(item, entry, path, buckets))
+        sources.setdefault(str(entry.label or item), {}).update(published_summaries(item, entry, path, buckets))
     for (benchmark, model, setting), path in own_summaries.items():
         sources.setdefault(benchmark, {})[(model, setting)] = tables.read_result_tsv(Path(path))
     settings = tables.settings_table(sources, buckets, metrics.n_bins)
 
-    models = table_entry.get("models")
-    labels = table_entry.get("labels", {})
-    average_of = table_entry["average_of"]
-    incomplete = table_entry["incomplete"]
-    reference = reference or {}
-    reference_label = str(reference.get("label", "Reference"))  # no reference table: no column to label
+    models = list(table_entry.models) if table_entry.models is not None else None
+    labels = dict(table_entry.labels)
+    average_of = table_entry.average_of
+    incomplete = table_entry.incomplete
+    reference_label = reference.label if reference else "Reference"  # no reference table: no column to label
     headers = {b.name: b.header for b in metrics.buckets}
-    ranking, correlation = tables.ranking_table(settings, buckets, reference.get("scores"), models,
-                                                incomplete=incomplete)
+    ranking, correlation = tables.ranking_table(settings, buckets, dict(reference.scores) if reference else None,
+                                                models, incomplete=incomplete)
     position = tables.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
     renderings = {

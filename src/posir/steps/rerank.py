@@ -11,7 +11,9 @@ from typing import Any
 from tqdm import tqdm
 
 from posir import benchmark as fmt
-from posir.rerank import PipelineSpec, SampleSpec, rerank, stratified_sample
+from posir.llm.client import open_client
+from posir.plan.jobs import RerankJob
+from posir.rerank import SampleError, rerank, stratified_sample
 from posir.runs import ranked, read_trec_run, write_ranked_run
 
 logger = logging.getLogger("posir.rerank")
@@ -20,29 +22,16 @@ logger = logging.getLogger("posir.rerank")
 PAIRS_PER_CHUNK = 2048
 
 
-def rerank_run(
-    name: str,
-    pipeline_entry: Mapping[str, Any],
-    scorer_name: str,
-    scorer_entry: Mapping[str, Any],
-    models: Mapping[str, Any],
-    first_stage_run: Path,
-    queries_path: Path,
-    corpus_paths: Sequence[Path],
-    id_prefixes: Sequence[str],
-    positions_path: Path,
-    outputs: Mapping[str, Path],
-    *,
-    score_cache: str | Path | None = None,
-    embedding_cache: str | Path | None = None,
-    llm_section: Mapping[str, Any] | None = None,
-    prompts_dir: Path | None = None,
-    threads: int = 1,
-) -> dict[str, Any]:
+def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any]:
     """Write the pipeline's run, the queries it evaluates and its card; return the card."""
-    from posir.scorers import ScoreCache, ScorerSpec, load_scorer
+    from posir.scorers import ScoreCache, load_scorer
 
-    pipeline = PipelineSpec.from_config(pipeline_entry, f"pipelines.{name}")
+    name, pipeline, spec = job.pipeline.name, job.pipeline, job.scorer
+    first_stage_run, queries_path, positions_path = job.path("first_stage"), job.path("queries"), job.path("positions")
+    corpus_paths, id_prefixes = job.paths("corpus"), job.id_prefixes
+    outputs = {name_: job.path(name_, "output") for name_ in ("run", "evaluated", "card")}
+    prompts_dir = prompts_dir if prompts_dir is not None else (job.paths("prompts")[0].parent
+                                                               if job.paths("prompts") else None)
     positions = fmt.read_positions(positions_path)
     queries = {q.qid: q.text for q in fmt.read_queries(queries_path)}
     documents: dict[str, str] = {}
@@ -50,17 +39,21 @@ def rerank_run(
         prefix = f"{id_prefixes[index]}:" if id_prefixes else ""
         documents.update((prefix + d.doc_id, d.text) for d in fmt.read_corpus(path))
     cells = {p.qid: (p.length_bucket, p.position_bin) for p in positions if p.qid in queries}
-    sample = SampleSpec.from_config(pipeline.sample, f"pipelines.{name}.sample") if pipeline.sample else None
-    evaluated = stratified_sample(cells, sample) if sample else list(cells)
+    sample = pipeline.sample
+    try:
+        evaluated = stratified_sample(cells, sample) if sample else list(cells)
+    except SampleError as error:
+        raise SampleError(f"pipelines.{name}.sample on {queries_path.parent.name}: {error}") from None
     first = ranked(read_trec_run(first_stage_run))
     pairs = [(qid, doc) for qid in evaluated for doc, _ in first.get(qid, [])[: pipeline.depth]]
 
-    spec = ScorerSpec.from_config(scorer_name, scorer_entry)
-    client = _llm_client(llm_section) if spec.backend == "llm-grade" else None
-    cache = ScoreCache(Path(score_cache)) if score_cache and spec.backend != "bi-encoder" else None
+    client = (open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
+              if spec.backend == "llm-grade" else None)
+    cache = ScoreCache(Path(job.score_cache)) if job.score_cache and spec.backend != "bi-encoder" else None
     try:
         scorer = load_scorer(spec, llm_client=client, prompts_dir=prompts_dir, cache=cache, stage=f"rerank:{name}",
-                             extra={"models": models, "embedding_cache": embedding_cache, "threads": threads})
+                             extra={"models": job.models, "embedding_cache": job.embedding_cache or None,
+                                    "threads": job.threads})
         scores: dict[tuple[str, str], float | None] = {}
         with tqdm(total=len(pairs), desc=f"rerank {name}", unit="pair") as bar:
             for start in range(0, len(pairs), PAIRS_PER_CHUNK):
@@ -84,10 +77,10 @@ def rerank_run(
     card = {
         "pipeline": name,
         "first_stage": pipeline.first_stage,
-        "second_stage": {"name": scorer_name, "backend": spec.backend, "identity": dict(scorer.identity())},
+        "second_stage": {"name": spec.name, "backend": spec.backend, "identity": dict(scorer.identity())},
         "depth": pipeline.depth,
         "queries": {"in_benchmark": len(cells), "reranked": len(evaluated),
-                    "sample": dict(sample.__dict__) if sample else None,
+                    "sample": sample.model_dump() if sample else None,
                     "per_cell": {f"{b}:{i}": {"kept": kept[(b, i)], "of": n}
                                  for (b, i), n in sorted(Counter(cells.values()).items())}},
         "pairs": {"candidates": len(pairs), "scored": sum(1 for v in scores.values() if v is not None),
@@ -106,11 +99,3 @@ def _counts(scorer: Any, pairs: int) -> dict[str, int]:
     if counts is None:
         return {"computed": pairs}
     return dict(counts()) if callable(counts) else counts.as_dict()
-
-
-def _llm_client(section: Mapping[str, Any] | None) -> Any:
-    from posir.llm import LLMClient, LLMConfig, LLMConfigError
-
-    if not section:
-        raise LLMConfigError("an llm-grade second stage calls an LLM: add an 'llm' section (see docs/llm.md)")
-    return LLMClient(LLMConfig.from_section(section), progress=False)

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from posir import benchmark as fmt
-from posir.config import Setting
 from posir.embeddings import load_embeddings, save_embeddings
+from posir.languages import Setting
 from posir.models.spec import ModelSpec
+from posir.plan.jobs import EncodeJob, RetrieveJob
 from posir.runs import write_trec_run
 
 
@@ -25,14 +26,20 @@ class EncodeCounts:
     encoded: int
 
 
-def encode_text_set(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int,
-                    cache_path: Path | None = None) -> EncodeCounts:
+def encode_text_set(job: EncodeJob) -> EncodeCounts:
     """Encode one text set (a corpus or a query set) once; every setting that needs it reuses the file.
 
-    With ``cache_path``, texts this model encoding has embedded before (in any text set) are read from
-    the embedding cache and only new texts are encoded; the model is not even loaded when none are new.
+    With the job's embedding cache, texts this model encoding has embedded before (in any text set) are read from
+    the cache and only new texts are encoded; the model is not even loaded when none are new.
     A chunked entry (``long_input: chunks``) writes one row per window of each document.
     """
+    return encode_texts(job.model, job.path("texts"), job.wildcards["kind"], job.path("embeddings", "output"),
+                        job.threads, Path(job.cache) if job.cache else None)
+
+
+def encode_texts(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int,
+                 cache_path: Path | None = None) -> EncodeCounts:
+    """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
     from posir.embedding_cache import cached_encode, cached_window_spans, encoding_identity, window_identity
     from posir.models.registry import load_encoder, window_size
 
@@ -117,14 +124,16 @@ def lexical_search(spec: ModelSpec, queries_path: Path, corpus_paths: Sequence[P
     write_trec_run(Path(run_path), [q.qid for q in queries], doc_ids, scores, indices, tag=spec.name)
 
 
-def retrieve(spec: ModelSpec, setting: Setting, queries: Path, corpora: Sequence[Path],
-             corpus_languages: Sequence[str], id_prefixes: Sequence[str], top_k: int, run_path: Path,
-             mean_file: Path | None = None, embedding_model: str | None = None) -> None:
+def retrieve(job: RetrieveJob) -> None:
     """Dense models read cached embeddings; lexical models read the texts."""
+    spec, run_path = job.model, job.path("run", "output")
     if spec.is_dense:
-        dense_search(spec, queries, corpora, id_prefixes, top_k, run_path, mean_file, embedding_model)
+        mean = job.path("mean") if "mean" in job.input else None
+        dense_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, mean,
+                     job.embedding_model)
     else:
-        lexical_search(spec, queries, corpora, corpus_languages, id_prefixes, setting, top_k, run_path)
+        lexical_search(spec, job.path("queries"), job.paths("corpus"), job.corpus_languages, job.id_prefixes,
+                       Setting.parse(job.wildcards["setting"]), job.top_k, run_path)
 
 
 def estimate_renorm_mean(model: str, collection: str, embeddings_path: Path, mean_path: Path) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from posir.sources import Source, fetch, mirror_directories
+from posir.plan.jobs import FetchJob
+from posir.sources import fetch, mirror_directories
 
 
-def fetch_source(name: str, entry: Mapping[str, Any], configured_mirrors: Sequence[str], destination: Path) -> str:
-    return fetch(Source.from_config(name, entry), Path(destination), mirror_directories(configured_mirrors))
+def fetch_source(job: FetchJob) -> str:
+    """Provide the job's source file at its output path; returns where it came from."""
+    return fetch(job.source, Path(job.output["file"]), mirror_directories(job.mirrors))

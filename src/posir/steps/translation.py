@@ -16,90 +16,71 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.config import MetricParams
+from posir.llm.client import open_client
+from posir.plan.jobs import ComparisonJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.translate import filters as flt
-from posir.translate.spec import TranslationEntry
 
 
-def translate_benchmark(
-    name: str,
-    entry: Mapping[str, Any],
-    language: str,
-    source_dir: Path,
-    metrics: MetricParams,
-    out_dir: Path,
-    *,
-    separator: str,
-    llm: Mapping[str, Any] | None = None,
-    cache_path: str | Path | None = None,
-    parallel_files: Mapping[str, Path] | None = None,
-    translator: Any = None,
-    detect: flt.Detector | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
-    """Translate the source variant in ``source_dir`` into ``language``; write ``out_dir``; return the card.
+def translate_benchmark(job: TranslateJob, *, translator: Any = None, detect: flt.Detector | None = None,
+                        progress: bool = True) -> dict[str, Any]:
+    """Translate the job's source variant into its language; write its variant; return the card.
 
     ``translator`` and ``detect`` replace the configured backend and ``langdetect``
     (tests inject faults with them).
     """
-    from posir.builders import BuilderParams
     from posir.text import qwen3_token_counter
     from posir.translate.pipeline import translate_variant
     from posir.translate.spec import make_translator
 
-    parsed = TranslationEntry.from_config(name, entry)
+    parsed, language, metrics, llm = job.entry, job.wildcards["language"], job.metrics, job.llm
+    name = parsed.name
     if language not in parsed.languages:
         raise ValueError(f"benchmarks.{name}.translations has no '{language}' (it has {sorted(parsed.languages)})")
-    source_dir = Path(source_dir)
+    source_dir = job.path("corpus").parent
+    out_dir = job.path("card", "output").parent
+    parallel_files = {role: job.path(role) for role in ("parallel_source", "parallel_target") if role in job.input}
     own_translator = translator is None
     if translator is None:
         translator = make_translator(parsed.languages[language], parsed.source_language, llm=llm,
-                                     cache_path=cache_path, parallel_files=parallel_files, progress=progress)
+                                     cache_path=job.cache or None, parallel_files=parallel_files or None,
+                                     progress=progress)
     try:
         built = translate_variant(
             parsed, language, source_dir.name, fmt.read_corpus(source_dir / fmt.CORPUS),
             fmt.read_queries(source_dir / fmt.QUERIES), fmt.read_positions(source_dir / fmt.POSITIONS),
             {r["doc_id"]: int(r["token_length"]) for r in fmt.read_table(source_dir / fmt.DOCUMENTS)},
-            translator, qwen3_token_counter(), separator=separator,
+            translator, qwen3_token_counter(), separator=job.separator,
             detect=detect if detect is not None else flt.language_detector(), llm=llm)
     finally:
         if own_translator:
             translator.close()
-    params = BuilderParams.from_entry(entry)
+    params = parsed.params
     sampled = fmt.subsample(built, params.max_queries, params.seed)
     sampled.card["translation"]["accounting"]["queries"]["subsampled"] = len(built.queries) - len(sampled.queries)
     sources = {"source_corpus": source_dir / fmt.CORPUS, "source_queries": source_dir / fmt.QUERIES,
                **{role: Path(p) for role, p in (parallel_files or {}).items()}}
     # subsample() above already ran: finish() writes what it is given
-    provenance = fmt.Provenance(name=f"{name}-{language}", builder=entry["builder"], language=language,
-                                parameters=dict(entry.get("params") or {}), sources=sources,
-                                provenance=entry.get("provenance"), notes=list(entry.get("notes") or []))
+    provenance = fmt.Provenance(name=f"{name}-{language}", builder=parsed.builder, language=language,
+                                parameters=params.model_dump(mode="json"), sources=sources,
+                                provenance=parsed.provenance, notes=list(parsed.notes))
     return fmt.finish(sampled, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
 # --- LLM judge (Appendix C.1) ---------------------------------------------------------------------
 
 
-def judge_translation(
-    name: str,
-    entry: Mapping[str, Any],
-    language: str,
-    source_dir: Path,
-    translated_dir: Path,
-    llm: Mapping[str, Any],
-    out_path: Path,
-) -> pd.DataFrame:
+def judge_translation(job: JudgeJob) -> pd.DataFrame:
     """Rate a seeded, bucket-stratified sample of translated documents; one row per sampled document."""
-    from posir.llm import LLMClient, LLMConfig, load_prompt, validators
     from posir.languages import display_name
+    from posir.llm import load_prompt, validators
     from posir.translate.judge import DIMENSIONS, stratified_sample, truncate
 
-    spec_entry = TranslationEntry.from_config(name, entry)
+    spec_entry, language, name = job.entry, job.wildcards["language"], job.entry.name
+    source_dir, translated_dir = job.path("source").parent, job.path("corpus").parent
+    out_path = job.path("judged", "output")
     params = spec_entry.judge
     if params is None:
         raise ValueError(f"benchmarks.{name}.judge is not set: add e.g. 'judge: {{sample: 12}}'")
-    if not llm:
-        raise ValueError(f"benchmarks.{name}.judge needs an 'llm' section (docs/llm.md)")
     source = {d.doc_id: d for d in fmt.read_corpus(Path(source_dir) / fmt.CORPUS)}
     translated = {d.doc_id: d for d in fmt.read_corpus(Path(translated_dir) / fmt.CORPUS)}
     buckets = {r["doc_id"]: r["length_bucket"] for r in fmt.read_table(Path(translated_dir) / fmt.DOCUMENTS)}
@@ -108,7 +89,7 @@ def judge_translation(
                "translation": truncate(translated[i].text, params.max_chars),
                "source_language": display_name(spec_entry.source_language), "target_language": display_name(language)}
               for i in sample]
-    with LLMClient(LLMConfig.from_section(llm)) as client:
+    with open_client(job.llm, needed_by=f"benchmarks.{name}.judge", progress=True) as client:
         answers = client.map("judge_translation", load_prompt(params.prompt), inputs,
                              validator=_all_grades(DIMENSIONS, validators))
         usage = client.usage()
@@ -138,6 +119,12 @@ def _all_grades(dimensions: Sequence[str], validators: Any) -> Any:
     return check
 
 
+def write_judge_tables(job: JudgeTableJob) -> pd.DataFrame:
+    """The judge's summary table of a translation benchmark's judged languages."""
+    judged = {tuple(key): path for key, path in zip(job.judged_keys, job.paths("judged"))}
+    return write_judge_table(judged, job.path("csv", "output"), job.path("markdown", "output"))  # type: ignore[arg-type]
+
+
 def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Path, markdown_path: Path) -> pd.DataFrame:
     """Summary of judged samples: one row per (benchmark, language, backend)."""
     from posir.translate.judge import judge_markdown, summarize
@@ -157,21 +144,17 @@ def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Pat
 # --- comparing translations (e.g. apertium against XQuAD's human translation) ----------------------
 
 
-def write_translation_comparison(
-    rows: Sequence[Mapping[str, Any]],
-    summaries: Sequence[Path],
-    cards: Mapping[str, Path],
-    reference: str,
-    metrics: MetricParams,
-    csv_path: Path,
-    markdown_path: Path,
-) -> pd.DataFrame:
+def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
     """The comparison table of translations of one source (:func:`posir.tables.comparison_table`), CSV and Markdown.
 
-    ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes ``summaries[i]``;
+    The job's ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes its ``summaries[i]``;
     ``cards`` maps a benchmark to the card of its translated variant.
     """
     from posir.tables import comparison_markdown, comparison_table, read_result_tsv
+
+    rows, summaries, cards, metrics = job.rows, job.paths("summaries"), job.cards, job.metrics
+    csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
+    reference = job.reference
 
     variants = [(row, read_result_tsv(path), json.loads(Path(cards[row["benchmark"]]).read_text(encoding="utf-8")))
                 for row, path in zip(rows, summaries)]

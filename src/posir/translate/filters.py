@@ -32,12 +32,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field, Strict, model_validator
 
 import numpy as np
 
 from posir.benchmark import Drop, Position
-from posir.schema import Section, with_defaults
+from posir.schema import Bool, Entry, KeyProblem, PositiveInt, Str
 
 STAGE_CASCADE = "cascade_deletion"
 
@@ -72,21 +74,20 @@ DEFAULT_PREFIX_PATTERNS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class PrefixParams(Section):
+class PrefixParams(Entry):
     """Prefix removal (C.5.1): keyword + line break within ``window`` characters, in the first ``max_chars``."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/prefix"
+    enabled: Bool = True
+    keywords: tuple[Str, ...] = ("translat",)
+    window: PositiveInt = 500
+    max_chars: PositiveInt = 2000
+    patterns: tuple[Str, ...] = ()
+    language_check: Bool = True
 
-    enabled: bool
-    keywords: tuple[str, ...]
-    window: int
-    max_chars: int
-    patterns: tuple[str, ...]
-    language_check: bool
-
-    def __post_init__(self) -> None:
-        _check_patterns(self.patterns, "filters.prefix.patterns")
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _check_patterns(self.patterns, "patterns")
+        return self
 
     @property
     def all_patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -187,21 +188,20 @@ REFUSAL_PATTERNS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class RefusalParams(Section):
+class RefusalParams(Entry):
     """Refusal detection (C.5.2): phrases in the first ``window`` characters, language check from ``min_chars``."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/refusal"
+    enabled: Bool = True
+    window: PositiveInt = 1500
+    patterns: tuple[Str, ...] = ()
+    language_check: Bool = True
+    min_chars: PositiveInt = 80
+    llm_confirm: Bool = False
 
-    enabled: bool
-    window: int
-    patterns: tuple[str, ...]
-    language_check: bool
-    min_chars: int
-    llm_confirm: bool
-
-    def __post_init__(self) -> None:
-        _check_patterns(self.patterns, "filters.refusal.patterns")
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _check_patterns(self.patterns, "patterns")
+        return self
 
     def compiled(self, source_language: str, target_language: str) -> tuple[re.Pattern[str], ...]:
         chosen = {*REFUSAL_PATTERNS.get(source_language, ()), *REFUSAL_PATTERNS["eng"],
@@ -274,17 +274,14 @@ TOKENS = "tokens"
 RATIO = "ratio"
 
 
-@dataclass(frozen=True)
-class OutlierParams(Section):
+class OutlierParams(Entry):
     """Token-length IQR bounds per language; ``statistic`` ``tokens`` (PosIR) or ``ratio`` (to the source)."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters/properties/outliers"
-
-    enabled: bool
-    statistic: str  # TOKENS or RATIO (the schema's enum)
-    lower_factor: float
-    upper_factor: float
-    min_documents: int
+    enabled: Bool = True
+    statistic: Literal["tokens", "ratio"] = "tokens"
+    lower_factor: Annotated[float, Strict(), Field(ge=0)] = 3.0
+    upper_factor: Annotated[float, Strict(), Field(ge=0)] = 1.5
+    min_documents: PositiveInt = 8
 
 
 @dataclass(frozen=True)
@@ -351,24 +348,15 @@ def _check_patterns(patterns: Sequence[str], key: str) -> None:
         try:
             re.compile(pattern)
         except re.error as error:
-            raise ValueError(f"{key}: {pattern!r} is not a valid regular expression ({error})") from None
+            raise KeyProblem(key, f"{pattern!r} is not a valid regular expression ({error})", "fix it") from None
 
 
-@dataclass(frozen=True)
-class FilterParams:
-    """The ``filters`` block of a translation entry (defaults in the schema)."""
+class FilterParams(Entry):
+    """The ``filters`` block of a translation entry: fixing and filtering (PosIR Appendix C.5)."""
 
-    SCHEMA = "/properties/benchmarks/additionalProperties/properties/filters"
-
-    prefix: PrefixParams
-    refusal: RefusalParams
-    outliers: OutlierParams
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None, where: str = "filters") -> "FilterParams":
-        filled = with_defaults(section, cls.SCHEMA, where)
-        return cls(PrefixParams.from_config(filled["prefix"]), RefusalParams.from_config(filled["refusal"]),
-                   OutlierParams.from_config(filled["outliers"]))
+    prefix: PrefixParams = PrefixParams()
+    refusal: RefusalParams = RefusalParams()
+    outliers: OutlierParams = OutlierParams()
 
 
 def snippet(text: str, limit: int = 160) -> str:

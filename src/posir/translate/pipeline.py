@@ -104,14 +104,14 @@ def _confirm_refusals(units: Sequence[_Unit], llm: Mapping[str, Any], source_lan
 
     A failed LLM check keeps the flag (a conservative drop). Returns (candidates, cleared, usage).
     """
-    from posir.llm import LLMClient, LLMConfig, load_prompt
     from posir.languages import display_name
+    from posir.llm import load_prompt, open_client
 
     flagged = [u for u in units if u.flag is not None and u.failed is not None]
     if not flagged:
         return 0, 0, {}
     cleared = 0
-    with LLMClient(LLMConfig.from_section(llm)) as client:
+    with open_client(llm, needed_by="filters.refusal.llm_confirm", progress=True) as client:
         answers = client.map("confirm_refusal", load_prompt("confirm_refusal"),
                              [{"source": u.source[:window], "output": u.text[:window],
                                "source_language": display_name(source_language),
@@ -269,7 +269,7 @@ def translate_variant(
         "usage": usage,
         "units": {"documents": len(documents), "paragraphs": len(flat), "queries": len(queries)},
         "separator": separator,
-        "filters": asdict(params),
+        "filters": params.model_dump(),
         "fixes": {
             "prefix_removal": {"paragraphs": sum(1 for u in flat if u.fixes),
                                "queries": sum(1 for u in query_units if u.fixes)},

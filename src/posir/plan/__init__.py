@@ -1,0 +1,153 @@
+"""The workflow's plan, as a library: from the typed config, every target and every job's inputs, params, threads
+and resources. Pure functions of the config (no Snakemake needed), tested as plans in ``tests/unit/test_plan.py``;
+``rules/*.smk`` only call them.
+
+:meth:`Plan.from_config` is the one way in: it types and checks the config (every check that the config and file
+names allow happens here, before the first job starts) and composes the parts: :class:`BenchmarkPlan` (sources,
+benchmarks, generation, translation), :class:`RetrievalPlan` (encode, search, rerank) and
+:class:`EvaluationPlan` (scores, tables, figures, tests, analyses, paper tables).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posir.builders import BUILDERS
+from posir.config import WorkflowConfig, check_installed, load_config
+from posir.plan.base import Wildcards, input_scaled_mem_mb
+from posir.plan.benchmarks import BenchmarkPlan
+from posir.plan.checks import check_plan
+from posir.plan.evaluation import EvaluationPlan
+from posir.plan.paths import ResultPaths
+from posir.plan.retrieval import RetrievalPlan
+
+__all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]
+
+
+def names_regex(names: Iterable[str]) -> str:
+    """A wildcard regex matching exactly ``names``; with none, a regex that matches nothing."""
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every target and every job of a config."""
+
+    config: WorkflowConfig
+    paths: ResultPaths
+    benchmarks: BenchmarkPlan
+    retrieval: RetrievalPlan
+    evaluation: EvaluationPlan
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any], prompts_dir: Path, results: str = "results",
+                    check_environment: bool = True) -> Plan:
+        """The plan of a raw config (Snakemake's ``config``): typed, cross-checked and checked as a plan."""
+        config = load_config(raw)
+        if check_environment:
+            check_installed(config)
+        paths = ResultPaths(results)
+        plan = cls(config, paths, BenchmarkPlan(config, paths, prompts_dir), RetrievalPlan(config, paths, prompts_dir),
+                   EvaluationPlan(config, paths, prompts_dir))
+        check_plan(plan)
+        return plan
+
+    # --- wildcards ------------------------------------------------------------------------------------------
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        """The global wildcard constraints: names the config defines, settings and languages by shape."""
+        return {
+            "kind": "corpus|queries",
+            "setting": "[a-z]{3}-[a-z]{3}",
+            "language": "[a-z]{3}",
+            "model": names_regex([*self.config.models, *self.config.pipelines]),
+            "benchmark": "[^/]+",
+            "collection": names_regex(self.config.text_collections),
+            "text_set": "[^/]+",
+            "source": "[^/]+",
+            "published": "[^/]+",
+            "table": "[^/]+",
+            "comparison": names_regex(self.config.translation_comparisons),
+        }
+
+    def benchmarks_built_by(self, builder: str) -> str:
+        """A wildcard regex matching exactly the benchmarks made by ``builder`` (a builder's name)."""
+        assert builder in BUILDERS, builder
+        return names_regex(n for n, e in self.config.benchmarks.items() if e.builder == builder)
+
+    def models_regex(self) -> str:
+        return names_regex(self.config.models)
+
+    def pipelines_regex(self) -> str:
+        return names_regex(self.config.pipelines)
+
+    # --- what `snakemake` builds ------------------------------------------------------------------------------
+
+    def targets(self) -> list[str]:
+        """What ``rule all`` asks for: tables and figures of every evaluation, tests, analyses, paper tables and
+        the translations something evaluates."""
+        return [*self.evaluation_targets(), *self.significance_targets(), *self.analyses_targets(),
+                *self.paper_targets(), *self.translation_targets()]
+
+    def evaluation_targets(self) -> list[str]:
+        paths, evaluation = self.paths, self.evaluation
+        outputs = []
+        for name in sorted({e.benchmark for e in self.config.evaluations}):
+            outputs += [paths.table(name, "main.csv"), paths.table(name, "main.md")]
+            if evaluation.is_multilingual(name):
+                # one grid per setting; a grid of every model and setting would be unreadable
+                outputs += [paths.table(name, "languages.md")]
+            else:
+                outputs += [paths.figure(name, "grid.png")]
+            if evaluation.one_vs_many(name):
+                outputs += [paths.table(name, "language_bias.csv"), paths.figure(name, "language_bias.png")]
+            settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
+            if len(settings) > 1:
+                outputs += [paths.figure(name, f"grid-{s}.png") for s in settings]
+        variants = sorted({self.config.query_variant(e.benchmark, e.setting.query_language)
+                           for e in self.config.evaluations})
+        outputs += [paths.figure(v, "positions.png") for v in variants]
+        outputs += [paths.run_figure(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
+        return outputs
+
+    def significance_targets(self) -> list[str]:
+        pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations})
+        return [self.paths.significance(b, s, "md") for b, s in pairs
+                if len(self.evaluation.compared_models(b, s)) > 1]
+
+    def analyses_targets(self) -> list[str]:
+        analyses = self.config.analyses
+        outputs = [self.paths.figure(b, f"saliency-{m}.png") for b, ms in analyses.saliency.runs.items() for m in ms]
+        outputs += [self.paths.figure(b, f"segments-{m}.png") for b, ms in analyses.representation.runs.items()
+                    for m in ms]
+        return outputs
+
+    def paper_targets(self) -> list[str]:
+        outputs = []
+        for name in self.config.published:
+            outputs += [self.paths.published_table(name, "main.csv"), self.paths.published_table(name, "main.md")]
+        for table in self.config.paper_tables:
+            outputs += list(self.paths.paper_tables(table).values())
+        return outputs
+
+    def translation_targets(self) -> list[str]:
+        # like every other benchmark, a translation is built by 'all' only when something evaluates it
+        from posir import benchmark as fmt
+        from posir.translate.spec import TranslationEntry
+
+        evaluated = {e.benchmark for e in self.config.evaluations}
+        outputs = [self.paths.benchmark_file(f"{name}-{lang}", fmt.CARD)
+                   for name, lang in self.config.translation_variants() if name in evaluated]
+        for name, entry in self.config.benchmarks.items():
+            if isinstance(entry, TranslationEntry) and entry.judge is not None:
+                outputs += [self.paths.table(name, "translation_judge.csv"),
+                            self.paths.table(name, "translation_judge.md")]
+        for name in self.config.translation_comparisons:
+            outputs += [self.paths.table(name, "translation_comparison.csv"),
+                        self.paths.table(name, "translation_comparison.md")]
+        return outputs

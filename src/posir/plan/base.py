@@ -1,0 +1,47 @@
+"""What every part of the plan shares: the typed config, the result paths, and the Snakemake-facing conventions.
+
+Snakemake calls a rule's input, params and resource functions with a ``wildcards`` object (and, where the
+function names them, ``input``, ``threads``, ...). Plan methods take exactly those arguments and read wildcards
+by attribute, so a test calls them with ``Wildcards(benchmark="squad-long", ...)`` and no Snakemake at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from posir.config import WorkflowConfig
+from posir.plan.paths import ResultPaths
+
+
+def Wildcards(**values: str) -> Any:  # noqa: N802 - reads like Snakemake's own Wildcards object
+    """A wildcards object as Snakemake passes it, for calling plan methods without Snakemake."""
+    return SimpleNamespace(**values)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the plan: one group of rules, over the one typed config and the result paths."""
+
+    config: WorkflowConfig
+    paths: ResultPaths
+    prompts_dir: Path
+
+
+def input_scaled_mem_mb(base_mb: float, per_input_mb: float) -> Callable[[Any, Any], int]:
+    """mem_mb of a step whose peak RSS grows with its input: twice (base_mb + per_input_mb x input MB), in 100 MB
+    steps, at least 1000 MB (docs/cluster.md, "Where the resources come from"). Snakemake evaluates it when the
+    job is ready, so ``input.size_mb`` is the real size."""
+
+    def mem_mb(wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake passes the job's input by this name
+        return scaled_mem_mb(base_mb, per_input_mb, input.size_mb)
+
+    return mem_mb
+
+
+def scaled_mem_mb(base_mb: float, per_input_mb: float, input_mb: float) -> int:
+    return max(1000, 100 * math.ceil(2 * (base_mb + per_input_mb * input_mb) / 100))

@@ -1,0 +1,175 @@
+"""Planning evaluation: scoring runs, tables and figures per benchmark and setting, paired tests, analyses,
+published results and paper tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from posir import benchmark as fmt
+from posir.config import Evaluation
+from posir.languages import ONE_VS_MANY, Setting
+from posir.plan.base import Part
+from posir.plan.jobs import (
+    LanguageBiasJob,
+    PanelsJob,
+    PaperTablesJob,
+    PublishedJob,
+    RepresentationJob,
+    SaliencyJob,
+    ScoreJob,
+    SettingGridJob,
+    SignificanceJob,
+)
+
+#: Documents per query the one-vs-many language bias counts (the top of each run).
+LANGUAGE_BIAS_DEPTH = 100
+
+
+class EvaluationPlan(Part):
+    """What each run, benchmark and setting is scored and summarised by."""
+
+    # --- the evaluations of a benchmark or a setting ------------------------------------------------------
+
+    def evaluations_of(self, benchmark: str) -> list[Evaluation]:
+        return self.config.evaluations_by_benchmark.get(benchmark, [])
+
+    def evaluations_of_setting(self, benchmark: str, setting: str) -> list[Evaluation]:
+        return [e for e in self.evaluations_of(benchmark) if str(e.setting) == setting]
+
+    def aggregate_file(self, evaluation: Evaluation, suffix: str) -> str:
+        return self.paths.aggregate(evaluation.benchmark, evaluation.model, str(evaluation.setting), suffix)
+
+    def aggregates_of_benchmark(self, suffix: str) -> Any:
+        def files(wildcards: Any) -> list[str]:
+            return [self.aggregate_file(e, suffix) for e in self.evaluations_of(wildcards.benchmark)]
+
+        return files
+
+    def aggregates_of_setting(self, suffix: str) -> Any:
+        def files(wildcards: Any) -> list[str]:
+            return [self.aggregate_file(e, suffix) for e in self.evaluations_of_setting(wildcards.benchmark,
+                                                                                       wildcards.setting)]
+
+        return files
+
+    def one_vs_many(self, benchmark: str) -> list[Evaluation]:
+        return [e for e in self.evaluations_of(benchmark) if e.setting.corpus_language == ONE_VS_MANY]
+
+    def is_multilingual(self, benchmark: str) -> bool:
+        return len({str(e.setting) for e in self.evaluations_of(benchmark)}) > 1
+
+    # --- scoring a run --------------------------------------------------------------------------------------
+
+    def score_inputs(self, wildcards: Any) -> dict[str, str]:
+        setting = Setting.parse(wildcards.setting)
+        query_dir = self.config.query_variant(wildcards.benchmark, setting.query_language)
+        run = self.paths.run(wildcards.benchmark, wildcards.model, wildcards.setting)
+        inputs = {
+            "qrels": self.paths.benchmark_file(query_dir, fmt.QRELS),
+            "positions": self.paths.benchmark_file(query_dir, fmt.POSITIONS),
+            "run": run,
+        }
+        if self.config.is_pipeline(wildcards.model):
+            # a pipeline may rerank a sample of the queries
+            inputs["evaluated"] = self.paths.reranked_queries(wildcards.benchmark, wildcards.model, wildcards.setting)
+            return inputs
+        corpora = self.config.corpus_variants(wildcards.benchmark, setting.corpus_language)
+        if self.config.models[wildcards.model].is_dense and len(corpora) == 1:
+            inputs["corpus_embeddings"] = self.paths.embeddings(self.config.embedding_model(wildcards.model),
+                                                                corpora[0], "corpus")
+        return inputs
+
+    def score(self, wildcards: Any) -> ScoreJob:
+        setting = Setting.parse(wildcards.setting)
+        prefixes = self.config.query_languages(wildcards.benchmark) if setting.corpus_language == ONE_VS_MANY else []
+        outside = self.config.languages_outside_model(Evaluation(wildcards.benchmark, wildcards.model, setting))
+        return ScoreJob(id_prefixes=prefixes, languages_outside_model=outside, metrics=self.config.metrics)
+
+    # --- tables and figures of a benchmark ----------------------------------------------------------------
+
+    def panels(self, wildcards: Any) -> PanelsJob:
+        return PanelsJob(panels=[(e.model, str(e.setting)) for e in self.evaluations_of(wildcards.benchmark)],
+                         metrics=self.config.metrics.tables())
+
+    def setting_grid(self, wildcards: Any) -> SettingGridJob:
+        models = [e.model for e in self.evaluations_of_setting(wildcards.benchmark, wildcards.setting)]
+        return SettingGridJob(models=models, metrics=self.config.metrics.tables())
+
+    def one_vs_many_runs(self, wildcards: Any) -> list[str]:
+        return [self.paths.run(e.benchmark, e.model, str(e.setting)) for e in self.one_vs_many(wildcards.benchmark)]
+
+    def language_bias(self, wildcards: Any) -> LanguageBiasJob:
+        return LanguageBiasJob(runs=[(e.model, e.setting.query_language) for e in self.one_vs_many(wildcards.benchmark)],
+                               depth=LANGUAGE_BIAS_DEPTH)
+
+    # --- paired tests between the models of a setting -------------------------------------------------------
+
+    def compared_models(self, benchmark: str, setting: str) -> list[str]:
+        """The models of a (benchmark, setting) that answer every query; a pipeline reranking a sample is left out."""
+        return [e.model for e in self.evaluations_of_setting(benchmark, setting)
+                if not (self.config.is_pipeline(e.model) and self.config.pipelines[e.model].sample)]
+
+    def compared_scores(self, wildcards: Any) -> list[str]:
+        return [self.paths.scores(wildcards.benchmark, m, wildcards.setting)
+                for m in self.compared_models(wildcards.benchmark, wildcards.setting)]
+
+    def significance(self, wildcards: Any) -> SignificanceJob:
+        return SignificanceJob(models=self.compared_models(wildcards.benchmark, wildcards.setting),
+                               metrics=self.config.metrics)
+
+    # --- analyses -------------------------------------------------------------------------------------------
+
+    def analysis_inputs(self, wildcards: Any) -> dict[str, str]:
+        return {name: self.paths.benchmark_file(wildcards.benchmark, filename) for name, filename in
+                (("positions", fmt.POSITIONS), ("documents", fmt.DOCUMENTS), ("queries", fmt.QUERIES),
+                 ("corpus", fmt.CORPUS))}
+
+    def saliency(self, wildcards: Any) -> SaliencyJob:
+        return SaliencyJob(model=self.config.models[wildcards.model], section=self.config.analyses.saliency)
+
+    def representation(self, wildcards: Any) -> RepresentationJob:
+        return RepresentationJob(model=self.config.models[wildcards.model],
+                                 section=self.config.analyses.representation, metrics=self.config.metrics.tables(),
+                                 cache=self.config.embedding_cache)
+
+    def analysis_mem_mb(self, extra: int) -> Any:
+        def mem_mb(wildcards: Any) -> int:
+            return self.config.models[wildcards.model].mem_mb + extra
+
+        return mem_mb
+
+    # --- published results and paper tables -----------------------------------------------------------------
+
+    def published_file(self, name: str) -> str:
+        """The file a 'published' entry reads: its source's fetched copy, or its local path."""
+        entry = self.config.published[name]
+        if entry.source is not None:
+            return self.paths.source(entry.source, self.config.sources[entry.source].filename)
+        assert entry.path is not None
+        return entry.path
+
+    def published_input(self, wildcards: Any) -> str:
+        return self.published_file(wildcards.published)
+
+    def published(self, wildcards: Any) -> PublishedJob:
+        return PublishedJob(entry=self.config.published[wildcards.published], metrics=self.config.metrics.tables())
+
+    def paper_evaluations(self, table: str) -> list[Evaluation]:
+        benchmarks = self.config.paper_tables[table].benchmarks
+        return [e for e in self.config.evaluations if e.benchmark in benchmarks]
+
+    def paper_summaries(self, wildcards: Any) -> list[str]:
+        return [self.aggregate_file(e, "summary") for e in self.paper_evaluations(wildcards.table)]
+
+    def paper_published_files(self, wildcards: Any) -> list[str]:
+        return [self.published_file(name) for name in self.config.paper_tables[wildcards.table].published]
+
+    def paper_tables(self, wildcards: Any) -> PaperTablesJob:
+        entry = self.config.paper_tables[wildcards.table]
+        return PaperTablesJob(
+            entry=entry,
+            summary_keys=[(e.benchmark, e.model, str(e.setting)) for e in self.paper_evaluations(wildcards.table)],
+            published={name: self.config.published[name] for name in entry.published},
+            reference=self.config.references[entry.reference] if entry.reference else None,
+            metrics=self.config.metrics.tables(),
+        )

@@ -1,0 +1,233 @@
+"""One typed job per rule: what the plan decides for it (its params) and, once it runs, its files and threads.
+
+The plan builds a job's params from the typed config; Snakemake carries them to the job as plain data (it tracks
+only builtin values, so a changed setting reruns exactly the jobs it reaches); the rule's script turns them back
+into the same typed object with :meth:`Job.of` and hands it, with its files, to one step function.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import ConfigDict, Field
+
+from posir.analyses.params import RepresentationParams, SaliencyParams
+from posir.builders.generation import GenerationBenchmark
+from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.squad import SquadBenchmark
+from posir.builders.text_collections import CollectionParams
+from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
+from posir.llm.config import LLMConfig
+from posir.metrics.params import MetricParams, PositionParams, TableParams
+from posir.models.spec import ModelSpec
+from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
+from posir.rerank import PipelineSpec
+from posir.schema import Entry, Str
+from posir.scorers.spec import ScorerEntry
+from posir.sources import Source
+from posir.translate.spec import TranslationEntry
+
+
+#: What a job learns when it runs, not from the plan: never part of its params.
+RUN_TIME_FIELDS = frozenset({"input", "output", "threads", "wildcards", "llm_endpoint"})
+
+
+class Job(Entry):
+    """A job's typed params; ``input``, ``output`` and ``threads`` are filled when it runs (:meth:`of`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: dict[str, Any] = Field(default_factory=dict)
+    """the rule's named inputs (a path, or a list of paths)"""
+    output: dict[str, Any] = Field(default_factory=dict)
+    """the rule's named outputs"""
+    threads: int = 1
+    wildcards: dict[str, str] = Field(default_factory=dict)
+    llm_endpoint: LLMConfig | None = None
+    """the running config's llm section: read when the job runs, never a param, so a local server on another port
+    reruns nothing (what shapes answers is in the job's params)"""
+
+    def params(self) -> dict[str, Any]:
+        """The job's params as plain data: what the rule passes as ``params: job=...``."""
+        return self.model_dump(mode="json", exclude=RUN_TIME_FIELDS)
+
+    @classmethod
+    def of(cls, snakemake: Any) -> Self:
+        """The job of a running rule: its params (``snakemake.params.job``), named files, threads and wildcards."""
+        llm = snakemake.config.get("llm")
+        return cls.model_validate({
+            **snakemake.params.job,
+            "input": _named(snakemake.input),
+            "output": _named(snakemake.output),
+            "threads": int(snakemake.threads),
+            "wildcards": {k: str(v) for k, v in snakemake.wildcards.items()},
+            "llm_endpoint": LLMConfig.from_section(llm) if llm else None,
+        })
+
+    def path(self, name: str, side: str = "input") -> Path:
+        files = self.input if side == "input" else self.output
+        return Path(files[name])
+
+    def paths(self, name: str) -> list[Path]:
+        value = self.input.get(name, [])
+        return [Path(p) for p in ([value] if isinstance(value, str) else value)]
+
+
+def _named(files: Any) -> dict[str, Any]:
+    """Snakemake's named files: a name -> a path, or a list of paths for a list input."""
+    named: dict[str, Any] = {}
+    for name, value in files.items():
+        named[name] = str(value) if isinstance(value, (str, Path)) else [str(v) for v in value]
+    return named
+
+
+# --- sources and benchmarks ---------------------------------------------------------------------------
+
+
+class FetchJob(Job):
+    source: Source
+    mirrors: tuple[Str, ...]
+
+
+class BuildJob(Job):
+    """A benchmark built from checksummed sources (SQuAD-format files, XQuAD variants)."""
+
+    entry: SquadBenchmark | CrossLingualBenchmark | ParallelBenchmark
+    metrics: PositionParams
+
+
+class CollectionJob(Job):
+    name: Str
+    entry: CollectionParams
+
+
+class PositionsFigureJob(Job):
+    metrics: TableParams
+
+
+class GenerationJob(Job):
+    """A stage of LLM benchmark generation; ``llm`` holds the answer-shaping settings (the endpoint comes from the
+    running config, so a local server on another port reruns nothing)."""
+
+    entry: GenerationBenchmark
+    scorers: dict[str, ScorerEntry] = Field(default_factory=dict)
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    llm: dict[str, Any] = Field(default_factory=dict)
+    metrics: PositionParams = PositionParams()
+    score_cache: Str = ""
+    embedding_cache: Str = ""
+
+
+class ImportJob(Job):
+    entry: PosIRImportBenchmark
+    metrics: PositionParams
+
+
+class TranslateJob(Job):
+    entry: TranslationEntry
+    separator: Str
+    llm: LLMConfig | None = None
+    cache: Str = ""
+    metrics: PositionParams
+
+
+class JudgeJob(Job):
+    entry: TranslationEntry
+    llm: LLMConfig
+
+
+class JudgeTableJob(Job):
+    judged_keys: list[tuple[Str, Str, Str]]
+
+
+class ComparisonJob(Job):
+    rows: list[dict[str, str]]
+    cards: dict[str, Str]
+    reference: Str
+    metrics: TableParams
+
+
+# --- encoding, retrieval, reranking ----------------------------------------------------------------------
+
+
+class EncodeJob(Job):
+    model: ModelSpec
+    cache: Str = ""
+
+
+class RetrieveJob(Job):
+    model: ModelSpec
+    top_k: int
+    corpus_languages: list[Str]
+    id_prefixes: list[Str]
+    embedding_model: Str
+
+
+class RerankJob(Job):
+    """A pipeline's second stage over its first stage's run."""
+
+    pipeline: PipelineSpec
+    scorer: ScorerEntry
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    id_prefixes: list[Str] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict)
+    """the answer-shaping llm settings of an LLM second stage (empty for others)"""
+    score_cache: Str = ""
+    embedding_cache: Str = ""
+
+
+# --- evaluation, tables, figures -------------------------------------------------------------------------
+
+
+class ScoreJob(Job):
+    id_prefixes: list[Str] = Field(default_factory=list)
+    languages_outside_model: list[Str] = Field(default_factory=list)
+    metrics: MetricParams
+
+
+class PanelsJob(Job):
+    """A table or figure over several runs of a benchmark: (model, setting) of each input, in input order."""
+
+    panels: list[tuple[Str, Str]]
+    metrics: TableParams
+
+
+class SettingGridJob(Job):
+    models: list[Str]
+    metrics: TableParams
+
+
+class LanguageBiasJob(Job):
+    runs: list[tuple[Str, Str]]
+    depth: int
+
+
+class SignificanceJob(Job):
+    models: list[Str]
+    metrics: MetricParams
+
+
+class SaliencyJob(Job):
+    model: ModelSpec
+    section: SaliencyParams
+
+
+class RepresentationJob(Job):
+    model: ModelSpec
+    section: RepresentationParams
+    metrics: TableParams
+    cache: Str = ""
+
+
+class PublishedJob(Job):
+    entry: PublishedEntry
+    metrics: TableParams
+
+
+class PaperTablesJob(Job):
+    entry: PaperTableEntry
+    summary_keys: list[tuple[Str, Str, Str]]
+    published: dict[str, PublishedEntry]
+    reference: ReferenceEntry | None = None
+    metrics: TableParams

@@ -1,0 +1,189 @@
+"""Planning retrieval: encoding every text set once per model, search, renormalization means, reranking."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from posir import benchmark as fmt
+from posir.languages import ONE_VS_MANY, Setting
+from posir.models.spec import ModelSpec
+from posir.plan.base import Part, scaled_mem_mb
+from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
+from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
+
+
+class RetrievalPlan(Part):
+    """Encode, search, renormalization means and reranking pipelines."""
+
+    # --- encoding -----------------------------------------------------------------------------------------
+
+    def text_set_file(self, text_set: str, kind: str) -> str:
+        """The texts of a text set: a benchmark (variant) or a text collection."""
+        if text_set in self.config.text_collections:
+            return f"{self.paths.collection_dir(text_set)}/{fmt.CORPUS}"
+        return self.paths.benchmark_file(text_set, fmt.CORPUS if kind == "corpus" else fmt.QUERIES)
+
+    def encode_input(self, wildcards: Any) -> str:
+        return self.text_set_file(wildcards.text_set, wildcards.kind)
+
+    def encode(self, wildcards: Any) -> EncodeJob:
+        return EncodeJob(model=self.config.models[wildcards.model], cache=self.config.embedding_cache)
+
+    def model_mem_mb(self, wildcards: Any) -> int:
+        return self.config.models[wildcards.model].mem_mb
+
+    def model_gpu(self, wildcards: Any) -> int:
+        """1 when the model runs on a cuda device: the job asks the executor for a GPU."""
+        return int(self.config.models[wildcards.model].uses_gpu)
+
+    def embeddings(self, model: str, text_set: str, kind: str) -> str:
+        """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
+        return self.paths.embeddings(self.config.embedding_model(model), text_set, kind)
+
+    def renorm_mean(self, model: str) -> str:
+        collection = self.config.models[model].renorm_collection
+        assert collection is not None
+        return self.paths.renorm_mean(self.config.embedding_model(model), collection)["mean"]
+
+    # --- settings: which queries search which corpus ----------------------------------------------------
+
+    def query_variant(self, wildcards: Any) -> str:
+        return self.config.query_variant(wildcards.benchmark, Setting.parse(wildcards.setting).query_language)
+
+    def corpus_variants(self, wildcards: Any) -> list[str]:
+        return self.config.corpus_variants(wildcards.benchmark, Setting.parse(wildcards.setting).corpus_language)
+
+    def corpus_languages(self, wildcards: Any) -> list[str]:
+        setting = Setting.parse(wildcards.setting)
+        if setting.corpus_language == ONE_VS_MANY:
+            return self.config.query_languages(wildcards.benchmark)
+        return [setting.corpus_language]
+
+    def id_prefixes(self, wildcards: Any) -> list[str]:
+        """One-vs-many corpora prefix document ids with their language; single-language corpora do not."""
+        if Setting.parse(wildcards.setting).corpus_language != ONE_VS_MANY:
+            return []
+        return self.config.query_languages(wildcards.benchmark)
+
+    # --- search -----------------------------------------------------------------------------------------
+
+    def retrieve_inputs(self, wildcards: Any) -> dict[str, Any]:
+        query_dir = self.query_variant(wildcards)
+        spec = self.config.models[wildcards.model]
+        if spec.is_dense:
+            inputs: dict[str, Any] = {
+                "queries": self.embeddings(wildcards.model, query_dir, "queries"),
+                "corpus": [self.embeddings(wildcards.model, v, "corpus") for v in self.corpus_variants(wildcards)],
+            }
+            if spec.renorm:
+                inputs["mean"] = self.renorm_mean(wildcards.model)
+            return inputs
+        return {
+            "queries": self.paths.benchmark_file(query_dir, fmt.QUERIES),
+            "corpus": [self.paths.benchmark_file(v, fmt.CORPUS) for v in self.corpus_variants(wildcards)],
+        }
+
+    def retrieve(self, wildcards: Any) -> RetrieveJob:
+        return RetrieveJob(model=self.config.models[wildcards.model], top_k=self.config.retrieval.top_k,
+                           corpus_languages=self.corpus_languages(wildcards), id_prefixes=self.id_prefixes(wildcards),
+                           embedding_model=self.config.embedding_model(wildcards.model))
+
+    def retrieve_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
+        """Peak RSS measured: 70-90 MB of Python, plus up to 8 MB per MB of embeddings (dense: 188 MB for 17 MB)
+        or 45 MB per MB of corpus text (BM25 keeps its index in Python objects: 194 MB for 3 MB)."""
+        per_mb = 8 if self.config.models[wildcards.model].is_dense else 45
+        return scaled_mem_mb(100, per_mb, input.size_mb)
+
+    # --- reranking pipelines ------------------------------------------------------------------------------
+
+    def second_stage(self, wildcards: Any) -> ScorerSpec:
+        return self.config.scorers[self.config.pipelines[wildcards.model].second_stage]
+
+    def rerank_inputs(self, wildcards: Any) -> dict[str, Any]:
+        query_dir = self.query_variant(wildcards)
+        first_stage = self.config.pipelines[wildcards.model].first_stage
+        return {
+            "first_stage": self.paths.run(wildcards.benchmark, first_stage, wildcards.setting),
+            "queries": self.paths.benchmark_file(query_dir, fmt.QUERIES),
+            "positions": self.paths.benchmark_file(query_dir, fmt.POSITIONS),
+            "corpus": [self.paths.benchmark_file(v, fmt.CORPUS) for v in self.corpus_variants(wildcards)],
+            "windows_encoded_by": self.chunked_windows(wildcards),
+            "prompts": self.second_stage_prompts(wildcards),
+        }
+
+    def second_stage_prompts(self, wildcards: Any) -> list[str]:
+        """The prompt files an LLM second stage reads (inputs, so editing one reruns its reranks); its cache keys
+        on the prompt's hash, so a rerun asks only for the pairs the new prompt has not seen."""
+        scorer = self.second_stage(wildcards)
+        if not isinstance(scorer, LLMGradeSpec):
+            return []
+        return [*self._prompt_files(scorer.prompt), *self._prompt_files(scorer.grade_prompt)]
+
+    def _prompt_files(self, name: str) -> list[str]:
+        schema = self.prompts_dir / f"{name}.schema.json"
+        return [str(self.prompts_dir / f"{name}.md")] + ([str(schema)] if schema.exists() else [])
+
+    def chunked_windows(self, wildcards: Any) -> list[str]:
+        """Corpus embeddings of a chunked entry evaluated beside the pipeline that hold the very windows its
+        bi-encoder second stage reads (same window identity, window and stride).
+
+        An ordering edge only: the rerank job then finds every window in the embedding cache, where it would
+        otherwise encode the same windows at the same time as that entry's encode job (on 2 cores, me5-small's
+        squad-long windows twice over).
+        """
+        scorer = self.second_stage(wildcards)
+        if not isinstance(scorer, BiEncoderSpec):
+            return []
+        wanted = (_window_identity(self.config.models[scorer.model]), scorer.window_tokens, scorer.stride_tokens)
+        evaluated = {e.model for e in self.config.evaluations_by_benchmark.get(wildcards.benchmark, [])
+                     if str(e.setting) == wildcards.setting and e.model in self.config.models
+                     and self.config.models[e.model].is_chunked}
+        return [
+            self.embeddings(model, variant, "corpus")
+            for model in sorted(evaluated)
+            if (_window_identity(spec := self.config.models[model]), spec.window_tokens, spec.stride_tokens) == wanted
+            for variant in self.corpus_variants(wildcards)
+        ]
+
+    def rerank(self, wildcards: Any) -> RerankJob:
+        scorer = self.second_stage(wildcards)
+        models = {scorer.model: self.config.models[scorer.model]} if isinstance(scorer, BiEncoderSpec) else {}
+        llm = self.config.llm.answer_settings() if isinstance(scorer, LLMGradeSpec) and self.config.llm else {}
+        return RerankJob(pipeline=self.config.pipelines[wildcards.model], scorer=scorer, models=models,
+                         id_prefixes=self.id_prefixes(wildcards), llm=llm, score_cache=self.config.score_cache,
+                         embedding_cache=self.config.embedding_cache)
+
+    def second_stage_mem_mb(self, wildcards: Any) -> int:
+        scorer = self.second_stage(wildcards)
+        if isinstance(scorer, BiEncoderSpec):
+            return max(scorer.mem_mb, self.config.models[scorer.model].mem_mb)
+        return scorer.mem_mb
+
+    def rerank_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
+        """The second stage's model (its mem_mb) plus the first-stage run and the pairs held in memory: measured
+        2200 MB peak for 318 MB of input (squad-long, minilm-l6 first stage, depth 100), about 5.3 MB per MB above
+        the model; 6 MB per MB here. The chunked entry's embeddings (an ordering input, never read) do not count."""
+        unread = sum(Path(p).stat().st_size for p in input.windows_encoded_by if Path(p).exists()) / 2**20
+        return self.second_stage_mem_mb(wildcards) + 100 * math.ceil(6 * max(input.size_mb - unread, 0) / 100)
+
+    def second_stage_gpu(self, wildcards: Any) -> int:
+        scorer = self.second_stage(wildcards)
+        if isinstance(scorer, BiEncoderSpec):
+            return int(self.config.models[scorer.model].uses_gpu)
+        return int(scorer.uses_gpu)
+
+
+@cache
+def _window_identity_of(spec_json: str) -> str:
+    from posir.embedding_cache import window_identity
+
+    return window_identity(ModelSpec.model_validate_json(spec_json))
+
+
+def _window_identity(spec: ModelSpec) -> str:
+    """The identity a window is encoded under (posir.embedding_cache.window_identity), computed once per entry:
+    it hashes our encoding code, which is the slow part."""
+    return _window_identity_of(spec.model_dump_json())
