@@ -18,4 +18,4 @@ with log_to(snakemake.log[0]) as log:
         languages_outside_model=snakemake.params.languages_outside_model,
         evaluated=snakemake.input.get("evaluated"),
     )
-    log.info("scored %d queries; mean nDCG@10 %.4f", len(table), table[NDCG_10.column].mean())
+    log.info("scored %d queries; mean %s %.4f", len(table), NDCG_10.name, table[NDCG_10.column].mean())
