@@ -1,7 +1,7 @@
 from posir.config import MetricParams
 from posir.logs import log_to
 from posir.steps.paper import write_paper_tables
-from posir.tables import PAPER_TABLE_FILES
+from posir.tables.render import PAPER_TABLE_FILES
 
 with log_to(snakemake.log[0]) as log:
     published = snakemake.params.published

@@ -29,8 +29,8 @@ statsmodels provides the reference implementation of Holm's step-down
 procedure. Nothing statistical is re-implemented here.
 
 :func:`pairwise_tests` and :func:`psi_differences` return CSV-ready frames;
-:func:`posir.tables.significance_rendering` and
-:func:`posir.tables.psi_difference_rendering` lay them out for Markdown and LaTeX.
+:func:`posir.tables.render.significance_rendering` and
+:func:`posir.tables.render.psi_difference_rendering` lay them out for Markdown and LaTeX.
 """
 
 from __future__ import annotations

@@ -166,12 +166,15 @@ def write_translation_comparison(
     csv_path: Path,
     markdown_path: Path,
 ) -> pd.DataFrame:
-    """The comparison table of translations of one source (:func:`posir.tables.comparison_table`), CSV and Markdown.
+    """The comparison table of translations of one source (:func:`posir.tables.build.comparison_table`), CSV and
+    Markdown.
 
     ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes ``summaries[i]``;
     ``cards`` maps a benchmark to the card of its translated variant.
     """
-    from posir.tables import comparison_markdown, comparison_table, read_result_tsv
+    from posir.results import read_result_tsv
+    from posir.tables.build import comparison_table
+    from posir.tables.render import comparison_markdown
 
     variants = [(row, read_result_tsv(path), json.loads(Path(cards[row["benchmark"]]).read_text(encoding="utf-8")))
                 for row, path in zip(rows, summaries)]
