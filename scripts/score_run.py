@@ -5,4 +5,4 @@ from posir.steps.evaluation import evaluate_run
 
 with log_to(snakemake.log[0]) as log:
     table = evaluate_run(ScoreJob.of(snakemake))
-    log.info("scored %d queries; mean %s %.4f", len(table), NDCG_10, table[NDCG_10.column].mean())
+    log.info("scored %d queries; mean %s %.4f", len(table), NDCG_10.name, table[NDCG_10.column].mean())

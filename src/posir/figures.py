@@ -1,5 +1,8 @@
 """Figures: positional distribution (PosIR Figure 2), nDCG@10 by position (Figures 3-4), saliency by token
-position (Figure 5) and segment similarity (Zeng et al., Appendix A.4)."""
+position (Figure 5) and segment similarity (Zeng et al., Appendix A.4).
+
+Each figure draws result frames whose columns :mod:`posir.results` names; its axis labels name the
+measure by its object (``posir.metrics.measures.POSITION_MEASURE``)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,33 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from posir.metrics.aggregate import ALL  # noqa: E402
 from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
+from posir.results import (  # noqa: E402
+    ALL,
+    BIN_CENTRE,
+    BIN_END,
+    BIN_START,
+    BUCKET,
+    CI_HIGH,
+    CI_LOW,
+    DOCUMENT_LANGUAGE,
+    LENGTH_BUCKET,
+    MEAN,
+    MEAN_COSINE,
+    MODEL,
+    NDCG,
+    N_DOCUMENTS,
+    N_PAIRS,
+    N_QUERIES,
+    POSITION_BIN,
+    QUERY_LANGUAGE,
+    SEGMENT,
+    SHARE,
+    suffixed,
+)
+
+#: The y axis of every position curve: the position measure in percent.
+SCORE_AXIS = f"{POSITION_MEASURE.name} (%)"
 
 
 def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_bins: int, title: str, path: Path) -> None:
@@ -24,7 +52,7 @@ def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_b
     centers = (np.arange(n_bins) + 0.5) / n_bins
     bottom = np.zeros(n_bins)
     for bucket in buckets:
-        counts = positions[positions["length_bucket"] == bucket]["position_bin"].value_counts()
+        counts = positions[positions[LENGTH_BUCKET] == bucket][POSITION_BIN].value_counts()
         heights = np.array([counts.get(b, 0) for b in range(n_bins)], dtype=float)
         ax.bar(centers, heights, width=1.0 / n_bins * 0.9, bottom=bottom, label=bucket)
         bottom += heights
@@ -41,12 +69,12 @@ def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_b
 def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int,
                  bands: pd.DataFrame | None = None) -> None:
     for bucket in [*buckets, ALL]:
-        frame = bins[(bins["bucket"] == bucket) & (bins["n_queries"] >= max(min_bin_queries, 1))]
+        frame = bins[(bins[BUCKET] == bucket) & (bins[N_QUERIES] >= max(min_bin_queries, 1))]
         if frame.empty:
             continue
-        centers = (frame["bin_start"] + frame["bin_end"]) / 2
+        centers = (frame[BIN_START] + frame[BIN_END]) / 2
         style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
-        (line,) = ax.plot(centers, frame[POSITION_MEASURE.column] * 100, marker="o", markersize=3, label=bucket, **style)
+        (line,) = ax.plot(centers, frame[NDCG] * 100, marker="o", markersize=3, label=bucket, **style)
         if bands is not None:
             _band(ax, bands, bucket, frame, centers, line.get_color())
     ax.set_xlim(0, 1)
@@ -55,9 +83,9 @@ def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries
 
 def _band(ax, bands: pd.DataFrame, bucket: str, frame: pd.DataFrame, centers: pd.Series, color: str) -> None:
     """Shade the bootstrap interval of each drawn bin mean (metrics/bootstrap.py)."""
-    band = bands[bands["bucket"] == bucket].set_index("position_bin").reindex(frame["position_bin"])
-    ax.fill_between(centers.to_numpy(), band[POSITION_MEASURE.of("ci_low")].to_numpy() * 100,
-                    band[POSITION_MEASURE.of("ci_high")].to_numpy() * 100,
+    band = bands[bands[BUCKET] == bucket].set_index(POSITION_BIN).reindex(frame[POSITION_BIN])
+    ax.fill_between(centers.to_numpy(), band[suffixed(NDCG, CI_LOW)].to_numpy() * 100,
+                    band[suffixed(NDCG, CI_HIGH)].to_numpy() * 100,
                     color=color, alpha=0.12 if bucket == ALL else 0.2, linewidth=0)
 
 
@@ -67,7 +95,7 @@ def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: 
     fig, ax = plt.subplots(figsize=(6, 4))
     _plot_curves(ax, bins, buckets, min_bin_queries, bands)
     ax.set_xlabel("relative position of the evidence")
-    ax.set_ylabel("nDCG@10 (%)")
+    ax.set_ylabel(SCORE_AXIS)
     ax.set_title(title)
     ax.legend(title="length bucket", fontsize="small")
     fig.tight_layout()
@@ -90,7 +118,7 @@ def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], mi
     for ax in axes[-1]:
         ax.set_xlabel("relative position")
     for ax in axes[:, 0]:
-        ax.set_ylabel("nDCG@10 (%)")
+        ax.set_ylabel(SCORE_AXIS)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", title="length bucket")
     fig.suptitle(title)
@@ -101,12 +129,12 @@ def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], mi
 
 def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None:
     """One heatmap per model: query language (rows) by document language (columns)."""
-    models = sorted(shares["model"].unique()) or ["(none)"]
+    models = sorted(shares[MODEL].unique()) or ["(none)"]
     fig, axes = plt.subplots(1, len(models), figsize=(4.8 * len(models), 4.2), squeeze=False)
     image = None
     for ax, model in zip(axes.flat, models):
-        wide = shares[shares["model"] == model].pivot_table(
-            index="query_language", columns="document_language", values="share", fill_value=0.0)
+        wide = shares[shares[MODEL] == model].pivot_table(
+            index=QUERY_LANGUAGE, columns=DOCUMENT_LANGUAGE, values=SHARE, fill_value=0.0)
         if wide.empty:
             ax.set_visible(False)
             continue
@@ -140,9 +168,9 @@ def saliency_curves(curves: Mapping[str, pd.DataFrame], title: str, path: Path,
     fig, ax = plt.subplots(figsize=(7, 3.8))
     evidence_drawn = False
     for model, band in curves.items():
-        n_pairs = int(band["n_pairs"].iloc[0]) if len(band) else 0
-        (line,) = ax.plot(band["bin_centre"], band["mean"], label=f"{model} (n={n_pairs})")
-        ax.fill_between(band["bin_centre"], band["ci_low"], band["ci_high"], color=line.get_color(), alpha=0.2,
+        n_pairs = int(band[N_PAIRS].iloc[0]) if len(band) else 0
+        (line,) = ax.plot(band[BIN_CENTRE], band[MEAN], label=f"{model} (n={n_pairs})")
+        ax.fill_between(band[BIN_CENTRE], band[CI_LOW], band[CI_HIGH], color=line.get_color(), alpha=0.2,
                         linewidth=0)
         marker = (markers or {}).get(model, {})
         seen = marker.get("seen_fraction_median", math.nan)
@@ -170,15 +198,15 @@ def saliency_curves(curves: Mapping[str, pd.DataFrame], title: str, path: Path,
 
 def _segment_lines(ax, summary: pd.DataFrame, buckets: Sequence[str]) -> None:
     for bucket in [*buckets, ALL]:
-        frame = summary[(summary["bucket"] == bucket) & (summary["n_documents"] > 0)].sort_values("segment")
+        frame = summary[(summary[BUCKET] == bucket) & (summary[N_DOCUMENTS] > 0)].sort_values(SEGMENT)
         if frame.empty:
             continue
-        k = int(summary["segment"].max()) + 1
-        centres = (frame["segment"] + 0.5) / k
+        k = int(summary[SEGMENT].max()) + 1
+        centres = (frame[SEGMENT] + 0.5) / k
         style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
-        n = int(frame["n_documents"].iloc[0])
-        errors = np.vstack([frame["mean_cosine"] - frame["ci_low"], frame["ci_high"] - frame["mean_cosine"]])
-        ax.errorbar(centres, frame["mean_cosine"], yerr=np.nan_to_num(errors), marker="o", markersize=3, capsize=2,
+        n = int(frame[N_DOCUMENTS].iloc[0])
+        errors = np.vstack([frame[MEAN_COSINE] - frame[CI_LOW], frame[CI_HIGH] - frame[MEAN_COSINE]])
+        ax.errorbar(centres, frame[MEAN_COSINE], yerr=np.nan_to_num(errors), marker="o", markersize=3, capsize=2,
                     label=f"{bucket} (n={n})", **style)
     ax.set_xlim(0, 1)
     ax.grid(alpha=0.3)

@@ -3,7 +3,7 @@
 PosIR publishes ``evaluation_results/<n>_models_eval_metrics.json``, shaped
 ``{model: {"<qlang>-<clang>": {"nDCG@10", "nDCG@10(Q1)", ..., "PSI", "PSI(Q1)", ...}}}``.
 Each (model, setting) becomes a frame shaped like ``aggregate.summarize``'s
-output, which ``tables.main_table`` turns into the same per-setting rows as our
+output, which ``posir.tables.build.main_table`` turns into the same per-setting rows as our
 own evaluations: the overall nDCG@10 fills the ``all`` row's query mean (the
 column the main table reports overall), a bucket's nDCG@10 fills its
 ``ndcg@10_bin_mean`` (the column it reports per bucket, PosIR section 5.2), and
@@ -25,8 +25,9 @@ from pydantic import Field, model_validator
 import pandas as pd
 
 from posir.languages import Setting
-from posir.metrics.aggregate import ALL
 from posir.metrics.measures import NDCG_10
+from posir.results import ALL, BIN_MEAN, BUCKET, N_QUERIES, PSI_BINS_SKIPPED, PSI_BINS_USED, QUERY_MEAN
+from posir.results import PSI as PSI_COLUMN
 from posir.schema import Entry, KeyProblem, NamedEntry, Number, Sha256, Str
 
 if TYPE_CHECKING:
@@ -36,8 +37,7 @@ FORMAT_POSIR = "posir_eval_metrics"
 FORMATS = (FORMAT_POSIR,)
 # the keys of PosIR's files: nDCG@10, nDCG@10(Q1), ..., PSI, PSI(Q1), ...
 NDCG, PSI = NDCG_10.name, "PSI"
-BIN_MEAN, QUERY_MEAN = NDCG_10.of("bin_mean"), NDCG_10.of("query_mean")
-_BUCKET_KEY = re.compile(r"^(nDCG@10|PSI)\((?P<bucket>[^()]+)\)$")
+_BUCKET_KEY = re.compile(rf"^({re.escape(NDCG)}|{PSI})\((?P<bucket>[^()]+)\)$")
 
 SummaryFrames = dict[tuple[str, str], pd.DataFrame]
 
@@ -66,7 +66,7 @@ def _number(value: Any, where: str) -> float:
         raise PublishedError(f"{where}: expected a number, got {value!r}")
     if not 0.0 <= float(value) <= 1.0:
         hint = " (it looks like a percentage: divide by 100)" if 1.0 < float(value) <= 100.0 else ""
-        raise PublishedError(f"{where}: {value!r} is outside [0, 1]; nDCG@10 and PSI are fractions{hint}. "
+        raise PublishedError(f"{where}: {value!r} is outside [0, 1]; {NDCG} and {PSI} are fractions{hint}. "
                              f"Fix the published file or its source")
     return float(value)
 
@@ -95,17 +95,18 @@ def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str],
             if missing:
                 raise PublishedError(f"{where}: missing {missing}")
             rows: list[dict[str, object]] = [{
-                "bucket": ALL, "n_queries": math.nan, BIN_MEAN: math.nan,
+                BUCKET: ALL, N_QUERIES: math.nan, BIN_MEAN: math.nan,
                 QUERY_MEAN: _number(metrics[NDCG], f"{where}/{NDCG}"),
-                "psi": _number(metrics[PSI], f"{where}/{PSI}"),
-                "psi_bins_used": math.nan, "psi_bins_skipped": "",
+                PSI_COLUMN: _number(metrics[PSI], f"{where}/{PSI}"),
+                PSI_BINS_USED: math.nan, PSI_BINS_SKIPPED: "",
             }]
             for bucket in buckets:
                 rows.append({
-                    "bucket": bucket, "n_queries": math.nan,
+                    BUCKET: bucket, N_QUERIES: math.nan,
                     BIN_MEAN: _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
-                    QUERY_MEAN: math.nan, "psi": _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"),
-                    "psi_bins_used": math.nan, "psi_bins_skipped": "",
+                    QUERY_MEAN: math.nan,
+                    PSI_COLUMN: _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"),
+                    PSI_BINS_USED: math.nan, PSI_BINS_SKIPPED: "",
                 })
             frames[(str(model), setting)] = pd.DataFrame(rows)
     return frames

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import yaml
 
-from posir import tables
+from posir.tables import build, render
 from posir.config import validated, Evaluation, Setting, languages_outside_model
 from posir.steps.evaluation import aggregate_scores
-from posir.tables import read_result_tsv
+from posir.results import read_result_tsv
 
 from tests.conftest import REPO
 
@@ -54,17 +54,17 @@ def test_flagged_rows_are_marked_in_the_main_and_languages_tables(tmp_path):
     buckets = ["Q1", "Q2", "Q3", "Q4"]
     summaries = {("use-m3", "hin-eng"): _summary(tmp_path, "hin", ["hin"]),
                  ("use-m3", "deu-eng"): _summary(tmp_path, "deu", [])}
-    main = tables.main_table(summaries, buckets)
+    main = build.main_table(summaries, buckets)
     assert main.set_index("setting").loc["hin-eng", "languages_outside_model"] == "hin"
-    markdown = tables.to_markdown(main)
+    markdown = render.main_markdown(main)
     assert "| hin-eng‡ " in markdown and "| deu-eng " in markdown
     assert "not among the model's declared languages" in markdown
-    languages = tables.languages_markdown(tables.languages_table(summaries, buckets), buckets)
+    languages = render.languages_markdown(build.languages_table(summaries, buckets), buckets)
     hin_cells = [line for line in languages.splitlines() if line.startswith("| use-m3")]
     assert hin_cells and all("‡" in line for line in hin_cells)
 
 
 def test_unflagged_tables_carry_no_note(tmp_path):
     summaries = {("bm25", "hin-eng"): _summary(tmp_path, "bm25", [])}
-    markdown = tables.to_markdown(tables.main_table(summaries, ["Q1", "Q2", "Q3", "Q4"]))
+    markdown = render.main_markdown(build.main_table(summaries, ["Q1", "Q2", "Q3", "Q4"]))
     assert "‡" not in markdown

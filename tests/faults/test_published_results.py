@@ -15,7 +15,7 @@ import json
 import pytest
 from tests._realdata import EXCERPT, METRICS, require
 
-from posir import tables
+from posir.tables import build, render
 from posir.published import PublishedError, summaries_from_eval_metrics
 
 BUCKETS = METRICS.bucket_names
@@ -43,25 +43,25 @@ def _without_one_setting(excerpt: dict) -> dict:
 
 
 def test_a_model_missing_a_setting_is_marked_in_every_mean(excerpt):
-    settings = tables.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
+    settings = build.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
                                      BUCKETS, METRICS.n_bins)
-    ranking, correlation = tables.ranking_table(settings, BUCKETS, {"bge-m3": 54.6})
+    ranking, correlation = build.ranking_table(settings, BUCKETS, {"bge-m3": 54.6})
     row = ranking.set_index("model").loc["bge-m3"]
     assert row["n_settings"] == 9 and row["missing_settings"] == "deu-deu"
     assert ranking.set_index("model").loc["Qwen3-Embedding-0.6B", "missing_settings"] == ""
-    ranking_md = tables.render_markdown(tables.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB"))
+    ranking_md = render.render_markdown(render.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB"))
     bge = next(line for line in ranking_md.splitlines() if line.startswith("| bge-m3 |"))
     assert "42.84*" in bge, bge
     assert "missing deu-deu" in ranking_md
-    position = tables.position_bias_table(settings, BUCKETS)
-    position_md = tables.render_markdown(tables.position_bias_rendering(position, BUCKETS, HEADERS, 10))
+    position = build.position_bias_table(settings, BUCKETS)
+    position_md = render.render_markdown(render.position_bias_rendering(position, BUCKETS, HEADERS, 10))
     bge = next(line for line in position_md.splitlines() if line.startswith("| bge-m3 |"))
     assert bge.count("*") == 1 + len(BUCKETS), bge
 
 
 def test_a_table_told_to_refuse_incomplete_models_names_the_model_and_settings(excerpt):
-    settings = tables.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
+    settings = build.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
                                      BUCKETS, METRICS.n_bins)
-    with pytest.raises(tables.IncompleteModelError, match=r"'bge-m3' has no result for 1 of the 10 monolingual "
+    with pytest.raises(build.IncompleteModelError, match=r"'bge-m3' has no result for 1 of the 10 monolingual "
                                                           r"settings .*\(deu-deu\)"):
-        tables.ranking_table(settings, BUCKETS, None, incomplete="refuse")
+        build.ranking_table(settings, BUCKETS, None, incomplete="refuse")

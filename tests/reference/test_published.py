@@ -13,7 +13,8 @@ import yaml
 from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 from tests.conftest import REPO
 
-from posir import tables
+from posir import results
+from posir.tables import build
 from posir.config import ConfigError
 from posir.metrics import aggregate
 from posir.published import (
@@ -37,34 +38,34 @@ PAPER_EXCERPT = {
 
 
 def shown(value: float) -> str:
-    return str(tables.display_decimal(value))
+    return str(build.display_decimal(value))
 
 
 @pytest.fixture(scope="module")
 def excerpt_settings() -> pd.DataFrame:
-    return tables.settings_table({"PosIR paper": read_published(require(EXCERPT), BUCKETS)}, BUCKETS, METRICS.n_bins)
+    return build.settings_table({"PosIR paper": read_published(require(EXCERPT), BUCKETS)}, BUCKETS, METRICS.n_bins)
 
 
 def test_excerpt_has_10_monolingual_and_8_cross_lingual_settings(excerpt_settings: pd.DataFrame) -> None:
     for _, rows in excerpt_settings.groupby("model"):
         kinds = rows["kind"].value_counts().to_dict()
-        assert kinds == {tables.MONOLINGUAL: 10, tables.CROSS_LINGUAL: 8}
-        cross = rows[rows["kind"] == tables.CROSS_LINGUAL]["setting"]
+        assert kinds == {results.MONOLINGUAL: 10, results.CROSS_LINGUAL: 8}
+        cross = rows[rows["kind"] == results.CROSS_LINGUAL]["setting"]
         assert all(s.endswith("-eng") and not s.startswith("eng") for s in cross)
 
 
 def test_excerpt_reproduces_paper_tables_2_and_3(excerpt_settings: pd.DataFrame) -> None:
-    ranking, _ = tables.ranking_table(excerpt_settings, BUCKETS, reference=None)
-    position = tables.position_bias_table(excerpt_settings, BUCKETS)
+    ranking, _ = build.ranking_table(excerpt_settings, BUCKETS, reference=None)
+    position = build.position_bias_table(excerpt_settings, BUCKETS)
     for model, paper in PAPER_EXCERPT.items():
         row = ranking.set_index("model").loc[model]
         assert shown(row["ndcg@10_pct"]) == paper["ndcg"]
         assert [shown(row[f"ndcg@10_pct_{b}"]) for b in BUCKETS] == paper["ndcg_q"]
-        mono = position[(position["kind"] == tables.MONOLINGUAL) & (position["model"] == model)].iloc[0]
+        mono = position[(position["kind"] == results.MONOLINGUAL) & (position["model"] == model)].iloc[0]
         assert shown(mono["ndcg@10_pct"]) == paper["ndcg"]
         assert [shown(mono[f"psi_{b}"]) for b in BUCKETS] == paper["psi_q"]
         if "cross_ndcg" in paper:
-            cross = position[(position["kind"] == tables.CROSS_LINGUAL) & (position["model"] == model)].iloc[0]
+            cross = position[(position["kind"] == results.CROSS_LINGUAL) & (position["model"] == model)].iloc[0]
             assert shown(cross["ndcg@10_pct"]) == paper["cross_ndcg"]
             assert [shown(cross[f"psi_{b}"]) for b in BUCKETS] == paper["cross_psi_q"]
 
@@ -73,8 +74,8 @@ def test_other_setting_choices_do_not_reproduce_the_paper(excerpt_settings: pd.D
     """The finding is specific: averaging all 18 settings, or taking medians, misses Table 2."""
     bge = excerpt_settings[excerpt_settings["model"] == "bge-m3"]
     assert shown(bge["ndcg@10"].mean() * 100) == "40.14"
-    assert shown(bge[bge["kind"] == tables.MONOLINGUAL]["ndcg@10"].median() * 100) == "43.62"
-    assert shown(bge[bge["kind"] == tables.MONOLINGUAL]["ndcg@10"].mean() * 100) == "43.22"
+    assert shown(bge[bge["kind"] == results.MONOLINGUAL]["ndcg@10"].median() * 100) == "43.62"
+    assert shown(bge[bge["kind"] == results.MONOLINGUAL]["ndcg@10"].mean() * 100) == "43.22"
 
 
 def test_published_rows_keep_file_values(excerpt_settings: pd.DataFrame) -> None:
@@ -162,7 +163,7 @@ def test_config_cross_references() -> None:
 def test_main_table_keeps_integer_counts_for_own_rows() -> None:
     per_query = squad_bm25_per_query(None)
     summary = aggregate.summarize(per_query, aggregate.bin_table(per_query, BUCKETS, METRICS.n_bins), 10)
-    table = tables.main_table({("bm25", "eng-eng"): summary}, BUCKETS)
+    table = build.main_table({("bm25", "eng-eng"): summary}, BUCKETS)
     assert table["n_queries"].dtype == np.int64 and table["n_queries_Q4"].dtype == np.int64
 
 
@@ -204,8 +205,8 @@ TABLE_2_SPEARMAN = ("0.62 0.73 0.71 0.44 0.39", "0.05 0.01 0.02 0.20 0.20")
 def test_full_file_reproduces_every_number_of_tables_2_and_3() -> None:
     config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
     reference = config["references"]["mmteb-retrieval"]["scores"]
-    settings = tables.settings_table({"PosIR": read_published(Path(str(FULL)), BUCKETS)}, BUCKETS, METRICS.n_bins)
-    ranking, correlation = tables.ranking_table(settings, BUCKETS, reference, models=list(TABLE_2))
+    settings = build.settings_table({"PosIR": read_published(Path(str(FULL)), BUCKETS)}, BUCKETS, METRICS.n_bins)
+    ranking, correlation = build.ranking_table(settings, BUCKETS, reference, models=list(TABLE_2))
     assert ranking["model"].tolist() == list(TABLE_2)
     for row in ranking.to_dict("records"):
         got = [row["reference"], row["ndcg@10_pct"], *[row[f"ndcg@10_pct_{b}"] for b in BUCKETS]]
@@ -213,8 +214,8 @@ def test_full_file_reproduces_every_number_of_tables_2_and_3() -> None:
     assert " ".join(shown(v) for v in correlation["rho"]) == TABLE_2_SPEARMAN[0]
     # scipy's two-sided p-values; the paper prints 0.01 for Q1 and 0.20 for Q4, which no standard test gives
     assert " ".join(shown(v) for v in correlation["p_value"]) == "0.05 0.02 0.02 0.20 0.26"
-    position = tables.position_bias_table(settings, BUCKETS, models=list(TABLE_2))
-    for index, kind in enumerate((tables.MONOLINGUAL, tables.CROSS_LINGUAL)):
+    position = build.position_bias_table(settings, BUCKETS, models=list(TABLE_2))
+    for index, kind in enumerate((results.MONOLINGUAL, results.CROSS_LINGUAL)):
         part = position[position["kind"] == kind]
         for row in part[part["row"] == "model"].to_dict("records"):
             got = [row["ndcg@10_pct"], *[row[f"psi_{b}"] for b in BUCKETS]]
@@ -223,5 +224,5 @@ def test_full_file_reproduces_every_number_of_tables_2_and_3() -> None:
         got = " ".join(shown(average[c]) for c in ["ndcg@10_pct", *[f"psi_{b}" for b in BUCKETS]])
         # the paper's cross-lingual PSI Q2 average is 0.27; both the mean of its printed values (0.277)
         # and of the unrounded values (0.278) round to 0.28
-        expected = TABLE_3_AVERAGE[index].replace("0.27", "0.28") if kind == tables.CROSS_LINGUAL else TABLE_3_AVERAGE[index]
+        expected = TABLE_3_AVERAGE[index].replace("0.27", "0.28") if kind == results.CROSS_LINGUAL else TABLE_3_AVERAGE[index]
         assert got == expected, kind

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 
-from posir import tables
+from posir import results
+from posir.tables import build, render
 from posir.metrics import aggregate
 from posir.published import read_published
 
@@ -22,34 +23,34 @@ HEADERS = {b.name: b.header for b in METRICS.buckets}
     (43.21713, 2, "43.22"), (0.155, 2, "0.16"), (0.1749, 2, "0.17"), (1.0, 2, "1.00"), (0.0537, 2, "0.05"),
 ])
 def test_display_rounds_halves_up(value: float, digits: int, text: str) -> None:
-    assert str(tables.display_decimal(value, digits)) == text
+    assert str(build.display_decimal(value, digits)) == text
 
 
 def test_display_of_missing_values() -> None:
-    assert tables.display_decimal(float("nan")) is None
-    assert tables.number_cell(pd.NA).text is None
+    assert build.display_decimal(float("nan")) is None
+    assert render.number_cell(pd.NA).text is None
 
 
 @pytest.fixture(scope="module")
 def excerpt_settings() -> pd.DataFrame:
-    return tables.settings_table({"PosIR paper": read_published(require(EXCERPT), BUCKETS)}, BUCKETS, METRICS.n_bins)
+    return build.settings_table({"PosIR paper": read_published(require(EXCERPT), BUCKETS)}, BUCKETS, METRICS.n_bins)
 
 
 def test_average_of_printed_values_differs_from_exact_mean(excerpt_settings: pd.DataFrame) -> None:
     """43.22 and 53.63 as printed average to 48.425 -> 48.43; the unrounded mean is 48.424 -> 48.42."""
-    displayed = tables.position_bias_table(excerpt_settings, BUCKETS, average_of="displayed")
-    exact = tables.position_bias_table(excerpt_settings, BUCKETS, average_of="exact")
-    pick = (displayed["kind"] == tables.MONOLINGUAL) & (displayed["row"] == "average")
-    assert str(tables.display_decimal(displayed.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.43"
-    assert str(tables.display_decimal(exact.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.42"
+    displayed = build.position_bias_table(excerpt_settings, BUCKETS, average_of="displayed")
+    exact = build.position_bias_table(excerpt_settings, BUCKETS, average_of="exact")
+    pick = (displayed["kind"] == results.MONOLINGUAL) & (displayed["row"] == "average")
+    assert str(build.display_decimal(displayed.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.43"
+    assert str(build.display_decimal(exact.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.42"
     with pytest.raises(ValueError):
-        tables.position_bias_table(excerpt_settings, BUCKETS, average_of="median")
+        build.position_bias_table(excerpt_settings, BUCKETS, average_of="median")
 
 
 def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame) -> None:
-    ranking, correlation = tables.ranking_table(excerpt_settings, BUCKETS, {"bge-m3": 54.6},
+    ranking, correlation = build.ranking_table(excerpt_settings, BUCKETS, {"bge-m3": 54.6},
                                                 models=["Qwen3-Embedding-0.6B", "bge-m3"])
-    text = tables.render_markdown(tables.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB",
+    text = render.render_markdown(render.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB",
                                                            labels={"bge-m3": "BGE-M3"}))
     lines = text.splitlines()
     assert lines[0] == "| Model | MMTEB | nDCG@10 | Q1 (512) | Q2 (1024) | Q3 (1536) | Q4 (>1536) |"
@@ -60,10 +61,10 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
 
 
 def test_latex_is_booktabs_and_escaped(excerpt_settings: pd.DataFrame) -> None:
-    position = tables.position_bias_table(excerpt_settings, BUCKETS)
-    rendering = tables.position_bias_rendering(position, BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"},
+    position = build.position_bias_table(excerpt_settings, BUCKETS)
+    rendering = render.position_bias_rendering(position, BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"},
                                                caption="PSI 100% by length", label="tab:psi")
-    text = tables.render_latex(rendering)
+    text = render.render_latex(rendering)
     for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrrrrr}", r"\label{tab:psi}",
                     r"\caption{PSI 100\% by length}", r"\multicolumn{6}{l}{\textit{Multilingual Retrieval}}",
                     r"\multicolumn{6}{l}{\textit{Cross-lingual Retrieval}}", r"bge\_m3 \& co & 43.22"):
@@ -76,22 +77,22 @@ def test_latex_is_booktabs_and_escaped(excerpt_settings: pd.DataFrame) -> None:
 def test_psi_flags_mark_sparse_bins(excerpt_settings: pd.DataFrame) -> None:
     per_query = squad_bm25_per_query(12)  # 277 Q1 queries over 20 bins: some bins below 20 queries
     summary = aggregate.summarize(per_query, aggregate.bin_table(per_query, BUCKETS, METRICS.n_bins), 20)
-    flags = tables.psi_flags({("bm25", "eng-eng"): summary}, BUCKETS, METRICS.n_bins).iloc[0]
+    flags = build.psi_flags({("bm25", "eng-eng"): summary}, BUCKETS, METRICS.n_bins).iloc[0]
     used = summary.set_index("bucket")["psi_bins_used"]
     for b in BUCKETS:
         assert bool(flags[f"psi_low_bins_{b}"]) == (used[b] < METRICS.n_bins)
     assert bool(flags["psi_low_bins_Q1"])
-    settings = tables.settings_table({"own": {("bm25", "eng-eng"): summary}}, BUCKETS, METRICS.n_bins)
-    text = tables.render_markdown(tables.settings_rendering(settings, BUCKETS, HEADERS, 20))
-    q1_psi = str(tables.display_decimal(summary.set_index("bucket").loc["Q1", "psi"]))
+    settings = build.settings_table({"own": {("bm25", "eng-eng"): summary}}, BUCKETS, METRICS.n_bins)
+    text = render.render_markdown(render.settings_rendering(settings, BUCKETS, HEADERS, 20))
+    q1_psi = str(build.display_decimal(summary.set_index("bucket").loc["Q1", "psi"]))
     assert f"| {q1_psi}† |" in text
     assert "† PSI left out position bins holding fewer than 20 queries." in text
     # published rows carry no flags and no counts
-    text = tables.render_markdown(tables.settings_rendering(excerpt_settings, BUCKETS, HEADERS, 20))
+    text = render.render_markdown(render.settings_rendering(excerpt_settings, BUCKETS, HEADERS, 20))
     assert "†" not in text and "| PosIR paper | bge-m3 | ara-ara | – |" in text
 
 
 def test_main_table_markdown_shows_missing_counts_as_dash(excerpt_settings: pd.DataFrame) -> None:
     frames = read_published(require(EXCERPT), BUCKETS)
-    text = tables.to_markdown(tables.main_table(frames, BUCKETS))
+    text = render.main_markdown(build.main_table(frames, BUCKETS))
     assert "<NA>" not in text and "nan" not in text

@@ -17,7 +17,7 @@ from posir.metrics.significance import (
     pairwise_tests,
     psi_differences,
 )
-from posir.tables import psi_difference_rendering, render_latex, render_markdown, significance_rendering
+from posir.tables.render import psi_difference_rendering, render_latex, render_markdown, significance_rendering
 
 
 def _table(scores: list[float], buckets: list[str] | None = None, qids: list[str] | None = None) -> pd.DataFrame:

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from posir.metrics.measures import POSITION_MEASURE
-
-ALL = "all"
+from posir.results import ALL
 
 
 def psi(bin_means: Sequence[float]) -> float:

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posir.metrics.aggregate import ALL
 from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import BootstrapParams
+from posir.results import ALL, CONFIDENCE, INTERVAL, INTERVAL_SUFFIXES, N_RESAMPLES, PSI_DEFINED_SHARE
 
 INTERVALS = ("centered", "percentile")
 
@@ -198,10 +198,7 @@ def bootstrap_summary(
     return pd.DataFrame(summary_rows), pd.DataFrame(bin_rows)
 
 
-INTERVAL_SUFFIXES = ("_ci_low", "_ci_high", "_bootstrap_bias")
-
-
 def interval_columns(frame: pd.DataFrame) -> list[str]:
     """The interval columns of a bootstrap summary, for merging into other tables."""
-    extra = ["psi_defined_share", "n_resamples", "confidence", "interval"]
+    extra = [PSI_DEFINED_SHARE, N_RESAMPLES, CONFIDENCE, INTERVAL]
     return [c for c in frame.columns if c.endswith(INTERVAL_SUFFIXES)] + [c for c in extra if c in frame.columns]

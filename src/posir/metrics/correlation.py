@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from posir.results import CORRELATION_COLUMNS
+
 MIN_MODELS = 3
 
 
@@ -59,4 +61,4 @@ def correlation_table(frame: pd.DataFrame, reference_column: str, columns: Mappi
         result = spearman(frame[reference_column].tolist(), frame[column].tolist())
         rows.append({"column": name, "score_column": column, "rho": result.rho, "p_value": result.p_value,
                      "n_models": result.n})
-    return pd.DataFrame(rows, columns=["column", "score_column", "rho", "p_value", "n_models"])
+    return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS))

@@ -41,6 +41,3 @@ MRR_10 = Measure("RR@10", "mrr@10", "recip_rank", "recip_rank", cut_run=10)
 PER_QUERY: tuple[Measure, ...] = (NDCG_10, RECALL_100, MRR_10)
 #: The measure bins, buckets, PSI and every table are computed on (PosIR section 5.2).
 POSITION_MEASURE = NDCG_10
-
-#: The Position Sensitivity Index column (1 - min/max of the bin means; Zeng et al., section 3.3).
-PSI = "psi"

@@ -29,8 +29,8 @@ statsmodels provides the reference implementation of Holm's step-down
 procedure. Nothing statistical is re-implemented here.
 
 :func:`pairwise_tests` and :func:`psi_differences` return CSV-ready frames;
-:func:`posir.tables.significance_rendering` and
-:func:`posir.tables.psi_difference_rendering` lay them out for Markdown and LaTeX.
+:func:`posir.tables.render.significance_rendering` and
+:func:`posir.tables.render.psi_difference_rendering` lay them out for Markdown and LaTeX.
 """
 
 from __future__ import annotations
@@ -43,15 +43,13 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from posir.metrics.measures import POSITION_MEASURE
-from posir.metrics.aggregate import ALL
 from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
+from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.trend import permutation_batch
+from posir.results import ALL, LENGTH_BUCKET, POSITION_BIN, SIGNIFICANCE_COLUMNS
 
-POSITION_COLUMNS = ("length_bucket", "position_bin")
-TEST_COLUMNS = ["bucket", "model_a", "model_b", "n_queries", "mean_a", "mean_b", "mean_difference",
-                "randomisation_p", "randomisation_p_holm", "t_statistic", "ttest_p", "ttest_p_holm", "significant",
-                "n_resamples", "alpha"]
+# The columns two models' per-query tables must agree on, query by query, to be compared.
+POSITION_COLUMNS = (LENGTH_BUCKET, POSITION_BIN)
 
 
 class AlignmentError(ValueError):
@@ -165,7 +163,7 @@ def pairwise_tests(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequen
                    seed: int = 13, alpha: float = 0.05) -> pd.DataFrame:
     """Every pair of ``models`` (in the given order, a before b), per bucket and overall, on ``aligned`` scores.
 
-    ``aligned`` is :func:`align_scores`'s table. Columns (``TEST_COLUMNS``): ``mean_difference`` is
+    ``aligned`` is :func:`align_scores`'s table. Columns (``posir.results.SIGNIFICANCE_COLUMNS``): ``mean_difference`` is
     mean(a - b); ``randomisation_p`` / ``ttest_p`` are two-sided; ``*_holm`` are Holm-adjusted over
     the pairs of the row's bucket; ``significant`` is ``randomisation_p_holm < alpha``. A bucket
     with no queries gives NaN tests.
@@ -197,7 +195,7 @@ def pairwise_tests(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequen
             row.update({"significant": bool(row["randomisation_p_holm"] < alpha), "n_resamples": n_resamples,
                         "alpha": alpha})
         rows += family
-    return pd.DataFrame(rows, columns=TEST_COLUMNS)
+    return pd.DataFrame(rows, columns=list(SIGNIFICANCE_COLUMNS))
 
 
 # --- paired bootstrap of PSI differences -------------------------------------------------------

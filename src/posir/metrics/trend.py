@@ -32,15 +32,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from posir.metrics.measures import POSITION_MEASURE
-from posir.metrics.aggregate import ALL
 from posir.metrics.bootstrap import CHUNK_ENTRIES
+from posir.metrics.measures import POSITION_MEASURE
+from posir.results import ALL, TREND_FIT_COLUMNS
 
 # Fewer bins than this leave no degrees of freedom for a slope's p-value (n - 2 = 0).
 MIN_TREND_BINS = 3
 TREND_TESTS = {"slope": "slope_p", "pearson": "pearson_p", "spearman": "spearman_p", "kendall": "kendall_p"}
-TREND_COLUMNS = ["bucket", "bins_used", "bins_skipped", "slope", "slope_stderr", "slope_p", "intercept",
-                 "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "kendall_tau", "kendall_p"]
 
 
 def eligible_bins(bins: pd.DataFrame, min_bin_queries: int) -> pd.Series:
@@ -57,7 +55,7 @@ def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Slope and the three correlations with p-values; NaN where undefined (too few bins, constant means)."""
     from scipy import stats
 
-    nan = dict.fromkeys(TREND_COLUMNS[3:], math.nan)
+    nan = dict.fromkeys(TREND_FIT_COLUMNS[3:], math.nan)
     if len(x) < MIN_TREND_BINS or np.ptp(y) == 0 or np.ptp(x) == 0:
         return nan
     # scipy warns on ties it handles correctly anyway; the caller only needs the numbers
@@ -89,7 +87,7 @@ def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION
         rows.append({"bucket": name, "bins_used": int(len(used)),
                      "bins_skipped": ",".join(str(b) for b in skipped.tolist()),
                      **_trend(bin_centres(used), used[metric].to_numpy(dtype=float))})
-    return pd.DataFrame(rows, columns=TREND_COLUMNS)
+    return pd.DataFrame(rows, columns=list(TREND_FIT_COLUMNS))
 
 
 # --- first third against last third ------------------------------------------------------------

@@ -22,7 +22,7 @@ from posir.plan.base import Wildcards, input_scaled_mem_mb
 from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
 from posir.plan.evaluation import EvaluationPlan
-from posir.plan.paths import ResultPaths
+from posir.results import ResultPaths
 from posir.plan.retrieval import RetrievalPlan
 
 __all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from posir.config import WorkflowConfig
-from posir.plan.paths import ResultPaths
+from posir.results import ResultPaths
 
 
 def Wildcards(**values: str) -> Any:  # noqa: N802 - reads like Snakemake's own Wildcards object

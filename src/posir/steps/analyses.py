@@ -12,7 +12,7 @@ import pandas as pd
 
 from posir import benchmark as fmt
 from posir.plan.jobs import RepresentationJob, SaliencyJob
-from posir.tables import read_result_tsv
+from posir.results import read_result_tsv
 
 logger = logging.getLogger("posir.analyses")
 

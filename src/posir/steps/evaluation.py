@@ -12,11 +12,13 @@ from posir import benchmark as fmt
 from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
-from posir.metrics.measures import NDCG_10, PER_QUERY
+from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.metrics.per_query import score_queries
+from posir.results import (BINS_USED, BUCKET, DIRECTION, DOC_INPUT_TOKENS, ID_COLUMNS, LANGUAGES_OUTSIDE_MODEL,
+                           P_VALUE, PSI_BINS_USED, PSI_LOW_BINS, PSI_TREND_DIRECTION, PSI_TREND_P,
+                           PSI_TREND_SIGNIFICANT, SCORE_COLUMNS, THIRDS_PREFIX, read_result_tsv)
 from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingGridJob, SignificanceJob
 from posir.runs import read_trec_run
-from posir.tables import PSI_TREND_DIRECTION, PSI_TREND_P, PSI_TREND_SIGNIFICANT, read_result_tsv
 
 
 
@@ -68,9 +70,8 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
         doc_ids, _, input_tokens = load_embeddings(corpus_embeddings)
         # summed per document: a chunked corpus has a row per window (token positions processed, as window_mean)
         seen = pd.Series(input_tokens, index=doc_ids).groupby(level=0).sum()
-        table["doc_input_tokens"] = table["doc_id"].map(seen)
-    columns = ["qid", *[m.column for m in PER_QUERY], "doc_id", "doc_token_length", "length_bucket", "relative_position", "position_bin",
-               "span_start", "span_end", "doc_char_length"]
+        table[DOC_INPUT_TOKENS] = table["doc_id"].map(seen)
+    columns = list(SCORE_COLUMNS)
     table = table[columns + [c for c in table.columns if c not in columns]]
     table.to_csv(out_path, sep="\t", index=False)
     return table
@@ -84,17 +85,15 @@ def aggregate_scores(per_query: pd.DataFrame, metrics: TableParams, bins_path: P
     With ``statistics``, each bucket's position trend and first-against-last-third test go to
     ``trend_path``, and the summary says whether its PSI rests on a significant trend.
     """
-    from posir.tables import LANGUAGES_COLUMN
-
     bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
-    summary[LANGUAGES_COLUMN] = " ".join(languages_outside_model)
+    summary[LANGUAGES_OUTSIDE_MODEL] = " ".join(languages_outside_model)
     if statistics is not None:
         trends = position_trends(per_query, bins, summary, metrics, statistics)
-        flags = trends.set_index("bucket")
-        summary[PSI_TREND_P] = summary["bucket"].map(flags["p_value"])
-        summary[PSI_TREND_DIRECTION] = summary["bucket"].map(flags["direction"])
-        summary[PSI_TREND_SIGNIFICANT] = summary["bucket"].map(flags["psi_trend_significant"])
+        flags = trends.set_index(BUCKET)
+        summary[PSI_TREND_P] = summary[BUCKET].map(flags[P_VALUE])
+        summary[PSI_TREND_DIRECTION] = summary[BUCKET].map(flags[DIRECTION])
+        summary[PSI_TREND_SIGNIFICANT] = summary[BUCKET].map(flags[PSI_TREND_SIGNIFICANT])
         if trend_path is not None:
             trends.to_csv(trend_path, sep="\t", index=False)
     bins.to_csv(bins_path, sep="\t", index=False)
@@ -109,8 +108,8 @@ def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.Dat
     trends = trend_table(bins, metrics.min_bin_queries)
     flags = flag_psi_trends(summary, trends, statistics.alpha, statistics.trend_test)
     thirds = thirds_test(per_query, metrics.bucket_names, statistics.resamples, statistics.seed)
-    merged = trends.merge(flags.drop(columns=["bins_used"]), on="bucket", validate="one_to_one")
-    return merged.merge(thirds.add_prefix("thirds_").rename(columns={"thirds_bucket": "bucket"}), on="bucket",
+    merged = trends.merge(flags.drop(columns=[BINS_USED]), on=BUCKET, validate="one_to_one")
+    return merged.merge(thirds.add_prefix(THIRDS_PREFIX).rename(columns={THIRDS_PREFIX + BUCKET: BUCKET}), on=BUCKET,
                         how="left", validate="one_to_one")
 
 
@@ -140,12 +139,13 @@ def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: TablePa
                      markdown_path: Path, long_path: Path,
                      bootstraps: Mapping[tuple[str, str], Path] | None = None) -> None:
     """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
-    from posir.tables import long_table, main_table, to_markdown
+    from posir.tables.build import long_table, main_table
+    from posir.tables.render import main_markdown
 
     frames = {key: read_result_tsv(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
+    Path(markdown_path).write_text(main_markdown(table), encoding="utf-8")
     long = long_table(frames)
     if bootstraps:
         long = add_intervals(long, bootstraps, metrics)
@@ -154,7 +154,8 @@ def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: TablePa
 
 def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, markdown_path: Path) -> None:
     """Every run's position trends and first-against-last-third tests, one row per (model, setting, bucket)."""
-    from posir.tables import trend_markdown, trends_table
+    from posir.tables.build import trends_table
+    from posir.tables.render import trend_markdown
 
     table = trends_table({key: read_result_tsv(path) for key, path in trends.items()})
     table.to_csv(csv_path, index=False)
@@ -179,7 +180,7 @@ def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title:
     from math import comb
 
     from posir.metrics.significance import align_scores, family_resamples, pairwise_tests, psi_differences
-    from posir.tables import psi_difference_rendering, render_latex, render_markdown, significance_rendering
+    from posir.tables.render import psi_difference_rendering, render_latex, render_markdown, significance_rendering
 
     statistics = metrics.statistics
     models = list(scores)
@@ -190,7 +191,8 @@ def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title:
                                   metrics.bootstrap)
     tests.to_csv(outputs["tests"], index=False)
     differences.to_csv(outputs["psi"], index=False)
-    renderings = [significance_rendering(tests, metrics.bucket_names, statistics.alpha, caption=f"{title}: nDCG@10"),
+    renderings = [significance_rendering(tests, metrics.bucket_names, statistics.alpha,
+                                         caption=f"{title}: {POSITION_MEASURE.name}"),
                   psi_difference_rendering(differences, metrics.bucket_names, caption=f"{title}: PSI")]
     Path(outputs["markdown"]).write_text("\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings),
                                          encoding="utf-8")
@@ -204,9 +206,9 @@ def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path]
 
     parts = [read_result_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
     intervals = pd.concat(parts, ignore_index=True)
-    keys = ["model", "setting", "bucket"]
+    keys = [*ID_COLUMNS, BUCKET]
     merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
-    merged["psi_low_bins"] = merged["psi_bins_used"] < metrics.n_bins
+    merged[PSI_LOW_BINS] = merged[PSI_BINS_USED] < metrics.n_bins
     return merged
 
 
@@ -230,7 +232,7 @@ def plot_benchmark_grid(job: PanelsJob) -> None:
     """Every run of a benchmark on one grid, one panel per (model, setting)."""
     labels = [f"{model}, {setting}" for model, setting in job.panels]
     plot_position_grid(dict(zip(labels, job.paths("bins"))), job.metrics,
-                       f"{job.wildcards['benchmark']}: {NDCG_10} by evidence position",
+                       f"{job.wildcards['benchmark']}: {POSITION_MEASURE.name} by evidence position",
                        job.path("figure", "output"), dict(zip(labels, job.paths("bands"))))
 
 
@@ -238,7 +240,7 @@ def plot_setting_grid(job: SettingGridJob) -> None:
     """Every model of one setting on one grid."""
     w = job.wildcards
     plot_position_grid(dict(zip(job.models, job.paths("bins"))), job.metrics,
-                       f"{w['benchmark']}, {w['setting']}: {NDCG_10} by evidence position",
+                       f"{w['benchmark']}, {w['setting']}: {POSITION_MEASURE.name} by evidence position",
                        job.path("figure", "output"), dict(zip(job.models, job.paths("bands"))))
 
 
@@ -253,7 +255,8 @@ def plot_position_grid(panels: Mapping[str, Path], metrics: TableParams, title: 
 
 def write_languages_table(job: PanelsJob) -> None:
     """PosIR Tables 10-11: models by language, monolingual / cross-lingual / one-vs-many blocks."""
-    from posir.tables import languages_markdown, languages_table
+    from posir.tables.build import languages_table
+    from posir.tables.render import languages_markdown
 
     summaries = dict(zip([tuple(p) for p in job.panels], job.paths("summaries")))
     buckets = job.metrics.bucket_names
@@ -272,14 +275,10 @@ def write_language_bias(runs: Mapping[tuple[str, str], Path], depth: int, csv_pa
                         figure_path: Path) -> None:
     """Per (model, query language): the share of each document language in the top-``depth``."""
     from posir.figures import language_bias_heatmaps
+    from posir.tables.build import language_bias_table
+    from posir.tables.render import language_bias_markdown
 
-    rows = [
-        {"model": model, "query_language": language, "document_language": doc_language, "share": share}
-        for (model, language), path in runs.items()
-        for doc_language, share in language_shares(read_trec_run(path), depth).items()
-    ]
-    table = pd.DataFrame(rows, columns=["model", "query_language", "document_language", "share"])
+    table = language_bias_table({key: language_shares(read_trec_run(path), depth) for key, path in runs.items()})
     table.to_csv(csv_path, index=False)
-    wide = table.pivot_table(index=["model", "query_language"], columns="document_language", values="share", fill_value=0.0)
-    Path(markdown_path).write_text((wide * 100).round(1).to_markdown() + "\n", encoding="utf-8")
+    Path(markdown_path).write_text(language_bias_markdown(table), encoding="utf-8")
     language_bias_heatmaps(table, f"share of document languages in the top-{depth}", figure_path)

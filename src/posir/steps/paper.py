@@ -8,21 +8,24 @@ from typing import Any
 
 import pandas as pd
 
+from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import TableParams
 from posir.plan.jobs import PaperTablesJob, PublishedJob
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry, published_summaries
+from posir.results import read_result_tsv
 
 
 def write_published_table(job: PublishedJob) -> pd.DataFrame:
     """A published result set as our per-setting main table (CSV and Markdown)."""
-    from posir.tables import main_table, to_markdown
+    from posir.tables.build import main_table
+    from posir.tables.render import main_markdown
 
     entry, metrics = job.entry, job.metrics
     csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
     table = main_table(published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names),
                        metrics.bucket_names)
     table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(to_markdown(table), encoding="utf-8")
+    Path(markdown_path).write_text(main_markdown(table), encoding="utf-8")
     return table
 
 
@@ -49,15 +52,15 @@ def write_paper_tables(
     ``own_summaries`` maps (benchmark, model, setting) to a summary TSV;
     ``published`` maps a published entry's name to (entry, file).
     """
-    from posir import tables
+    from posir.tables import build, render
 
     buckets = metrics.bucket_names
     sources: dict[str, dict[tuple[str, str], pd.DataFrame]] = {}
     for item, (entry, path) in published.items():
         sources.setdefault(str(entry.label or item), {}).update(published_summaries(item, entry, path, buckets))
     for (benchmark, model, setting), path in own_summaries.items():
-        sources.setdefault(benchmark, {})[(model, setting)] = tables.read_result_tsv(Path(path))
-    settings = tables.settings_table(sources, buckets, metrics.n_bins)
+        sources.setdefault(benchmark, {})[(model, setting)] = read_result_tsv(Path(path))
+    settings = build.settings_table(sources, buckets, metrics.n_bins)
 
     models = list(table_entry.models) if table_entry.models is not None else None
     labels = dict(table_entry.labels)
@@ -65,19 +68,20 @@ def write_paper_tables(
     incomplete = table_entry.incomplete
     reference_label = reference.label if reference else "Reference"  # no reference table: no column to label
     headers = {b.name: b.header for b in metrics.buckets}
-    ranking, correlation = tables.ranking_table(settings, buckets, dict(reference.scores) if reference else None,
+    ranking, correlation = build.ranking_table(settings, buckets, dict(reference.scores) if reference else None,
                                                 models, incomplete=incomplete)
-    position = tables.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
+    position = build.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
     renderings = {
-        "settings": tables.settings_rendering(
+        "settings": render.settings_rendering(
             settings, buckets, headers, metrics.min_bin_queries, labels,
-            caption=f"{name}: nDCG@10 and PSI per model and language setting", label=f"tab:{name}-settings"),
-        "ranking": tables.ranking_rendering(
+            caption=f"{name}: {POSITION_MEASURE.name} and PSI per model and language setting",
+            label=f"tab:{name}-settings"),
+        "ranking": render.ranking_rendering(
             ranking, correlation, buckets, headers, reference_label, labels,
-            caption=f"{name}: nDCG@10 by document length and rank correlation with {reference_label}",
+            caption=f"{name}: {POSITION_MEASURE.name} by document length and rank correlation with {reference_label}",
             label=f"tab:{name}-ranking"),
-        "position_bias": tables.position_bias_rendering(
+        "position_bias": render.position_bias_rendering(
             position, buckets, headers, metrics.min_bin_queries, labels,
             caption=f"{name}: position sensitivity (PSI) by document length", label=f"tab:{name}-position-bias",
             average_of=average_of),
@@ -87,6 +91,6 @@ def write_paper_tables(
     correlation.to_csv(outputs["correlation_csv"], index=False)
     position.to_csv(outputs["position_bias_csv"], index=False)
     for key, rendering in renderings.items():
-        Path(outputs[f"{key}_md"]).write_text(tables.render_markdown(rendering), encoding="utf-8")
-        Path(outputs[f"{key}_tex"]).write_text(tables.render_latex(rendering), encoding="utf-8")
+        Path(outputs[f"{key}_md"]).write_text(render.render_markdown(rendering), encoding="utf-8")
+        Path(outputs[f"{key}_tex"]).write_text(render.render_latex(rendering), encoding="utf-8")
     return {"settings": settings, "ranking": ranking, "correlation": correlation, "position_bias": position}

@@ -145,12 +145,14 @@ def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Pat
 
 
 def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
-    """The comparison table of translations of one source (:func:`posir.tables.comparison_table`), CSV and Markdown.
+    """The comparison table of translations of one source (:func:`posir.tables.build.comparison_table`), CSV and Markdown.
 
     The job's ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes its ``summaries[i]``;
     ``cards`` maps a benchmark to the card of its translated variant.
     """
-    from posir.tables import comparison_markdown, comparison_table, read_result_tsv
+    from posir.results import read_result_tsv
+    from posir.tables.build import comparison_table
+    from posir.tables.render import comparison_markdown
 
     rows, summaries, cards, metrics = job.rows, job.paths("summaries"), job.cards, job.metrics
     csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
