@@ -10,8 +10,11 @@ whose lines name the key, the value and the fix.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, Self, Union
@@ -59,6 +62,8 @@ __all__ = [
     "WorkflowConfig",
     "load_config",
 ]
+
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 #: Every benchmark entry, told apart by its builder.
 BenchmarkEntry = Annotated[
@@ -201,11 +206,13 @@ class WorkflowConfig(Entry):
             return self.query_variant(entry.source_benchmark, language)  # the source is that benchmark itself
         return f"{benchmark}-{language}" if entry.kind.per_language else benchmark
 
+    def corpus_from(self, benchmark: str) -> str | None:
+        """The benchmark whose corpus ``benchmark``'s queries search, when not its own."""
+        return getattr(self.benchmarks[benchmark], "corpus_from", None)
+
     def corpus_languages(self, benchmark: str) -> list[str]:
-        entry = self.benchmarks[benchmark]
-        if isinstance(entry, CrossLingualBenchmark):
-            return self.corpus_languages(entry.corpus_from)
-        return self.query_languages(benchmark)
+        base = self.corpus_from(benchmark)
+        return self.corpus_languages(base) if base else self.query_languages(benchmark)
 
     def corpus_variants(self, benchmark: str, language: str) -> list[str]:
         """Benchmark directories whose ``corpus.jsonl`` form the corpus of a setting in ``language``.
@@ -213,8 +220,9 @@ class WorkflowConfig(Entry):
         ``mul`` (one-vs-many, Multi-EuP) is the union of every language's parallel corpus.
         """
         entry = self.benchmarks[benchmark]
-        if isinstance(entry, CrossLingualBenchmark):
-            return self.corpus_variants(entry.corpus_from, language)
+        base = self.corpus_from(benchmark)
+        if base:
+            return self.corpus_variants(base, language)
         if isinstance(entry, TranslationEntry):
             if language == ONE_VS_MANY:
                 return [v for lang in self.query_languages(benchmark) for v in self.corpus_variants(benchmark, lang)]
@@ -353,6 +361,10 @@ def _check_benchmarks(config: WorkflowConfig) -> None:
             if not isinstance(base, SquadBenchmark):
                 raise KeyProblem(f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name a {SQUAD.name} "
                                  f"benchmark")
+        if isinstance(entry, PosIRImportBenchmark) and entry.corpus_from is not None:
+            if entry.corpus_from not in config.benchmarks or entry.corpus_from == name:
+                raise KeyProblem(f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name another "
+                                 f"benchmark (the one whose corpus these queries search)")
         if isinstance(entry, SquadBenchmark) and "squad" not in entry.sources:
             raise KeyProblem(f"benchmarks.{name}.sources", "no 'squad' source", "name the SQuAD-format file under "
                              "the role 'squad'")
@@ -595,3 +607,69 @@ def _check_analyses(config: WorkflowConfig) -> None:
                     raise KeyProblem(where, f"'{model}' gives no gradients of one forward pass (backends "
                                      f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate)",
                                      "use analyses.representation for it")
+
+
+# --- the JSON schema file (schemas/config.schema.yaml) -------------------------------------------------------------------------------
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of the whole config, generated from the declarations (draft 2020-12).
+
+    Two things the declarations do in code are written into it: a named block a merged ``--configfile`` clears
+    with ``null`` accepts null, and titles (pydantic's field names in title case) are left out as noise.
+    """
+    schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
+    for key in CLEARABLE:
+        schema["properties"][key] = _nullable(schema["properties"][key])
+    for name, definition in schema["$defs"].items():
+        if "runs" in definition.get("properties", {}):
+            definition["properties"]["runs"] = _nullable(definition["properties"]["runs"])
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    described = {k: schema.pop(k) for k in ("description", "default") if k in schema}
+    return {"anyOf": [schema, {"type": "null"}], **described}
+
+
+def _without_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_titles(v) for k, v in node.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_without_titles(v) for v in node]
+    return node
+
+
+HEADER = (
+    "# GENERATED from the config declarations (posir.config.WorkflowConfig and the sections it composes):\n"
+    "# do not edit; run `python -m posir.config --write`. Snakemake's validate() and editors read it.\n"
+)
+
+
+def schema_text() -> str:
+    import yaml
+
+    return HEADER + yaml.safe_dump(json_schema(), sort_keys=False, allow_unicode=True, width=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="write or check schemas/config.schema.yaml")
+    parser.add_argument("--write", action="store_true", help="write the file")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file differs from the declarations")
+    args = parser.parse_args(argv)
+    text = schema_text()
+    if args.write:
+        SCHEMA_FILE.write_text(text, encoding="utf-8")
+        print(f"wrote {SCHEMA_FILE}")
+        return 0
+    current = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.is_file() else ""
+    if current != text:
+        print(f"{SCHEMA_FILE} differs from the declarations: run python -m posir.config --write", file=sys.stderr)
+        return 1
+    print(f"{SCHEMA_FILE} matches the declarations")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

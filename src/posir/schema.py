@@ -4,7 +4,7 @@ A section is a pydantic model beside the code that reads it (``ModelSpec`` in :m
 ``ScorerSpec`` in :mod:`posir.scorers.spec`, ``PipelineSpec`` in :mod:`posir.rerank`, ...);
 :class:`posir.config.WorkflowConfig` composes them into the whole file. From these declarations come the
 defaults, the types, the allowed keys, the error messages and the JSON schema that Snakemake's ``validate``
-and editors read (``schemas/config.schema.yaml``, written by ``python -m posir.schema --write`` and kept
+and editors read (``schemas/config.schema.yaml``, written by ``python -m posir.config --write`` and kept
 equal to the declarations by a test). Nothing else holds a default or a key list.
 
 Errors are one sentence per problem: the key's path in ``config.yaml``, what is wrong with the value, and the
@@ -14,8 +14,6 @@ fix (:func:`explain`). Checks a type cannot express live in the declarations' va
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
@@ -23,7 +21,6 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 #: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
 #: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
@@ -135,31 +132,33 @@ def key_path(parts: Sequence[Any]) -> str:
     return text or "(top level)"
 
 
-def _user_path(loc: Sequence[Any], data: Any) -> list[Any]:
-    """``loc`` without the union tags pydantic inserts (``scorers.x.bi-encoder.model``): walk the input along it."""
+def _user_path(loc: Sequence[Any], data: Any, root: Any = None) -> list[Any]:
+    """``loc`` as a key path of config.yaml: without the tags pydantic inserts after a union's key
+    (``scorers.x.bi-encoder.model`` is ``scorers.x.model``), found by walking the declarations beside the data."""
     path: list[Any] = []
-    node = data
+    node, annotation = data, root
     for part in loc:
-        if isinstance(node, Mapping) and part in node:
-            path.append(part)
-            node = node[part]
+        if _is_tagged_union(annotation):
+            annotation = _descend(annotation, part, node)
+            continue  # ``part`` is the union's tag, not a key of the file
+        path.append(part)
+        annotation = _descend(annotation, part, node) if annotation is not None else None
+        if isinstance(node, Mapping):
+            node = node.get(part)
         elif isinstance(node, (list, tuple)) and isinstance(part, int) and 0 <= part < len(node):
-            path.append(part)
             node = node[part]
-        elif isinstance(node, Mapping) or isinstance(part, int):
-            # a key that is not in the input: a missing key, or a union tag (dropped) past which we keep walking
-            if isinstance(part, str) and _is_tag(node, part):
-                continue
-            path.append(part)
-            node = None
         else:
-            path.append(part)
             node = None
     return path
 
 
-def _is_tag(node: Any, part: str) -> bool:
-    return isinstance(node, Mapping) and any(node.get(k) == part for k in ("backend", "builder", "format"))
+def _is_tagged_union(annotation: Any) -> bool:
+    import typing
+
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return False
+    inner, *metadata = typing.get_args(annotation)
+    return typing.get_origin(inner) is typing.Union and any(getattr(m, "discriminator", None) for m in metadata)
 
 
 def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> type[BaseModel] | None:
@@ -253,7 +252,8 @@ _TYPE_NAMES = {
 }
 
 
-def _sentence(error: Mapping[str, Any], model: type[BaseModel] | None) -> str:
+def describe_problem(error: Mapping[str, Any], model: type[BaseModel] | None = None) -> str:
+    """What is wrong with one value, and what is allowed (one pydantic error, as a sentence)."""
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     if error["loc"] and error["loc"][-1] == "api_key_env" and kind != "missing":
         # never echo it: a key pasted where the variable's name belongs must not reach a log
@@ -292,83 +292,15 @@ def explain(error: ValidationError, data: Any, where: str = "", root: type[BaseM
     """One sentence per problem: ``<key path>: <what is wrong>; <the fix>``, the first few problems."""
     lines = []
     for problem in error.errors(include_url=False)[:5]:
-        path = _user_path(problem["loc"], data)
+        path = _user_path(problem["loc"], data, root)
         context = problem.get("ctx") or {}
         if problem["type"] == "value_error" and isinstance(context.get("error"), KeyProblem):
             key = context["error"].key
             path += [part for part in key.split(".") if part]
         model = _model_at(root, problem["loc"], data) if root is not None else None
         prefix = ".".join(p for p in [where, key_path(path) if path else ""] if p) or "(top level)"
-        lines.append(f"config: {prefix}: {_sentence(problem, model)}")
+        lines.append(f"config: {prefix}: {describe_problem(problem, model)}")
     more = len(error.errors()) - len(lines)
     if more > 0:
         lines.append(f"(and {more} more problem(s))")
     return "\n".join(lines)
-
-
-# --- the JSON schema file -------------------------------------------------------------------------------
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON schema of the whole config, generated from the declarations (draft 2020-12).
-
-    Two things the declarations do in code are written into it: a named block a merged ``--configfile`` clears
-    with ``null`` accepts null, and titles (pydantic's field names in title case) are left out as noise.
-    """
-    from posir.config import CLEARABLE, WorkflowConfig
-
-    schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
-    for key in CLEARABLE:
-        schema["properties"][key] = _nullable(schema["properties"][key])
-    for name, definition in schema["$defs"].items():
-        if "runs" in definition.get("properties", {}):
-            definition["properties"]["runs"] = _nullable(definition["properties"]["runs"])
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    described = {k: schema.pop(k) for k in ("description", "default") if k in schema}
-    return {"anyOf": [schema, {"type": "null"}], **described}
-
-
-def _without_titles(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _without_titles(v) for k, v in node.items()
-                if not (k == "title" and isinstance(v, str))}
-    if isinstance(node, list):
-        return [_without_titles(v) for v in node]
-    return node
-
-
-HEADER = (
-    "# GENERATED from the config declarations (posir.config.WorkflowConfig and the sections it composes):\n"
-    "# do not edit; run `python -m posir.schema --write`. Snakemake's validate() and editors read it.\n"
-)
-
-
-def schema_text() -> str:
-    import yaml
-
-    return HEADER + yaml.safe_dump(json_schema(), sort_keys=False, allow_unicode=True, width=120)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="write or check schemas/config.schema.yaml")
-    parser.add_argument("--write", action="store_true", help="write the file")
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file differs from the declarations")
-    args = parser.parse_args(argv)
-    text = schema_text()
-    if args.write:
-        SCHEMA_FILE.write_text(text, encoding="utf-8")
-        print(f"wrote {SCHEMA_FILE}")
-        return 0
-    current = SCHEMA_FILE.read_text(encoding="utf-8") if SCHEMA_FILE.is_file() else ""
-    if current != text:
-        print(f"{SCHEMA_FILE} differs from the declarations: run python -m posir.schema --write", file=sys.stderr)
-        return 1
-    print(f"{SCHEMA_FILE} matches the declarations")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -74,6 +74,9 @@ class PosIRImportBenchmark(BenchmarkSpec):
     builder: Literal["posir_import"]
     language: Language = "eng"
     posir_import: ImportSpec
+    corpus_from: Str | None = None
+    """another benchmark whose corpus these queries search (PosIR's X->eng settings: X's queries, English
+    documents); absent: the subset's own corpus"""
     params: BuilderParams = BuilderParams()
 
 

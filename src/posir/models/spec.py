@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, Strict, StringConstraints, WithJsonSchema, model_validator
+from pydantic import Field, Strict, StringConstraints, ValidationError, WithJsonSchema, model_validator
 
 from posir.schema import (
     Bool,
@@ -27,6 +27,7 @@ from posir.schema import (
     PositiveInt,
     Str,
     Entry,
+    describe_problem,
 )
 
 # How a backend treats an input longer than what the model reads in one pass.
@@ -203,7 +204,11 @@ class ModelSpec(NamedEntry):
         if not isinstance(data, Mapping) or not isinstance(data.get("params", {}), Mapping):
             return data
         given = dict(data.get("params") or {})
-        typed = BackendParams.model_validate({k: v for k, v in given.items() if k in BackendParams.model_fields})
+        try:
+            typed = BackendParams.model_validate({k: v for k, v in given.items() if k in BackendParams.model_fields})
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            raise KeyProblem(f"params.{first['loc'][0]}", describe_problem(first)) from None
         checked = {**given, **typed.model_dump(exclude_unset=True)}
         return {**data, "params": {**PARAM_DEFAULTS.get(str(data.get("backend")), {}), **checked}}
 

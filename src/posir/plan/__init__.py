@@ -54,7 +54,7 @@ class Plan:
         paths = ResultPaths(results)
         plan = cls(config, paths, BenchmarkPlan(config, paths, prompts_dir), RetrievalPlan(config, paths, prompts_dir),
                    EvaluationPlan(config, paths, prompts_dir))
-        check_plan(plan)
+        check_plan(config, prompts_dir)
         return plan
 
     # --- wildcards ------------------------------------------------------------------------------------------

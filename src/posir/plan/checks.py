@@ -6,45 +6,43 @@ run before its first job, naming the entry and the key, not an hour in, after th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from posir.builders.generation import GenerationBenchmark
+from posir.config import WorkflowConfig
 from posir.schema import ConfigError, KeyProblem
 from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec
 from posir.translate.spec import LLMTranslationSpec, TranslationEntry
-
-if TYPE_CHECKING:
-    from posir.plan import Plan
 
 #: The prompts each generation stage reads (prompts/<name>.md).
 GENERATION_PROMPTS = ("generate_queries", "locate_span", "grade_relevance")
 
 
-def check_plan(plan: Plan) -> None:
+def check_plan(config: WorkflowConfig, prompts_dir: Path) -> None:
     """Refuse a plan whose pipelines, windows or prompt files cannot work, naming the key and the fix."""
     try:
-        _check_pipelines(plan)
-        _check_windows(plan)
-        _check_prompts(plan)
+        _check_pipelines(config)
+        _check_windows(config)
+        _check_prompts(config, prompts_dir)
     except KeyProblem as problem:
         raise ConfigError(f"config: {problem}") from None
 
 
-def _evaluated_pipelines(plan: Plan) -> list[str]:
-    return sorted({e.model for e in plan.config.evaluations if plan.config.is_pipeline(e.model)})
+def _evaluated_pipelines(config: WorkflowConfig) -> list[str]:
+    return sorted({e.model for e in config.evaluations if config.is_pipeline(e.model)})
 
 
-def _check_pipelines(plan: Plan) -> None:
-    top_k = plan.config.retrieval.top_k
-    for name in _evaluated_pipelines(plan):
-        pipeline = plan.config.pipelines[name]
+def _check_pipelines(config: WorkflowConfig) -> None:
+    top_k = config.retrieval.top_k
+    for name in _evaluated_pipelines(config):
+        pipeline = config.pipelines[name]
         if pipeline.depth > top_k:
             raise KeyProblem(f"pipelines.{name}.depth", f"{pipeline.depth} is deeper than the first stage's runs "
                              f"(retrieval.top_k: {top_k}), so the depth could never be reached",
                              "lower the depth or raise retrieval.top_k")
 
 
-def _check_windows(plan: Plan) -> None:
+def _check_windows(config: WorkflowConfig) -> None:
     """Configured windows fit what one pass of their model reads (the defaults fit by construction)."""
     from posir.models.registry import load_encoder
     from posir.windows import default_window
@@ -53,18 +51,18 @@ def _check_windows(plan: Plan) -> None:
 
     def budget(model: str) -> int | None:
         if model not in checked:
-            checked[model] = load_encoder(plan.config.models[model]).window_budget("document")  # type: ignore[attr-defined]
+            checked[model] = load_encoder(config.models[model]).window_budget("document")  # type: ignore[attr-defined]
         return checked[model]
 
-    for name in _evaluated_pipelines(plan):
-        scorer = plan.config.scorers[plan.config.pipelines[name].second_stage]
+    for name in _evaluated_pipelines(config):
+        scorer = config.scorers[config.pipelines[name].second_stage]
         if isinstance(scorer, BiEncoderSpec) and scorer.window_tokens is not None:
             try:
                 default_window(budget(scorer.model), scorer.window_tokens, scorer.stride_tokens)
             except KeyProblem as problem:
                 raise KeyProblem(f"scorers.{scorer.name}.{problem.key}", problem.problem) from None
-    evaluated = {e.model for e in plan.config.evaluations}
-    for name, spec in plan.config.models.items():
+    evaluated = {e.model for e in config.evaluations}
+    for name, spec in config.models.items():
         if name in evaluated and spec.is_chunked and spec.window_tokens is not None:
             try:
                 default_window(budget(name), spec.window_tokens, spec.stride_tokens)
@@ -72,15 +70,15 @@ def _check_windows(plan: Plan) -> None:
                 raise KeyProblem(f"models.{name}.{problem.key}", problem.problem) from None
 
 
-def _check_prompts(plan: Plan) -> None:
+def _check_prompts(config: WorkflowConfig, prompts_dir: Path) -> None:
     """Every prompt an evaluated LLM stage reads is a file under prompts/."""
     wanted: list[tuple[str, str]] = []
-    for name in _evaluated_pipelines(plan):
-        scorer = plan.config.scorers[plan.config.pipelines[name].second_stage]
+    for name in _evaluated_pipelines(config):
+        scorer = config.scorers[config.pipelines[name].second_stage]
         if isinstance(scorer, LLMGradeSpec):
             wanted += [(f"scorers.{scorer.name}.prompt", scorer.prompt),
                        (f"scorers.{scorer.name}.grade_prompt", scorer.grade_prompt)]
-    for name, entry in plan.config.benchmarks.items():
+    for name, entry in config.benchmarks.items():
         if isinstance(entry, GenerationBenchmark):
             wanted += [(f"benchmarks.{name}.generation", prompt) for prompt in GENERATION_PROMPTS]
         if isinstance(entry, TranslationEntry):
@@ -90,7 +88,7 @@ def _check_prompts(plan: Plan) -> None:
             if entry.judge is not None:
                 wanted.append((f"benchmarks.{name}.judge.prompt", entry.judge.prompt))
     for key, prompt in wanted:
-        path = plan.benchmarks.prompts_dir / f"{prompt}.md"
+        path = prompts_dir / f"{prompt}.md"
         if not path.is_file():
             raise KeyProblem(key, f"the prompt file {path} does not exist", f"add it, or name a prompt under "
-                             f"{plan.benchmarks.prompts_dir}")
+                             f"{prompts_dir}")

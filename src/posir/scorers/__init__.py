@@ -1,4 +1,4 @@
-"""Second-stage and quality-control pair scorers, one implementation each (DESIGN: "scorers").
+"""Second-stage and quality-control pair scorers, one implementation each (docs/architecture.md).
 
 Generation quality control (PosIR section 3.3) and the reranking stage use the
 same entries of the config's ``scorers:`` section::

@@ -214,10 +214,31 @@ def _load_scorer(spec: Any, job: GenerationJob, client: Any, stage: str, cache: 
                               "threads": job.threads}), client
 
 
-def _score_cache(path: str | Path | None) -> Any:
-    from posir.scorers import ScoreCache
+class _Scoring:
+    """A stage's score cache and its one LLM client (opened by the first llm-grade scorer), closed together;
+    ``usage`` holds the client's usage once closed."""
 
-    return ScoreCache(Path(path)) if path else None
+    def __init__(self, job: GenerationJob) -> None:
+        from posir.scorers import ScoreCache
+
+        self.job = job
+        self.cache = ScoreCache(Path(job.score_cache)) if job.score_cache else None
+        self.client: Any = None
+        self.usage: dict[str, Any] = {}
+
+    def scorer(self, spec: Any, stage: str) -> Any:
+        scorer, self.client = _load_scorer(spec, self.job, self.client, stage, self.cache)
+        return scorer
+
+    def __enter__(self) -> _Scoring:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.client is not None:
+            self.usage = self.client.usage()
+            self.client.close()
+        if self.cache is not None:
+            self.cache.close()
 
 
 class _Grader:
@@ -253,17 +274,14 @@ def span_contrast_step(job: GenerationJob) -> StageCount:
     specs = specs_from_config(job.entry.generation.contrast.scorers, job.scorers)
     sample_in, located_in = job.path("documents"), job.path("located")
     kept_out, scores_out, drops_out, counts_out = (_out(job, n) for n in ("kept", "scores", "drops", "counts"))
-    cache = _score_cache(job.score_cache)
     documents = _documents_by_id(sample_in)
     located = [gen.LocatedSpan.from_record(r) for r in read_jsonl(located_in)]
     alive = list(located)
     drops: list[Drop] = []
     scores: dict[str, dict[str, tuple[float | None, float | None]]] = {}
-    client = None
-    usage: dict[str, Any] = {}
-    try:
+    with _Scoring(job) as scoring:
         for spec in specs:
-            scorer, client = _load_scorer(spec, job, client, qc.STAGE_CONTRAST, cache)
+            scorer = scoring.scorer(spec, qc.STAGE_CONTRAST)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
             removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, alive)]
             texts = [s.candidate.question for s in alive]
@@ -279,12 +297,7 @@ def span_contrast_step(job: GenerationJob) -> StageCount:
                     drops.append(Drop(qc.STAGE_CONTRAST, item.candidate.qid, outcome.reason, outcome.detail))
             logger.info("scorer %s: %d of %d queries pass", spec.name, len(survivors), len(alive))
             alive = survivors
-    finally:
-        if client is not None:
-            usage = client.usage()
-            client.close()
-        if cache is not None:
-            cache.close()
+    usage = scoring.usage
     kept_ids = {s.candidate.qid for s in alive}
     write_jsonl(kept_out, ({**s.as_record(), "contrast": {k: list(v) for k, v in scores[s.candidate.qid].items()}}
                            for s in located if s.candidate.qid in kept_ids))
@@ -382,23 +395,15 @@ def false_negatives_step(job: GenerationJob) -> list[StageCount]:
         for record, row in zip(records, indices):
             candidates[record["qid"]] = [documents[i].doc_id for i in row if i >= 0]
     specs = specs_from_config(params.scorers, job.scorers)
-    cache = _score_cache(job.score_cache)
     scores: dict[str, dict[tuple[str, str], float | None]] = {}
-    client = None
-    usage: dict[str, Any] = {}
-    try:
+    with _Scoring(job) as scoring:
         for spec in specs:
-            scorer, client = _load_scorer(spec, job, client, qc.STAGE_FN_DOCUMENTS, cache)
+            scorer = scoring.scorer(spec, qc.STAGE_FN_DOCUMENTS)
             pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
                            {(q, positives[q]) for q in candidates})
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
             scores[spec.name] = dict(zip(pairs, values))
-    finally:
-        if client is not None:
-            usage = client.usage()
-            client.close()
-        if cache is not None:
-            cache.close()
+    usage = scoring.usage
     found = qc.find_false_negatives(positives, candidates, scores, params.margin)
     drops = found.drops()
     write_jsonl(kept_out, (r for r in records if r["qid"] not in found.dropped_queries))

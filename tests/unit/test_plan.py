@@ -1,0 +1,201 @@
+"""The plan as a library: targets, job inputs, params and resources of real configs, without Snakemake."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+
+from posir.config import ConfigError
+from posir.plan import Plan, Wildcards
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPTS = ROOT / "prompts"
+
+
+@pytest.fixture(scope="module")
+def default_config() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+
+
+def plan_of(config: dict[str, Any]) -> Plan:
+    return Plan.from_config(config, PROMPTS)
+
+
+@pytest.fixture(scope="module")
+def default(default_config: dict[str, Any]) -> Plan:
+    return plan_of(default_config)
+
+
+def merged(base: dict[str, Any], **sections: Any) -> dict[str, Any]:
+    config = copy.deepcopy(base)
+    config.update(copy.deepcopy(sections))
+    return config
+
+
+def run_of(benchmark: str, model: str, setting: str = "eng-eng") -> Any:
+    return Wildcards(benchmark=benchmark, model=model, setting=setting)
+
+
+# --- targets -------------------------------------------------------------------------------------------
+
+
+def test_the_default_targets_cover_every_evaluation_and_each_once(default: Plan) -> None:
+    targets = default.targets()
+    assert len(targets) == len(set(targets))
+    for evaluation in default.config.evaluations:
+        assert default.paths.run_figure(evaluation.benchmark, evaluation.model, str(evaluation.setting)) in targets
+    assert "results/tables/squad-long/main.md" in targets
+    assert "results/figures/squad-long/grid.png" in targets  # one setting: one grid of every run
+    assert "results/tables/xquad-long/languages.md" in targets  # several settings: the languages table ...
+    assert "results/figures/xquad-long/grid.png" not in targets  # ... and a grid per setting instead
+    assert "results/figures/xquad-long/grid-deu-eng.png" in targets
+    assert "results/tables/xquad-parallel/language_bias.csv" in targets  # one-vs-many settings
+
+
+def test_a_translation_is_built_only_when_something_evaluates_it(default_config: dict[str, Any]) -> None:
+    config = merged(default_config, evaluation=[{"benchmark": "squad-long", "models": ["bm25"]}],
+                    translation_comparisons=None, paper_tables=None)
+    targets = plan_of(config).targets()
+    assert not any("apertium" in t for t in targets)
+    assert "results/tables/squad-long/main.csv" in targets
+
+
+def test_significance_needs_two_models_answering_every_query(default_config: dict[str, Any]) -> None:
+    config = merged(
+        default_config,
+        evaluation=[{"benchmark": "squad-long", "models": ["bm25", "sampled"]}],
+        pipelines={"sampled": {"first_stage": "bm25", "second_stage": "minilm-maxp", "sample": {"queries": 40}}},
+        paper_tables=None,
+        translation_comparisons=None,
+    )
+    plan = plan_of(config)
+    assert plan.evaluation.compared_models("squad-long", "eng-eng") == ["bm25"]  # the sample answers 40 queries
+    assert plan.significance_targets() == []
+
+
+# --- encoding and search ----------------------------------------------------------------------------------
+
+
+def test_a_model_sharing_embeddings_searches_the_base_entrys_files(default: Plan) -> None:
+    inputs = default.retrieval.retrieve_inputs(run_of("squad-long", "minilm-l6-r2"))
+    assert inputs["queries"] == "results/embeddings/minilm-l6/squad-long/queries.npy"
+    assert inputs["corpus"] == ["results/embeddings/minilm-l6/squad-long/corpus.npy"]
+    assert inputs["mean"] == "results/embeddings/minilm-l6/python-docs/corpus.mean.npy"  # R2's collection mean
+
+
+def test_bm25_reads_texts_and_a_one_vs_many_corpus_is_every_language(default: Plan) -> None:
+    wildcards = run_of("xquad-parallel", "bm25", "deu-mul")
+    inputs = default.retrieval.retrieve_inputs(wildcards)
+    assert inputs["queries"] == "results/benchmarks/xquad-parallel-deu/queries.jsonl"
+    assert len(inputs["corpus"]) == len(default.config.query_languages("xquad-parallel")) == 10
+    job = default.retrieval.retrieve(wildcards)
+    assert job.id_prefixes == job.corpus_languages == default.config.query_languages("xquad-parallel")
+
+
+def test_a_cross_lingual_benchmark_searches_its_corpus_from(default: Plan) -> None:
+    inputs = default.retrieval.retrieve_inputs(run_of("xquad-long", "me5-small", "deu-eng"))
+    assert inputs["queries"] == "results/embeddings/me5-small/xquad-long-deu/queries.npy"
+    assert inputs["corpus"] == ["results/embeddings/me5-small/squad-long/corpus.npy"]
+
+
+def test_a_gpu_model_asks_for_a_gpu_and_a_cpu_model_does_not(default_config: dict[str, Any]) -> None:
+    config = merged(default_config)
+    for name in ("minilm-l6", "minilm-l6-r2"):  # the R2 entry shares minilm-l6's embeddings, so its device too
+        config["models"][name]["device"] = "cuda"
+    plan = plan_of(config)
+    assert plan.retrieval.model_gpu(Wildcards(model="minilm-l6")) == 1
+    assert plan.retrieval.model_gpu(Wildcards(model="me5-small")) == 0
+    # a bi-encoder second stage runs on its model's device
+    assert plan.retrieval.second_stage_gpu(run_of("squad-long", "bm25.minilm-maxp")) == 1
+    assert plan.retrieval.second_stage_gpu(run_of("squad-long", "bm25.me5-maxp")) == 0
+
+
+def test_input_scaled_memory_follows_the_input(default: Plan) -> None:
+    small = default.retrieval.retrieve_mem_mb(Wildcards(model="bm25"), SimpleNamespace(size_mb=1))
+    large = default.retrieval.retrieve_mem_mb(Wildcards(model="bm25"), SimpleNamespace(size_mb=100))
+    assert small == 1000 and large == 100 * -(-2 * (100 + 45 * 100) // 100)
+
+
+# --- pipelines ---------------------------------------------------------------------------------------------
+
+
+def test_a_pipeline_on_a_chunked_entry_waits_for_its_window_embeddings(default: Plan) -> None:
+    """The MaxP rerank reads the windows minilm-l6-chunks encodes (same window identity): an ordering edge."""
+    inputs = default.retrieval.rerank_inputs(run_of("squad-long", "bm25.minilm-maxp"))
+    assert inputs["windows_encoded_by"] == ["results/embeddings/minilm-l6-chunks/squad-long/corpus.npy"]
+    assert inputs["first_stage"] == "results/runs/squad-long/bm25/eng-eng.trec"
+    assert inputs["prompts"] == []
+
+
+def test_no_ordering_edge_without_an_evaluated_chunked_entry(default_config: dict[str, Any]) -> None:
+    config = merged(default_config, evaluation=[{"benchmark": "squad-long", "models": ["bm25", "bm25.minilm-maxp"]}],
+                    paper_tables=None, translation_comparisons=None)
+    config["analyses"]["representation"]["runs"] = None
+    config["analyses"]["saliency"]["runs"] = None
+    plan = plan_of(config)
+    assert plan.retrieval.rerank_inputs(run_of("squad-long", "bm25.minilm-maxp"))["windows_encoded_by"] == []
+
+
+def test_a_rerank_job_carries_its_stages_and_only_its_model(default: Plan) -> None:
+    job = default.retrieval.rerank(run_of("squad-long", "bm25.me5-maxp"))
+    assert (job.pipeline.first_stage, job.pipeline.depth, job.scorer.backend) == ("bm25", 100, "bi-encoder")
+    assert list(job.models) == ["me5-small"]
+    assert job.llm == {}  # no LLM second stage: editing the llm section reruns nothing here
+    # the job travels to Snakemake as plain data and comes back as the same typed object
+    assert type(job).model_validate(job.params()) == job
+
+
+# --- params reach exactly the jobs that read them ----------------------------------------------------------
+
+
+def test_a_bootstrap_change_reaches_scoring_but_no_benchmark(default_config: dict[str, Any], default: Plan) -> None:
+    config = merged(default_config)
+    config["metrics"]["bootstrap"]["resamples"] = 17
+    changed = plan_of(config)
+    benchmark = Wildcards(benchmark="squad-long")
+    assert changed.benchmarks.build(benchmark).params() == default.benchmarks.build(benchmark).params()
+    run = run_of("squad-long", "bm25")
+    assert changed.evaluation.score(run).params() != default.evaluation.score(run).params()
+    assert changed.evaluation.panels(benchmark).params() == default.evaluation.panels(benchmark).params()
+
+
+def test_wildcard_constraints_name_exactly_the_configs_models_and_pipelines(default: Plan) -> None:
+    model = re.compile(f"^(?:{default.wildcard_constraints()['model']})$")
+    assert model.match("minilm-l6") and model.match("bm25.minilm-maxp")
+    assert not model.match("minilm") and not model.match("minilm-l6x")
+    built = re.compile(f"^(?:{default.benchmarks_built_by('squad_long_documents')})$")
+    assert built.match("squad-long") and built.match("squad-it-long") and not built.match("xquad-long")
+
+
+# --- checks made before the first job ------------------------------------------------------------------------
+
+
+def test_a_pipeline_deeper_than_its_first_stage_run_is_refused(default_config: dict[str, Any]) -> None:
+    config = merged(default_config)
+    config["pipelines"]["bm25.minilm-maxp"]["depth"] = 5000
+    with pytest.raises(ConfigError, match=r"pipelines\.bm25\.minilm-maxp\.depth: 5000 is deeper .*top_k"):
+        plan_of(config)
+
+
+def test_a_sample_that_cannot_keep_one_cell_is_refused_naming_the_pipeline(default_config: dict[str, Any]) -> None:
+    config = merged(default_config)
+    config["pipelines"]["bm25.minilm-maxp"]["sample"] = {"queries": 3, "min_per_cell": 10}
+    with pytest.raises(ConfigError, match=r"pipelines\.bm25\.minilm-maxp\.sample\.queries: 3 is fewer than "
+                                          r"min_per_cell"):
+        plan_of(config)
+
+
+def test_a_missing_prompt_file_is_refused_at_start(default_config: dict[str, Any], tmp_path: Path) -> None:
+    config = merged(default_config, llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    config["scorers"]["judge"] = {"backend": "llm-grade", "prompt": "no_such_prompt"}
+    config["pipelines"]["bm25.judge"] = {"first_stage": "bm25", "second_stage": "judge", "depth": 3}
+    config["evaluation"][0]["models"] = [*config["evaluation"][0]["models"], "bm25.judge"]
+    with pytest.raises(ConfigError, match=r"scorers\.judge\.prompt: the prompt file .*no_such_prompt\.md does not "
+                                          r"exist"):
+        plan_of(config)
