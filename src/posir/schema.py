@@ -138,6 +138,8 @@ def _user_path(loc: Sequence[Any], data: Any, root: Any = None) -> list[Any]:
     path: list[Any] = []
     node, annotation = data, root
     for part in loc:
+        if part == "[key]":
+            break  # pydantic's marker of a mapping's key that failed: the path ends at that key
         if _is_tagged_union(annotation):
             annotation = _descend(annotation, part, node)
             continue  # ``part`` is the union's tag, not a key of the file
@@ -163,6 +165,9 @@ def _is_tagged_union(annotation: Any) -> bool:
 
 def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> type[BaseModel] | None:
     """The model class whose field ``loc[-1]`` is (for the allowed keys of an unknown-key error)."""
+    import types
+    import typing
+
     cls: Any = root
     node = data
     for part in loc[:-1]:
@@ -171,6 +176,9 @@ def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> ty
         cls = _descend(cls, part, node)
         node = node.get(part) if isinstance(node, Mapping) else None
     cls = _unwrap(cls)
+    if typing.get_origin(cls) in (typing.Union, types.UnionType):  # an optional section (``llm: LLMConfig | None``)
+        models = [m for m in map(_unwrap, typing.get_args(cls)) if isinstance(m, type) and issubclass(m, BaseModel)]
+        cls = models[0] if len(models) == 1 else None
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 
