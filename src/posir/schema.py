@@ -198,7 +198,7 @@ def _descend(annotation: Any, part: Any, node: Any) -> Any:
                 tag = _tag_of(inner)
                 if tag is not None and tag == part:
                     return inner
-                if isinstance(part, str) and part in inner.model_fields:
+                if isinstance(part, str) and _field_named(inner, part) is not None:
                     return _descend(inner, part, node)
             elif typing.get_origin(inner) in (dict, Mapping, list, tuple):
                 return _descend(inner, part, node)
@@ -208,9 +208,18 @@ def _descend(annotation: Any, part: Any, node: Any) -> Any:
     if origin in (list, tuple):
         return typing.get_args(annotation)[0]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        if part in annotation.model_fields:
-            return annotation.model_fields[part].annotation
-        return annotation  # a union tag inside an already chosen model: stay
+        field = _field_named(annotation, part)
+        return field.annotation if field is not None else annotation  # a union tag inside a chosen model: stay
+    return None
+
+
+def _field_named(model: type[BaseModel], key: Any) -> Any:
+    """The field a config key reads: by its name, or by its alias (``translations`` is ``languages``)."""
+    if not isinstance(key, str):
+        return None
+    if key in model.model_fields:
+        return model.model_fields[key]
+    return next((f for f in model.model_fields.values() if f.alias == key), None)
     return None
 
 
@@ -234,9 +243,15 @@ def _tag_of(model: type[BaseModel]) -> Any:
 
 
 def _allowed_keys(model: type[BaseModel] | None) -> list[str]:
+    """The keys a person may write: aliases where a field has one, never fields the code sets
+    (``name`` and ``language`` come from the entry's key; they are hidden from the schema)."""
     if model is None:
         return []
-    return sorted(k for k, f in model.model_fields.items() if k != "name")
+    return sorted((f.alias or k) for k, f in model.model_fields.items() if k != "name" and not _code_set(f))
+
+
+def _code_set(field: Any) -> bool:
+    return any(isinstance(m, SkipJsonSchema) or m is SkipJsonSchema for m in field.metadata)
 
 
 def _describe(value: Any) -> str:
@@ -283,9 +298,9 @@ def describe_problem(error: Mapping[str, Any], model: type[BaseModel] | None = N
         return f"{_describe(value)} is not allowed; allowed values: {ctx.get('expected', '')}".replace("'", "")
     if kind == "union_tag_invalid":
         expected = str(ctx.get("expected_tags", "")).replace("'", "")
-        return f"{ctx.get('discriminator', 'the tag')} {_describe(ctx.get('tag'))} is not allowed; allowed: {expected}"
+        return f"{_describe(ctx.get('tag'))} is not allowed; allowed values: {expected}"
     if kind == "union_tag_not_found":
-        return f"{ctx.get('discriminator', 'the tag')} is missing; add it"
+        return "missing; add it"
     if kind in _TYPE_NAMES:
         return f"{_describe(value)} is a {type(value).__name__}; expected {_TYPE_NAMES[kind]}"
     if kind == "string_pattern_mismatch":
@@ -302,6 +317,8 @@ def explain(error: ValidationError, data: Any, where: str = "", root: type[BaseM
     for problem in error.errors(include_url=False)[:5]:
         path = _user_path(problem["loc"], data, root)
         context = problem.get("ctx") or {}
+        if problem["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            path.append(str(context.get("discriminator", "")).strip("'"))  # the tag's own key: backend, builder
         if problem["type"] == "value_error" and isinstance(context.get("error"), KeyProblem):
             key = context["error"].key
             path += [part for part in key.split(".") if part]

@@ -55,28 +55,21 @@ def test_comparison_rows_cover_translations_models_and_settings() -> None:
     assert {r["label"] for r in rows} == {"human (XQuAD es)", "apertium eng-spa"}
 
 
-# The key path of a backend's own key is benchmarks.<name>.translations.<lang>.<key>; posir.schema's error paths do
-# not follow the alias 'translations' (the field is TranslationEntry.languages), so they keep the union's tag
-# ('translations.spa.apertium.pair') and list TranslationEntry's fields as the allowed keys. Reported to the lead.
-ALIAS_PATH_BUG = pytest.mark.xfail(strict=True, reason="posir.schema._descend ignores field aliases: the backend tag "
-                                   "stays in the key path of translations.<lang>.<key>")
-
-
 @pytest.mark.parametrize("entry,message", [
-    pytest.param({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
-                 r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it", marks=ALIAS_PATH_BUG),
-    pytest.param({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
+    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
+                 r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it"),
+    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
                  r"config: benchmarks\.bad\.translations\.spa\.source_file: missing; add it\n"
-                 r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it", marks=ALIAS_PATH_BUG),
+                 r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it"),
     ({"builder": "translation", "from": "squad-long",
       "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}}},
      r"config: benchmarks\.bad\.translations\.spa\.target_file: 'nope' is not defined under 'sources'"),
     ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "llm"}}},
      r"config: benchmarks\.bad\.translations\.spa: \(backend: llm\) needs the llm section; add an 'llm' section"),
-    pytest.param({"builder": "translation", "from": "squad-long",
+    ({"builder": "translation", "from": "squad-long",
                   "translations": {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}}},
                  r"config: benchmarks\.bad\.translations\.spa\.prompt: unknown key 'prompt'; allowed keys: backend, "
-                 r"chunk_texts, datadir, .*pair", marks=ALIAS_PATH_BUG),
+                 r"chunk_texts, datadir, .*pair"),
     ({"builder": "translation", "from": "xquad-long",
       "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}}},
      r"config: benchmarks\.bad\.from: 'xquad-long' \(xquad_cross_lingual\) holds queries only, its documents are "
@@ -105,7 +98,7 @@ def test_bad_translation_entries_name_the_key(entry: dict[str, Any], message: st
     ({"backend": "apertium", "pair": "english-spanish"}, r"pair: 'english-spanish' does not match the pattern"),
 ])
 def test_each_backend_has_its_own_keys(spec: dict[str, Any], problem: str) -> None:
-    """What each backend needs and allows is checked at load time (the exact key path: the xfailed cases above)."""
+    """What each backend needs and allows is checked at load time."""
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.spa\.(?:apertium\.|parallel\.)?"
                                           + problem):
         load_config(config(bad={"builder": "translation", "from": "squad-long", "translations": {"spa": spec}}))

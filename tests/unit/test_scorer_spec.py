@@ -31,15 +31,8 @@ def test_defaults_of_a_local_reranker():
     assert spec.window(512) == (448, 224)  # room for the query, half-window stride
 
 
-# posir.schema.explain puts a discriminated union's tag error on the entry (``scorers.x: 'backend' 'nope' is not
-# allowed``), not on the key holding the tag (``scorers.x.backend: ...``) like every other error. Reported.
-TAG_PATH_BUG = pytest.mark.xfail(strict=True, raises=AssertionError, reason="posir.schema.explain: a union tag's error "
-                                 "names the entry, not its tag key (scorers.x instead of scorers.x.backend)")
-
-
 @pytest.mark.parametrize("backend, entry, message", [
-    pytest.param("nope", {}, r"scorers\.x\.backend: 'nope' is not allowed; allowed values: bi-encoder, cross-encoder",
-                 marks=TAG_PATH_BUG),
+    ("nope", {}, r"scorers\.x\.backend: 'nope' is not allowed; allowed values: bi-encoder, cross-encoder"),
     ("bi-encoder", {}, r"scorers\.x\.model: missing"),
     ("bi-encoder", {"model": "m", "model_package": "p"}, r"scorers\.x\.model_package: unknown key 'model_package'; "
                                                          r"allowed keys: aggregation, backend, mem_mb, model,"),
