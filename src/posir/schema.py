@@ -55,6 +55,16 @@ EnvName = Annotated[
     Field(description="the NAME of an environment variable holding the key, never the key"),
 ]
 
+#: The rule of each constrained string in words, appended to a pattern error (a regular expression alone is no fix).
+_PATTERN_WORDS = {
+    SAFE_NAME: "letters, digits, '.', '_' and '-', starting with a letter or digit",
+    r"^[a-z]{3}$": "an ISO 639-3 code such as eng",
+    r"^[a-z]{3}-[a-z]{3}$": "<query>-<corpus> ISO 639-3 codes such as spa-eng",
+    r"^[0-9a-fA-F]{64}$": "64 hexadecimal digits of a SHA-256",
+    r"^https?://": "an http:// or https:// URL",
+    r"^[A-Za-z_][A-Za-z0-9_]*$": "the NAME of an environment variable, such as MY_API_KEY",
+}
+
 #: Keys that would hold a secret: refused with a message that says where secrets go.
 SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password"})
 
@@ -304,7 +314,8 @@ def describe_problem(error: Mapping[str, Any], model: type[BaseModel] | None = N
     if kind in _TYPE_NAMES:
         return f"{_describe(value)} is a {type(value).__name__}; expected {_TYPE_NAMES[kind]}"
     if kind == "string_pattern_mismatch":
-        return f"{_describe(value)} does not match the pattern {ctx.get('pattern')}"
+        rule = _PATTERN_WORDS.get(str(ctx.get("pattern")))
+        return f"{_describe(value)} does not match the pattern {ctx.get('pattern')}" + (f" ({rule})" if rule else "")
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "too_short", "too_long"):
         return f"{_describe(value)}: {error['msg'][0].lower()}{error['msg'][1:]}"
     message = str(error.get("msg", ""))

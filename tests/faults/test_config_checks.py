@@ -42,7 +42,7 @@ def config() -> dict:
     (lambda c: c["evaluation"][1].__setitem__("settings", ["deu_eng"]),
      r"^config: evaluation\[1\]\.settings\[0\]: 'deu_eng' does not match the pattern \^\[a-z\]\{3\}-"),
     (lambda c: c["benchmarks"].__setitem__("a/b", c["benchmarks"]["squad-long"]),
-     r"^config: benchmarks\.a/b: 'a/b' does not match the pattern \^\[A-Za-z0-9\]\[A-Za-z0-9\._-\]\*\$$"),
+     r"^config: benchmarks\.a/b: 'a/b' does not match the pattern \^\[A-Za-z0-9\]\[A-Za-z0-9\._-\]\*\$ \(letters, digits"),
     (lambda c: c["models"].__setitem__("bm25 x", c["models"]["bm25"]),
      r"^config: models\.bm25 x: 'bm25 x' does not match the pattern"),
 ])
@@ -51,6 +51,13 @@ def test_config_errors_are_one_sentence_with_the_key_and_what_is_allowed(config,
     with pytest.raises(ConfigError, match=message) as raised:
         load_config(config)
     assert "\n" not in str(raised.value)
+
+
+def test_an_unsafe_name_is_refused_saying_which_characters_are_allowed(config):
+    config["benchmarks"]["a/b"] = config["benchmarks"]["squad-long"]
+    with pytest.raises(ConfigError, match=r"^config: benchmarks\.a/b: 'a/b' does not match .*\(letters, digits, "
+                                          r"'\.', '_' and '-'"):
+        load_config(config)
 
 
 def test_a_model_package_that_is_not_installed_stops_the_run_at_start(config):

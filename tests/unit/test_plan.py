@@ -191,6 +191,20 @@ def test_a_sample_that_cannot_keep_one_cell_is_refused_naming_the_pipeline(defau
         plan_of(config)
 
 
+@pytest.mark.parametrize("section, name", [("scorers", "minilm-maxp"), ("models", "minilm-l6-chunks")])
+def test_a_configured_window_wider_than_its_model_reads_is_refused_at_start(default_config: dict[str, Any],
+                                                                          section: str, name: str) -> None:
+    """MiniLM reads 256 tokens, 254 of them text: a 300-token window would be cut silently, so the plan refuses it
+    (the bi-encoder scorer of an evaluated pipeline, and an evaluated chunked model entry); 254 fits."""
+    config = merged(default_config)
+    config[section][name]["window_tokens"] = 300
+    with pytest.raises(ConfigError, match=rf"^config: {section}\.{name}\.window_tokens: 300 is more than the 254 "
+                                          r"document tokens one pass holds .*; use a smaller window"):
+        plan_of(config)
+    config[section][name]["window_tokens"] = 254
+    plan_of(config)
+
+
 def test_a_missing_prompt_file_is_refused_at_start(default_config: dict[str, Any], tmp_path: Path) -> None:
     config = merged(default_config, llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
     config["scorers"]["judge"] = {"backend": "llm-grade", "prompt": "no_such_prompt"}

@@ -67,9 +67,10 @@ def test_params_from_config_are_checked() -> None:
     params = SaliencyParams.from_config({"token_length": [512, 1024], "position_window": [0.3, 0.7], "max_pairs": 10})
     assert params.token_length == (512, 1024) and params.position_window == (0.3, 0.7) and params.n_bins == 100
     with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.position_window: \[0\.7, 0\.3\] is not a "
-                                          r"range"):
+                                          r"range; use \[start, end\] with start <= end"):
         SaliencyParams.from_config({"position_window": [0.7, 0.3]}, "analyses.saliency")
-    with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.token_length\[1\]: missing"):  # [low, high]
+    # a range is [low, high]: one number lacks its second
+    with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.token_length\[1\]: missing; add it"):
         SaliencyParams.from_config({"token_length": [10]}, "analyses.saliency")
 
 

@@ -33,7 +33,7 @@ def test_defaults_of_a_local_reranker():
 
 @pytest.mark.parametrize("backend, entry, message", [
     ("nope", {}, r"scorers\.x\.backend: 'nope' is not allowed; allowed values: bi-encoder, cross-encoder"),
-    ("bi-encoder", {}, r"scorers\.x\.model: missing"),
+    ("bi-encoder", {}, r"scorers\.x\.model: missing; name a dense entry of models:"),
     ("bi-encoder", {"model": "m", "model_package": "p"}, r"scorers\.x\.model_package: unknown key 'model_package'; "
                                                          r"allowed keys: aggregation, backend, mem_mb, model,"),
     ("bi-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: avgp is not allowed; allowed "

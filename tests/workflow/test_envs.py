@@ -1,7 +1,13 @@
 """Each rule's conda env file exists and lists every package its script imports.
 
 Imports are followed through the posir package (module level and inside
-functions alike), so a lazily imported backend still counts.
+functions alike), so a lazily imported backend still counts. One exception:
+what ``posir.plan.jobs`` imports, it imports to type the fields of the jobs
+(every rule script validates its own job with it, so it reaches the declaration
+of every section). A module reached only that way has its import-time code run
+(module-level imports, class bodies: they count) but none of its functions
+called, so the imports inside its functions do not count; a step that calls
+them imports the module itself and is followed in full.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ def rules_with_env_and_script() -> list[tuple[str, Path, Path]]:
             conda = re.search(r"\n\s+conda:\s*\n\s+\"([^\"]+)\"", block)
             if name and script:
                 assert conda, f"rule {name.group(1)} in {smk.name} runs a script but declares no conda env"
-                found.append((name.group(1), (smk.parent / conda.group(1)).resolve(), (smk.parent / script.group(1)).resolve()))
+                found.append((name.group(1), (smk.parent / conda.group(1)).resolve(),
+                              (smk.parent / script.group(1)).resolve()))
     return found
 
 
@@ -55,16 +62,35 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
-def third_party_imports(script: Path) -> set[str]:
-    seen: set[Path] = set()
-    external: set[str] = set()
-    todo = [script]
+#: Modules whose imports only type the fields of jobs: what they import is followed at module level only.
+DECLARATION_IMPORTERS = {REPO / "src" / "posir" / "plan" / "jobs.py"}
+
+
+def _import_time_nodes(tree: ast.Module) -> list[ast.AST]:
+    """The nodes a module runs when it is imported: everything but the bodies of its functions."""
+    nodes, todo = [], list(tree.body)
     while todo:
-        path = todo.pop()
-        if path in seen:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
-        seen.add(path)
-        for node in ast.walk(ast.parse(path.read_text())):
+        nodes.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def third_party_imports(script: Path) -> set[str]:
+    """Top-level names of the packages ``script`` may import, through posir; a module is followed in full
+    (functions included) unless it is reached only through a DECLARATION_IMPORTERS module."""
+    seen: set[tuple[Path, bool]] = set()
+    external: set[str] = set()
+    todo = [(script, False)]  # (module file, followed at import time only)
+    while todo:
+        path, import_time_only = todo.pop()
+        if (path, import_time_only) in seen or (path, False) in seen:
+            continue
+        seen.add((path, import_time_only))
+        tree = ast.parse(path.read_text())
+        for node in _import_time_nodes(tree) if import_time_only else ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -75,7 +101,7 @@ def third_party_imports(script: Path) -> set[str]:
                 if top == "posir":
                     module_path = _module_file(name)
                     if module_path is not None:
-                        todo.append(module_path)
+                        todo.append((module_path, import_time_only or path in DECLARATION_IMPORTERS))
                 elif top not in sys.stdlib_module_names and top != "__future__":
                     external.add(top)
     return external
@@ -115,6 +141,18 @@ def test_env_covers_script_imports(rule, env_file, script):
 def test_import_closure_follows_lazy_imports():
     imports = third_party_imports(REPO / "scripts" / "retrieve.py")
     assert {"faiss", "bm25s", "Stemmer", "numpy"} <= imports
+
+
+def test_import_closure_counts_what_the_job_declarations_import_when_loaded():
+    """Every script validates its job: the declarations' own imports count (pydantic; pandas, which
+    posir.published imports at module level), the functions of a declaration no step of the rule calls do not
+    (posir.translate.filters.language_detector's langdetect, posir.builders.posir_import's huggingface_hub)."""
+    fetch = third_party_imports(REPO / "scripts" / "fetch_source.py")
+    assert {"pydantic", "pandas"} <= fetch
+    assert not {"langdetect", "huggingface_hub"} & fetch
+    # a step that calls those functions imports their module itself: followed in full
+    assert "langdetect" in third_party_imports(REPO / "scripts" / "translate_benchmark.py")
+    assert "huggingface_hub" in third_party_imports(REPO / "scripts" / "import_posir_benchmark.py")
 
 
 def requirement_pins() -> dict[str, str]:

@@ -114,6 +114,14 @@ class BiEncoderSpec(WindowedScorerSpec):
     model: Str
     """a dense entry of ``models:``; its own encoding keys apply"""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _model_named(cls, data: Any) -> Any:
+        """A missing ``model`` says what to name (pydantic's own message would only say 'missing; add it')."""
+        if isinstance(data, Mapping) and "model" not in data:
+            raise KeyProblem("model", "missing", "name a dense entry of models: (e.g. minilm-l6)")
+        return data
+
 
 class LocalRerankerSpec(WindowedScorerSpec):
     """Keys of the local rerankers (sentence-transformers ``CrossEncoder``, FlagEmbedding ``FlagReranker``)."""
