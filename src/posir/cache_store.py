@@ -37,6 +37,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,11 @@ def _as_is(values: Values) -> Values:
     return values
 
 
+def _text_key(key: Iterable[Any]) -> Key:
+    # keys are TEXT columns, checksummed as plain str: a str subclass (numpy's) would repr differently
+    return tuple(map(str, key))
+
+
 def first_value(values: Values) -> Any:
     """The decoder of a table with one value column that needs no check beyond its checksum."""
     return values[0]
@@ -129,6 +135,14 @@ class Table:
 
     def coercers(self) -> tuple[Callable[[Any], Any], ...]:
         return tuple(_COERCE[column.split()[1].upper()] for column in self.values)
+
+    @cached_property
+    def blobs(self) -> tuple[int, ...]:
+        """Positions of the BLOB columns in a row of key and value columns."""
+        return tuple(len(self.keys) + i for i, column in enumerate(self.values) if column.split()[1].upper() == "BLOB")
+
+    def checksum(self, key: Key, values: Values) -> int:
+        return row_checksum((*key, *values), self.blobs)
 
 
 @dataclass(frozen=True)
@@ -193,26 +207,20 @@ class Migration:
 # --- checksums -------------------------------------------------------------------------------------
 
 
-def _field_bytes(value: Any) -> bytes:
-    # tagged, so a value whose stored type changed (an integer read back as text) does not match
-    if value is None:
-        return b"n"
-    if isinstance(value, bytes):
-        return b"b" + value
-    if isinstance(value, str):
-        return b"s" + value.encode("utf-8", "surrogatepass")
-    if isinstance(value, float):
-        return b"f" + repr(value).encode()
-    return b"i" + repr(value).encode()
+def row_checksum(row: Sequence[Any], blobs: Sequence[int] = ()) -> int:
+    """CRC-32 of a row's key and value columns (``blobs``: the positions of its BLOB columns), stored beside them.
 
-
-def checksum(key: Key, values: Values) -> int:
-    """CRC-32 of a row's key and value columns, as stored beside them.
-
-    CRC-32 finds every burst error up to 32 bits and all but one in 2**32 others: bit rot, a torn
-    page, a hand edit. It is not meant to stop a deliberate forgery, which nothing here needs.
+    The ``repr`` of the other columns tells text, integers, floats (exactly) and NULL apart, so a value
+    whose stored type changed does not match either; BLOBs are fed to the CRC as they are. CRC-32 finds
+    every burst error up to 32 bits and all but one in 2**32 others: bit rot, a torn page, a hand edit.
+    It is not meant to stop a deliberate forgery, which nothing here needs.
     """
-    return zlib.crc32(b"\x1f".join(_field_bytes(v) for v in (*key, *values)))
+    if not blobs:
+        return zlib.crc32(repr(tuple(row)).encode("utf-8"))
+    crc = zlib.crc32(repr(tuple(v for i, v in enumerate(row) if i not in blobs)).encode("utf-8"))
+    for i in blobs:
+        crc = zlib.crc32(row[i], crc)
+    return crc
 
 
 # --- the store -------------------------------------------------------------------------------------
@@ -406,7 +414,7 @@ class CacheStore:
                     dropped += 1
                     migration.reasons.setdefault(table.name, f"{table.name}: e.g. {error}")
                     continue
-                good.append((*key, *values, checksum(key, values)))
+                good.append((*key, *values, table.checksum(key, values)))
             conn.executemany(insert, good)
             kept += len(good)
         migration.kept[table.name] = kept
@@ -420,13 +428,13 @@ class CacheStore:
         ``decode`` replaces the table's value check for this call (say, with the expected vector length).
         """
         spec = self.kind.table(table)
-        wanted = list(dict.fromkeys(keys))
+        wanted = list(dict.fromkeys(_text_key(key) for key in keys))
         found: dict[Key, Any] = {}
-        bad: list[tuple[Key, Any, str]] = []
+        bad: list[tuple[Key, tuple[Any, ...], str]] = []
         with self._lock, self._sqlite(f"reading {table}"):
             for start in range(0, len(wanted), _LOOKUP_ROWS):
-                rows = self._select(spec, wanted[start:start + _LOOKUP_ROWS])
-                self._verify(spec, rows, decode or spec.decode, found, bad)
+                chunk = wanted[start:start + _LOOKUP_ROWS]
+                self._verify(spec, chunk, self._select(spec, chunk), decode or spec.decode, found, bad)
         self.counts.hits += len(found)
         self.counts.misses += len(wanted) - len(found)
         if bad:
@@ -435,40 +443,43 @@ class CacheStore:
 
     def get(self, table: str, key: Key) -> Any | None:
         """The verified value of one key, or ``None``."""
-        return self.get_many(table, [key]).get(tuple(key))
+        return self.get_many(table, [key]).get(_text_key(key))
 
     def _select(self, table: Table, chunk: Sequence[Key]) -> list[tuple[Any, ...]]:
-        # A join on a VALUES list uses the primary key; "(a, b) IN (VALUES ...)" makes sqlite scan the table.
+        """Rows of the keys in ``chunk`` as (position in ``chunk``, value columns..., checksum).
+
+        A join on a VALUES list uses the primary key ("(a, b) IN (VALUES ...)" makes sqlite scan the
+        table), and the position stands for the key so the key's text is not read back.
+        """
         width = len(table.keys)
-        placeholders = ", ".join(["(" + ", ".join("?" * width) + ")"] * len(chunk))
-        on = " AND ".join(f"t.{k} = w.column{i + 1}" for i, k in enumerate(table.keys))
-        columns = ", ".join(f"t.{c}" for c in (*table.columns, "checksum"))
-        sql = f"SELECT {columns} FROM (VALUES {placeholders}) AS w JOIN {table.name} AS t ON {on}"
-        return self._conn.execute(sql, [part for key in chunk for part in key]).fetchall()
+        placeholders = ", ".join(["(" + ", ".join("?" * (width + 1)) + ")"] * len(chunk))
+        on = " AND ".join(f"t.{k} = w.column{i + 2}" for i, k in enumerate(table.keys))
+        columns = ", ".join(f"t.{c}" for c in (*table.value_names, "checksum"))
+        sql = f"SELECT w.column1, {columns} FROM (VALUES {placeholders}) AS w JOIN {table.name} AS t ON {on}"
+        return self._conn.execute(sql, [part for i, key in enumerate(chunk) for part in (i, *key)]).fetchall()
 
     @staticmethod
-    def _verify(table: Table, rows: Iterable[tuple[Any, ...]], decode: Decoder, found: dict[Key, Any],
-                bad: list[tuple[Key, Any, str]]) -> None:
-        width = len(table.keys)
-        for row in rows:
-            key, values, stored = row[:width], row[width:-1], row[-1]
-            if stored != checksum(key, values):
-                bad.append((key, stored, "checksum mismatch"))
+    def _verify(table: Table, chunk: Sequence[Key], rows: Iterable[tuple[Any, ...]], decode: Decoder,
+                found: dict[Key, Any], bad: list[tuple[Key, tuple[Any, ...], str]]) -> None:
+        blobs = table.blobs
+        for position, *read in rows:
+            key, values = chunk[position], tuple(read[:-1])
+            if read[-1] != row_checksum((*key, *values), blobs):
+                bad.append((key, tuple(read), "checksum mismatch"))
                 continue
             try:
                 found[key] = decode(values)
             except (ValueError, TypeError, OverflowError) as error:
-                bad.append((key, stored, str(error)))
+                bad.append((key, tuple(read), str(error)))
 
-    def _drop(self, table: Table, bad: Sequence[tuple[Key, Any, str]]) -> None:
-        """Delete corrupt rows, each only while it still holds the bytes read (another job may have rewritten it)."""
+    def _drop(self, table: Table, bad: Sequence[tuple[Key, tuple[Any, ...], str]]) -> None:
+        """Delete corrupt rows, each only while it still holds what was read (another job may have rewritten it)."""
         self.counts.corrupt += len(bad)
         logger.warning("%s: %d corrupt value(s) in %s dropped and to be recomputed (e.g. %s)", self.path, len(bad),
                        table.name, bad[0][2])
-        where = " AND ".join(f"{k} = ?" for k in table.keys)
+        where = " AND ".join(f"{c} IS ?" for c in (*table.columns, "checksum"))
         with self._transaction(f"dropping corrupt rows of {table.name}") as conn:
-            conn.executemany(f"DELETE FROM {table.name} WHERE {where} AND checksum IS ?",
-                             [(*key, stored) for key, stored, _ in bad])
+            conn.executemany(f"DELETE FROM {table.name} WHERE {where}", [(*key, *read) for key, read, _ in bad])
 
     # --- writes
 
@@ -478,8 +489,9 @@ class CacheStore:
         coercers = spec.coercers()
         prepared = []
         for key, values in rows:
+            key = _text_key(key)
             typed = tuple(None if v is None else c(v) for c, v in zip(coercers, values))
-            prepared.append((*key, *typed, checksum(tuple(key), typed)))
+            prepared.append((*key, *typed, spec.checksum(key, typed)))
         if not prepared:
             return
         verb = "INSERT OR IGNORE" if spec.first_writer_wins else "INSERT OR REPLACE"
