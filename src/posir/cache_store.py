@@ -82,7 +82,22 @@ Key = tuple[Any, ...]
 Values = tuple[Any, ...]
 Decoder = Callable[[Values], Any]
 
-_COERCE: dict[str, Callable[[Any], Any]] = {"INTEGER": int, "REAL": float, "TEXT": str, "BLOB": bytes}
+
+
+def _text(value: Any) -> str:
+    """A TEXT value as valid UTF-8 text; UnicodeError (a ValueError) for bytes or surrogates that are not."""
+    text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
+    text.encode("utf-8")
+    return text
+
+
+def _read_text(raw: bytes) -> str:
+    # Undecodable TEXT (a damaged row) reads as surrogates, which fail the row's checksum or its check,
+    # instead of sqlite3 aborting the whole read with "Could not decode to UTF-8".
+    return raw.decode("utf-8", "surrogateescape")
+
+
+_COERCE: dict[str, Callable[[Any], Any]] = {"INTEGER": int, "REAL": float, "TEXT": _text, "BLOB": bytes}
 
 
 def _as_is(values: Values) -> Values:
@@ -247,6 +262,7 @@ class CacheStore:
         with self._sqlite("opening it"):
             self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                        check_same_thread=False)
+            self._db.text_factory = _read_text
         try:
             with self._sqlite("opening it"):
                 self._db.execute("PRAGMA journal_mode=WAL")
