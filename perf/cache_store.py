@@ -2,7 +2,8 @@
 
 Not a test: run it by hand (under ``nice`` on a shared machine) and copy the table into docs/caches.md.
 
-    python perf/cache_store.py [--embeddings 30000] [--stored-pairs 250000] [--lookups 1000000]
+    python perf/cache_store.py [--embeddings 30000] [--stored-pairs 250000] [--lookups 1000000] \
+        [--candidates posir diskcache]
 
 diskcache is not a dependency of the workflow; give it a throwaway environment that also sees the
 workflow's packages (``python -m venv --system-site-packages /tmp/venv-cache && /tmp/venv-cache/bin/pip
@@ -202,7 +203,7 @@ def _write_embeddings(candidate: str, path: Path, keys: Sequence[str], vectors: 
 def embeddings(candidate: str, path: Path, n: int) -> dict[str, float]:
     keys = [sha(f"text {i}") for i in range(n)]
     vectors = np.random.default_rng(0).standard_normal((n, DIM), dtype=np.float32)
-    shares = (range(0, int(n * 0.6)), range(int(n * 0.4), n))  # two jobs whose text sets overlap by a fifth
+    shares = (range(int(n * 0.6)), range(int(n * 0.4), n))  # two jobs whose text sets overlap by a fifth
     fork = multiprocessing.get_context("fork")
     writers = [fork.Process(target=_write_embeddings, args=(candidate, path, keys, vectors, share)) for share in shares]
     elapsed, _ = timed(lambda: ([w.start() for w in writers], [w.join() for w in writers]))
@@ -232,8 +233,8 @@ def scores(candidate: str, path: Path, stored: int, lookups: int) -> dict[str, f
     get, _ = timed(lambda: [found.update(cache.get_many(SCORER, asked[s:s + SCORE_GET]))
                             for s in range(0, len(asked), SCORE_GET)])
     cache.close()
-    if len(found) != len({p for p in asked if p in set(universe[:stored])}) or any(
-            found[p] != value[p] for p in found):
+    written = set(universe[:stored])
+    if len(found) != len(set(asked) & written) or any(found[p] != value[p] for p in found):
         raise SystemExit(f"{candidate}: the scores read back are not the ones written")
     return {"scores: put, chunks of 256": stored / put, "scores: get, chunks of 2048": lookups / get}
 
@@ -280,8 +281,10 @@ def main() -> None:
     parser.add_argument("--stored-pairs", type=int, default=250_000)
     parser.add_argument("--lookups", type=int, default=1_000_000)
     parser.add_argument("--answers", type=int, default=1_000, help="keys per thread")
+    parser.add_argument("--candidates", nargs="+", choices=sorted(CANDIDATES), default=list(CANDIDATES),
+                        help="measured in this order (swap it to see whether the order matters)")
     args = parser.parse_args()
-    names = available()
+    names = [n for n in args.candidates if n in available()]
     load = os.getloadavg()
     figures: dict[str, dict[str, float]] = {}
     for name in names:

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 logger = logging.getLogger("posir.cache")
 
@@ -81,7 +81,6 @@ class CacheBusyError(CacheError):
 Key = tuple[Any, ...]
 Values = tuple[Any, ...]
 Decoder = Callable[[Values], Any]
-
 
 
 def _text(value: Any) -> str:
@@ -134,21 +133,23 @@ class Table:
     first_writer_wins: bool = False
     without_rowid: bool = False
 
-    @property
+    @cached_property
     def value_names(self) -> tuple[str, ...]:
         return tuple(column.split()[0] for column in self.values)
 
-    @property
+    @cached_property
     def columns(self) -> tuple[str, ...]:
         return (*self.keys, *self.value_names)
 
-    def create_sql(self, name: str | None = None) -> str:
+    def create_sql(self) -> str:
         keys = ", ".join(f"{k} TEXT NOT NULL" for k in self.keys)
-        return (f"CREATE TABLE IF NOT EXISTS {name or self.name} ({keys}, {', '.join(self.values)}, "
+        return (f"CREATE TABLE IF NOT EXISTS {self.name} ({keys}, {', '.join(self.values)}, "
                 f"checksum INTEGER NOT NULL, PRIMARY KEY ({', '.join(self.keys)}))"
                 + (" WITHOUT ROWID" if self.without_rowid else ""))
 
+    @cached_property
     def coercers(self) -> tuple[Callable[[Any], Any], ...]:
+        """What each value column's value is turned into before it is stored (its declared type)."""
         return tuple(_COERCE[column.split()[1].upper()] for column in self.values)
 
     @cached_property
@@ -312,7 +313,7 @@ class CacheStore:
             return CacheBusyError(f"{where}: another process kept the file locked for over {self.busy_timeout_s:g} s "
                                   f"({text}); rerun when it has finished, or give each job its own "
                                   f"{self.kind.setting}")
-        if code == "SQLITE_FULL" or "full" in text:
+        if code == "SQLITE_FULL" or "disk is full" in text:
             return CacheError(f"{where}: the disk is full ({text}); free space or set {self.kind.setting} to a file "
                               f"on another disk")
         return CacheError(f"{where} failed ({text}); {self.kind.fix}")
@@ -377,7 +378,8 @@ class CacheStore:
         if META_TABLE not in tables:
             return False
         meta = self._meta()
-        kind, version = meta.get("kind"), int(meta.get("version", "0"))
+        kind, written = meta.get("kind"), meta.get("version", "")
+        version = int(written) if written.isdigit() else 0
         if kind != self.kind.name:
             raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (it is a {kind} cache); set "
                                  f"{self.kind.setting} to another file")
@@ -415,7 +417,7 @@ class CacheStore:
 
     def _copy_checked(self, conn: sqlite3.Connection, table: Table, migration: Migration) -> None:
         width = len(table.keys)
-        coercers = table.coercers()
+        coercers = table.coercers
         rows = conn.execute(f"SELECT {', '.join(table.columns)} FROM legacy_{table.name}")
         insert = f"INSERT OR REPLACE INTO {table.name} VALUES ({', '.join('?' * (len(table.columns) + 1))})"
         kept = dropped = 0
@@ -447,14 +449,15 @@ class CacheStore:
         wanted = list(dict.fromkeys(_text_key(key) for key in keys))
         found: dict[Key, Any] = {}
         bad: list[tuple[Key, tuple[Any, ...], str]] = []
-        with self._lock, self._sqlite(f"reading {table}"):
-            for start in range(0, len(wanted), _LOOKUP_ROWS):
-                chunk = wanted[start:start + _LOOKUP_ROWS]
-                self._verify(spec, chunk, self._select(spec, chunk), decode or spec.decode, found, bad)
-        self.counts.hits += len(found)
-        self.counts.misses += len(wanted) - len(found)
-        if bad:
-            self._drop(spec, bad)
+        with self._lock:
+            with self._sqlite(f"reading {table}"):
+                for start in range(0, len(wanted), _LOOKUP_ROWS):
+                    chunk = wanted[start:start + _LOOKUP_ROWS]
+                    self._verify(spec, chunk, self._select(spec, chunk), decode or spec.decode, found, bad)
+            self.counts.hits += len(found)
+            self.counts.misses += len(wanted) - len(found)
+            if bad:
+                self._drop(spec, bad)
         return found
 
     def get(self, table: str, key: Key) -> Any | None:
@@ -502,7 +505,7 @@ class CacheStore:
     def put_many(self, table: str, rows: Iterable[tuple[Key, Values]]) -> None:
         """Store ``(key, values)`` rows in one transaction, committed on return."""
         spec = self.kind.table(table)
-        coercers = spec.coercers()
+        coercers = spec.coercers
         prepared = []
         for key, values in rows:
             key = _text_key(key)
@@ -542,11 +545,27 @@ class CacheStore:
         self.close()
 
 
-def rows_of(keys: Sequence[Key], values: Sequence[Values]) -> list[tuple[Key, Values]]:
-    """``(key, values)`` rows for :meth:`CacheStore.put_many`, refusing lists of different lengths."""
-    if len(keys) != len(values):
-        raise ValueError(f"{len(keys)} keys but {len(values)} values")
-    return list(zip(keys, values))
+F = TypeVar("F", bound="CacheFacade")
+
+
+class CacheFacade:
+    """Base of a typed cache over one :class:`CacheStore` (``self._store``): its counts, closing, ``with`` use."""
+
+    _store: CacheStore
+
+    @property
+    def counts(self) -> CacheCounts:
+        """Hits, misses and corrupt values dropped since the cache was opened."""
+        return self._store.counts
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self: F) -> F:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def single_keys(keys: Iterable[str]) -> list[Key]:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from posir.cache_store import CacheCounts, CacheError, CacheKind, CacheStore, Table, by_first, single_keys
+from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 from posir.models.spec import SEARCH_ONLY_KEYS, ModelSpec
 
 # Entry keys that do not change the vectors a model returns for a text.
@@ -141,7 +141,7 @@ EMBEDDING_CACHE = CacheKind(
 )
 
 
-class EmbeddingCache:
+class EmbeddingCache(CacheFacade):
     """key -> float32 vector and input tokens, and key -> window spans, in one :class:`~posir.cache_store.CacheStore`.
 
     Parallel encode jobs share the file; a stored vector that fails its checksum, is not float32 of the
@@ -151,10 +151,6 @@ class EmbeddingCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._store = CacheStore(self.path, EMBEDDING_CACHE)
-
-    @property
-    def counts(self) -> CacheCounts:
-        return self._store.counts
 
     def get_many(self, keys: Iterable[str], *, dim: int | None = None) -> dict[str, tuple[np.ndarray, int]]:
         """(vector, input tokens) of the stored keys; ``dim`` is the vector length to expect, when known."""
@@ -179,15 +175,6 @@ class EmbeddingCache:
 
     def set_dimension(self, identity: str, dim: int) -> None:
         self._store.put("dimensions", (identity,), (int(dim),))
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from posir.analyses.gradients import GradientModel, document_gradients, document_tokens, evidence_position
-from posir.cache_store import CacheCounts, CacheKind, CacheStore, Table
+from posir.cache_store import CacheFacade, CacheKind, CacheStore, Table
 from posir.schema import Section, SectionError
 
 # Part of every cache key: change it whenever the computation of a curve changes.
@@ -192,7 +192,7 @@ SALIENCY_CACHE = CacheKind(
 )
 
 
-class SaliencyCache:
+class SaliencyCache(CacheFacade):
     """curve key -> the pair's curve, seen and total document tokens, similarity, in a
     :class:`~posir.cache_store.CacheStore`; a corrupt stored curve is dropped, counted and recomputed."""
 
@@ -200,25 +200,12 @@ class SaliencyCache:
         self.path = Path(path)
         self._store = CacheStore(self.path, SALIENCY_CACHE)
 
-    @property
-    def counts(self) -> CacheCounts:
-        return self._store.counts
-
     def get(self, key: str) -> CachedCurve | None:
         return self._store.get("curves", (key,))
 
     def put(self, key: str, value: CachedCurve) -> None:
         self._store.put("curves", (key,), (value.n_seen_tokens, value.n_document_tokens, value.similarity,
                                            np.ascontiguousarray(value.curve, dtype=np.float64).tobytes()))
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> SaliencyCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # --- the analysis ------------------------------------------------------------------------------

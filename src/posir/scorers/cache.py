@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from posir.cache_store import CacheCounts, CacheError, CacheKind, CacheStore, Table, first_value
+from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, first_value
 from posir.scorers.base import PairScorer, ScorerError, StreamingScorer, check_pairs, identity_hash
 
 DEFAULT_CHUNK = 256
@@ -64,7 +64,7 @@ SCORE_CACHE = CacheKind(
 ScoreCacheError = CacheError
 
 
-class ScoreCache:
+class ScoreCache(CacheFacade):
     """Scores by (scorer identity hash, query hash, document hash) in one :class:`~posir.cache_store.CacheStore`.
 
     Safe for one process's threads and for several processes; a stored score that fails its checksum
@@ -77,10 +77,6 @@ class ScoreCache:
 
     def __repr__(self) -> str:
         return f"ScoreCache({str(self.path)!r})"
-
-    @property
-    def counts(self) -> CacheCounts:
-        return self._store.counts
 
     def register(self, scorer: str, name: str, identity: Mapping[str, Any]) -> None:
         self._store.put("scorers", (scorer,), (name, json.dumps(identity, sort_keys=True, default=str)))
@@ -103,15 +99,6 @@ class ScoreCache:
 
     def put_note(self, key: str, value: str) -> None:
         self._store.put("notes", (key,), (value,))
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> ScoreCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 @dataclass

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from posir.cache_store import CacheCounts, CacheKind, CacheStore, Table, by_first, single_keys
+from posir.cache_store import CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 
 
 def text_key(backend: str, text: str) -> str:
@@ -37,7 +37,7 @@ TRANSLATION_CACHE = CacheKind(
 )
 
 
-class TranslationCache:
+class TranslationCache(CacheFacade):
     """Finished translations in one :class:`~posir.cache_store.CacheStore`; safe for several processes.
 
     A stored translation that fails its checksum is dropped and counted in :attr:`counts`, so it is
@@ -50,10 +50,6 @@ class TranslationCache:
 
     def __repr__(self) -> str:
         return f"TranslationCache({str(self.path)!r})"
-
-    @property
-    def counts(self) -> CacheCounts:
-        return self._store.counts
 
     def get_many(self, backend: str, texts: Iterable[str]) -> dict[str, str]:
         """Cached translations of ``texts`` (source text -> translation), misses left out."""
@@ -69,12 +65,3 @@ class TranslationCache:
 
     def __len__(self) -> int:
         return self._store.count("translations")
-
-    def close(self) -> None:
-        self._store.close()
-
-    def __enter__(self) -> TranslationCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
