@@ -333,16 +333,21 @@ class CacheStore:
 
     @contextmanager
     def _transaction(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """A write transaction, committed on success and rolled back on any exception (a kill included)."""
+        """A write transaction, committed on success and rolled back on any exception (an interrupt included).
+
+        A failed COMMIT (the lock still held elsewhere past the busy timeout) is rolled back too, so the
+        connection is never left inside a transaction.
+        """
         with self._lock, self._sqlite(doing):
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.rollback()
+                if conn.in_transaction:
+                    conn.rollback()
                 raise
-            conn.execute("COMMIT")
 
     # --- the format
 
