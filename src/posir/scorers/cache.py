@@ -172,11 +172,13 @@ class CachedScorer:
             raise ScorerError(f"scorer {self.name} returned {len(values)} scores for {len(chunk)} pairs")
         rows = []
         for i, value in zip(chunk, values):
-            known[pairs[i]] = self._checked(value)
+            known[pairs[i]] = self._checked(value, queries[i], documents[i])
             if value is not None:
                 rows.append((*pairs[i], float(value)))
         self.cache.put_many(self.key, rows)
         self._count(values)
+        # the chunk's answers are kept first: an endpoint found down fails the job without losing them
+        self.check_failures()
 
     def _stream(self, queries: Sequence[str], documents: Sequence[str], pairs: list[tuple[str, str]],
                 misses: list[int], known: dict[tuple[str, str], float | None]) -> None:
@@ -188,20 +190,27 @@ class CachedScorer:
         for position, value in stream:
             index = misses[position]
             seen.add(position)
-            known[pairs[index]] = self._checked(value)
+            known[pairs[index]] = self._checked(value, queries[index], documents[index])
             if value is not None:
                 self.cache.put_many(self.key, [(*pairs[index], float(value))])
             self._count([value])
         if len(seen) != len(misses):
             raise ScorerError(f"scorer {self.name} answered {len(seen)} of {len(misses)} pairs")
 
-    def _checked(self, value: float | None) -> float | None:
+    def _checked(self, value: float | None, query: str, document: str) -> float | None:
         if value is not None and not math.isfinite(value):
             raise ScorerError(
-                f"scorer {self.name} returned a non-finite score ({value}); with a half-precision dtype use "
+                f"scorer {self.name} returned a non-finite score ({value}) for the pair (query {query[:80]!r}, "
+                f"document {document[:80]!r}); it is not cached. With a half-precision dtype use "
                 f"scorers.{self.name}.dtype: float32"
             )
         return None if value is None else float(value)
+
+    def check_failures(self, final: bool = False) -> None:
+        """The wrapped remote scorer's failure budget (posir.remote.FailureBudget); local scorers have none."""
+        check = getattr(self.scorer, "check_failures", None)
+        if check is not None:
+            check(final)
 
     def _count(self, values: Sequence[float | None]) -> None:
         failed = sum(v is None for v in values)
