@@ -533,7 +533,9 @@ def _check_translations(config: WorkflowConfig) -> None:
                 try:
                     config.llm.with_overrides(overrides, f"{key}.llm")
                 except ConfigError as error:
-                    raise KeyProblem(f"{key}.llm", str(error).removeprefix("config: ")) from None
+                    # its first line already names the key's whole path: 'config: <key>.llm.<k>: <problem>'
+                    path, _, problem = str(error).splitlines()[0].removeprefix("config: ").partition(": ")
+                    raise KeyProblem(path, problem) if problem else KeyProblem(f"{key}.llm", path) from None
     for name in config.translation_comparisons:
         comparison_rows(config, name)
 
@@ -632,10 +634,26 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}], **described}
 
 
+#: Keys of a JSON schema node whose values are data (a default, an example), never schema: kept as they are, so a
+#: default mapping with a key 'title' (generation's corpus.fields) keeps it.
+_DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+#: Keys whose values map names (of properties, of definitions) to schemas: a property may be called 'title'.
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs"})
+
+
 def _without_titles(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: _without_titles(v) for k, v in node.items()
-                if not (k == "title" and isinstance(v, str))}
+        kept = {}
+        for key, value in node.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in _DATA_KEYWORDS:
+                kept[key] = value
+            elif key in _NAMED_SCHEMAS and isinstance(value, dict):
+                kept[key] = {name: _without_titles(schema) for name, schema in value.items()}
+            else:
+                kept[key] = _without_titles(value)
+        return kept
     if isinstance(node, list):
         return [_without_titles(v) for v in node]
     return node

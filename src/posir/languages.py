@@ -86,7 +86,9 @@ class Setting:
     def parse(cls, text: str) -> Setting:
         parts = text.split("-")
         if len(parts) != 2 or not all(len(p) == 3 and p.isalpha() and p.islower() for p in parts):
-            raise ValueError(f"setting '{text}' must look like 'eng-eng': <query ISO 639-3>-<corpus ISO 639-3>")
+            from posir.schema import ConfigError  # a ValueError too; imported here to keep this module light
+
+            raise ConfigError(f"setting '{text}' must look like 'eng-eng': <query ISO 639-3>-<corpus ISO 639-3>")
         return cls(parts[0], parts[1])
 
     def __str__(self) -> str:

@@ -151,6 +151,8 @@ def _user_path(loc: Sequence[Any], data: Any, root: Any = None) -> list[Any]:
     path: list[Any] = []
     node, annotation = data, root
     for part in loc:
+        if part == "[key]":
+            break  # pydantic's marker of a mapping's key that failed: the path ends at that key
         if _is_tagged_union(annotation):
             annotation = _descend(annotation, part, node)
             continue  # ``part`` is the union's tag, not a key of the file
@@ -176,6 +178,9 @@ def _is_tagged_union(annotation: Any) -> bool:
 
 def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> type[BaseModel] | None:
     """The model class whose field ``loc[-1]`` is (for the allowed keys of an unknown-key error)."""
+    import types
+    import typing
+
     cls: Any = root
     node = data
     for part in loc[:-1]:
@@ -184,6 +189,9 @@ def _model_at(root: type[BaseModel] | None, loc: Sequence[Any], data: Any) -> ty
         cls = _descend(cls, part, node)
         node = node.get(part) if isinstance(node, Mapping) else None
     cls = _unwrap(cls)
+    if typing.get_origin(cls) in (typing.Union, types.UnionType):  # an optional section (``llm: LLMConfig | None``)
+        models = [m for m in map(_unwrap, typing.get_args(cls)) if isinstance(m, type) and issubclass(m, BaseModel)]
+        cls = models[0] if len(models) == 1 else None
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
 
 
@@ -203,7 +211,7 @@ def _descend(annotation: Any, part: Any, node: Any) -> Any:
                 tag = _tag_of(inner)
                 if tag is not None and tag == part:
                     return inner
-                if isinstance(part, str) and part in inner.model_fields:
+                if isinstance(part, str) and _field_named(inner, part) is not None:
                     return _descend(inner, part, node)
             elif typing.get_origin(inner) in (dict, Mapping, list, tuple):
                 return _descend(inner, part, node)
@@ -213,9 +221,18 @@ def _descend(annotation: Any, part: Any, node: Any) -> Any:
     if origin in (list, tuple):
         return typing.get_args(annotation)[0]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        if part in annotation.model_fields:
-            return annotation.model_fields[part].annotation
-        return annotation  # a union tag inside an already chosen model: stay
+        field = _field_named(annotation, part)
+        return field.annotation if field is not None else annotation  # a union tag inside a chosen model: stay
+    return None
+
+
+def _field_named(model: type[BaseModel], key: Any) -> Any:
+    """The field a config key reads: by its name, or by its alias (``translations`` is ``languages``)."""
+    if not isinstance(key, str):
+        return None
+    if key in model.model_fields:
+        return model.model_fields[key]
+    return next((f for f in model.model_fields.values() if f.alias == key), None)
     return None
 
 
@@ -239,9 +256,15 @@ def _tag_of(model: type[BaseModel]) -> Any:
 
 
 def _allowed_keys(model: type[BaseModel] | None) -> list[str]:
+    """The keys a person may write: aliases where a field has one, never fields the code sets
+    (``name`` and ``language`` come from the entry's key; they are hidden from the schema)."""
     if model is None:
         return []
-    return sorted(k for k, f in model.model_fields.items() if k != "name")
+    return sorted((f.alias or k) for k, f in model.model_fields.items() if k != "name" and not _code_set(f))
+
+
+def _code_set(field: Any) -> bool:
+    return any(isinstance(m, SkipJsonSchema) or m is SkipJsonSchema for m in field.metadata)
 
 
 def _describe(value: Any) -> str:
@@ -292,9 +315,9 @@ def describe_problem(error: Mapping[str, Any], model: type[BaseModel] | None = N
         return f"{_describe(value)} is not allowed; allowed values: {ctx.get('expected', '')}".replace("'", "")
     if kind == "union_tag_invalid":
         expected = str(ctx.get("expected_tags", "")).replace("'", "")
-        return f"{ctx.get('discriminator', 'the tag')} {_describe(ctx.get('tag'))} is not allowed; allowed: {expected}"
+        return f"{_describe(ctx.get('tag'))} is not allowed; allowed values: {expected}"
     if kind == "union_tag_not_found":
-        return f"{ctx.get('discriminator', 'the tag')} is missing; add it"
+        return "missing; add it"
     if kind in _TYPE_NAMES:
         return f"{_describe(value)} is a {type(value).__name__}; expected {_TYPE_NAMES[kind]}"
     if kind == "string_pattern_mismatch":
@@ -311,6 +334,8 @@ def explain(error: ValidationError, data: Any, where: str = "", root: type[BaseM
     for problem in error.errors(include_url=False)[:5]:
         path = _user_path(problem["loc"], data, root)
         context = problem.get("ctx") or {}
+        if problem["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            path.append(str(context.get("discriminator", "")).strip("'"))  # the tag's own key: backend, builder
         if problem["type"] == "value_error" and isinstance(context.get("error"), KeyProblem):
             key = context["error"].key
             path += [part for part in key.split(".") if part]

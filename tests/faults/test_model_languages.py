@@ -11,41 +11,43 @@ import pandas as pd
 import yaml
 
 from posir.tables import build, render
-from posir.config import validated, Evaluation, Setting, languages_outside_model
+from posir.config import Evaluation, MetricParams, Setting, WorkflowConfig, load_config
 from posir.steps.evaluation import aggregate_scores
 from posir.results import read_result_tsv
 
 from tests.conftest import REPO
 
 
-def shipped_config() -> dict:
-    return validated(yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")))
+def shipped_config(**benchmarks: dict) -> WorkflowConfig:
+    raw = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    raw["benchmarks"].update(benchmarks)
+    return load_config(raw)
 
 
 def test_shipped_models_declare_their_languages():
-    config = shipped_config()
-    use = Evaluation("xquad-long", "use-m3", Setting("hin", "eng"))
-    assert languages_outside_model(config, use) == ["hin"]
-    assert languages_outside_model(config, Evaluation("xquad-long", "use-m3", Setting("deu", "eng"))) == []
-    assert languages_outside_model(config, Evaluation("xquad-long", "minilm-l6", Setting("zho", "eng"))) == ["zho"]
-    assert languages_outside_model(config, Evaluation("xquad-long", "me5-small", Setting("vie", "eng"))) == []
-    # a one-vs-many corpus holds every language of the benchmark
-    mul = languages_outside_model(config, Evaluation("xquad-parallel", "use-m3", Setting("deu", "mul")))
-    assert mul == ["hin", "ron", "vie"]
     # PosIR's Chinese is cmn (Mandarin); the model cards say Chinese (zho), which covers it
-    config["benchmarks"]["posir.game.cmn"] = {"builder": "posir_import", "language": "cmn"}
-    assert languages_outside_model(config, Evaluation("posir.game.cmn", "use-m3", Setting("cmn", "cmn"))) == []
-    assert languages_outside_model(config, Evaluation("posir.game.cmn", "minilm-l6", Setting("cmn", "cmn"))) == ["cmn"]
+    cmn = {"builder": "posir_import", "language": "cmn",
+           "posir_import": {"path": "/posir", "subset": "cmn-Hans/game"}}
+    config = shipped_config(**{"posir.game.cmn": cmn})
+    outside = config.languages_outside_model
+    use = Evaluation("xquad-long", "use-m3", Setting("hin", "eng"))
+    assert outside(use) == ["hin"]
+    assert outside(Evaluation("xquad-long", "use-m3", Setting("deu", "eng"))) == []
+    assert outside(Evaluation("xquad-long", "minilm-l6", Setting("zho", "eng"))) == ["zho"]
+    assert outside(Evaluation("xquad-long", "me5-small", Setting("vie", "eng"))) == []
+    # a one-vs-many corpus holds every language of the benchmark
+    mul = outside(Evaluation("xquad-parallel", "use-m3", Setting("deu", "mul")))
+    assert mul == ["hin", "ron", "vie"]
+    assert outside(Evaluation("posir.game.cmn", "use-m3", Setting("cmn", "cmn"))) == []
+    assert outside(Evaluation("posir.game.cmn", "minilm-l6", Setting("cmn", "cmn"))) == ["cmn"]
     # BM25 declares nothing and is never flagged
-    assert languages_outside_model(config, Evaluation("xquad-long", "bm25", Setting("hin", "eng"))) == []
+    assert outside(Evaluation("xquad-long", "bm25", Setting("hin", "eng"))) == []
 
 
 def _summary(tmp_path, name: str, outside: list[str]) -> pd.DataFrame:
-    from posir.config import MetricParams
-
     per_query = pd.DataFrame({"qid": ["a", "b"], "ndcg@10": [1.0, 0.5], "length_bucket": ["Q1", "Q1"],
                               "position_bin": [0, 1]})
-    aggregate_scores(per_query, MetricParams.from_config({}), tmp_path / f"{name}.bins.tsv",
+    aggregate_scores(per_query, MetricParams().tables(), tmp_path / f"{name}.bins.tsv",
                      tmp_path / f"{name}.summary.tsv", outside)
     return read_result_tsv(tmp_path / f"{name}.summary.tsv")
 

@@ -16,13 +16,15 @@ import numpy as np
 import pytest
 
 from posir.benchmark import BenchmarkError, original_id, safe_id
+from posir.builders.generation import GenerationBenchmark
 from posir.builders.raw_corpus import RawCorpusSpec, read_raw_corpus, write_documents
+from posir.plan.jobs import GenerationJob
 from posir.runs import write_trec_run
 from posir.steps.generation import read_corpus_step
 
 
 def spec(path: Path, **kw) -> RawCorpusSpec:
-    return RawCorpusSpec.from_config({"path": str(path), **kw}, "eng")
+    return RawCorpusSpec.from_config({"path": str(path), **kw}, "benchmarks.raw.generation.corpus").in_language("eng")
 
 
 def test_a_lone_surrogate_is_dropped_with_its_line_and_the_rest_is_written(tmp_path):
@@ -35,8 +37,11 @@ def test_a_lone_surrogate_is_dropped_with_its_line_and_the_rest_is_written(tmp_p
     assert drop.reason == "invalid_text" and drop.detail.startswith("line 2:") and "U+D800" in drop.detail
     # the stage itself writes its outputs (the surrogate used to crash the JSONL writer)
     out = tmp_path / "stage"
-    read_corpus_step({"language": "eng", "generation": {"corpus": {"path": str(path)}}}, out / "documents.jsonl",
-                     out / "drops.tsv", out / "counts.json")
+    entry = GenerationBenchmark.from_config("raw", {"builder": "llm_generation", "language": "eng",
+                                                    "generation": {"corpus": {"path": str(path)}}})
+    read_corpus_step(GenerationJob(entry=entry, output={"documents": str(out / "documents.jsonl"),
+                                                        "drops": str(out / "drops.tsv"),
+                                                        "counts": str(out / "counts.json")}))
     assert len((out / "documents.jsonl").read_text(encoding="utf-8").splitlines()) == 2
 
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from posir.builders.squad_format import SquadFormatError
+from posir.builders.squad import SquadBenchmark
 from posir.config import MetricParams
+from posir.plan.jobs import BuildJob
 from posir.steps.benchmarks import build_benchmark
 
 ENTRY = {"builder": "squad_long_documents", "language": "eng", "sources": {"squad": "squad"},
@@ -24,7 +26,9 @@ ENTRY = {"builder": "squad_long_documents", "language": "eng", "sources": {"squa
 
 
 def build(path: Path, tmp_path: Path) -> None:
-    build_benchmark("broken", ENTRY, {"squad": path}, MetricParams.from_config({}), tmp_path / "out")
+    job = BuildJob(entry=SquadBenchmark.from_config("broken", ENTRY), metrics=MetricParams().positions(),
+                   input={"squad": str(path)}, output={"card": str(tmp_path / "out" / "card.json")})
+    build_benchmark(job)
 
 
 def test_a_truncated_file_names_itself_and_the_fix(tmp_path, mirror):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from tests._realdata import METRICS, squad_bm25_per_query
 
+from posir.config import ConfigError
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import (
     BootstrapParams,
@@ -128,12 +129,13 @@ def test_thousand_resamples_of_ten_thousand_queries_take_seconds(per_query: pd.D
 
 def test_params_from_config_section() -> None:
     params = BootstrapParams.from_config({"resamples": 50, "seed": 1, "confidence": 0.9, "interval": "percentile"})
-    assert params == BootstrapParams(50, 1, 0.9, "percentile")
-    # the defaults are the schema's
-    assert BootstrapParams.from_config({}) == BootstrapParams(1000, 13, 0.95, "centered")
-    with pytest.raises(ValueError, match="bootstrap.confidence"):
+    assert params == BootstrapParams(resamples=50, seed=1, confidence=0.9, interval="percentile")
+    # the defaults are the declaration's
+    assert BootstrapParams.from_config({}) == BootstrapParams(resamples=1000, seed=13, confidence=0.95,
+                                                              interval="centered")
+    with pytest.raises(ConfigError, match=r"config: metrics\.bootstrap\.confidence: 1\.0: .*less than 1"):
         BootstrapParams.from_config({"confidence": 1.0}, "metrics.bootstrap")
-    with pytest.raises(ValueError, match="'bca' is not one of"):
+    with pytest.raises(ConfigError, match=r"config: interval: bca is not allowed; allowed values: centered or perc"):
         BootstrapParams.from_config({"interval": "bca"})
 
 

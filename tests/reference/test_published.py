@@ -15,11 +15,13 @@ from tests.conftest import REPO
 
 from posir import results
 from posir.tables import build
-from posir.config import ConfigError
+from posir.config import ConfigError, load_config
 from posir.metrics import aggregate
 from posir.published import (
+    PaperTableEntry,
+    PublishedEntry,
     PublishedError,
-    check_config,
+    ReferenceEntry,
     published_summaries,
     read_published,
     summaries_from_eval_metrics,
@@ -97,10 +99,12 @@ def test_published_and_own_rows_in_one_table(tmp_path: Path) -> None:
     outputs = {key: tmp_path / f"{key}.out" for key in
                ["settings_csv", "settings_md", "settings_tex", "ranking_csv", "ranking_md", "ranking_tex",
                 "correlation_csv", "position_bias_csv", "position_bias_md", "position_bias_tex"]}
-    entry = {"source": "posir_published_excerpt", "label": "PosIR paper"}
-    written = write_paper_tables("mixed", {"models": ["bge-m3", "bm25"]}, {("squad-test", "bm25", "eng-eng"): own_path},
-                                 {"posir-paper": (entry, require(EXCERPT))},
-                                 {"label": "MMTEB", "scores": {"bge-m3": 54.60}}, METRICS, outputs)
+    entry = PublishedEntry.from_config("posir-paper", {"source": "posir_published_excerpt", "label": "PosIR paper"})
+    table = PaperTableEntry.from_config({"benchmarks": ["squad-test"], "published": ["posir-paper"],
+                                         "models": ["bge-m3", "bm25"]}, "paper_tables.mixed")
+    reference = ReferenceEntry.from_config({"label": "MMTEB", "scores": {"bge-m3": 54.60}}, "references.mmteb")
+    written = write_paper_tables("mixed", table, {("squad-test", "bm25", "eng-eng"): own_path},
+                                 {"posir-paper": (entry, require(EXCERPT))}, reference, METRICS.tables(), outputs)
     settings = written["settings"]
     own = settings[settings["source"] == "squad-test"].iloc[0]
     assert own["n_queries"] == len(per_query) == 10570
@@ -146,18 +150,21 @@ def test_local_path_is_checked_against_its_sha256(tmp_path: Path) -> None:
 
 def test_config_cross_references() -> None:
     config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
-    check_config(config)
+    loaded = load_config(config)
     source = config["published"]["posir-paper"]["source"]
+    assert loaded.published["posir-paper"].source == source
     from posir.sources import sha256_of
 
     assert config["sources"][source]["sha256"] == sha256_of(require(EXCERPT))
     broken = {**config, "published": {"p": {"source": "nowhere"}}}
-    with pytest.raises(ConfigError, match="nowhere"):
-        check_config(broken)
-    with pytest.raises(ConfigError, match="exactly one"):
-        check_config({**config, "published": {"p": {"source": source, "path": "x.json"}}})
-    with pytest.raises(ConfigError, match="references"):
-        check_config({**config, "paper_tables": {"t": {"published": ["posir-paper"], "reference": "nope"}}})
+    with pytest.raises(ConfigError, match=r"config: published\.p\.source: source 'nowhere' is not defined under"):
+        load_config(broken)
+    with pytest.raises(ConfigError, match=r"config: published\.p: give exactly one of 'source' .* or 'path'"):
+        load_config({**config, "published": {"p": {"source": source, "path": "x.json"}}})
+    with pytest.raises(ConfigError, match=r"config: paper_tables\.t\.reference: 'nope' is not defined under 'ref"):
+        load_config({**config, "paper_tables": {"t": {"published": ["posir-paper"], "reference": "nope"}}})
+    with pytest.raises(ConfigError, match=r"config: paper_tables\.t: list at least one of 'published' or 'benchmarks'"):
+        load_config({**config, "paper_tables": {"t": {"labels": {}}}})
 
 
 def test_main_table_keeps_integer_counts_for_own_rows() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests._realdata import METRICS, SQUAD, require
+from tests._realdata import build_squad_benchmark
 
 from posir import benchmark as fmt
 from posir.analyses.gradients import SentenceTransformerGradients, document_gradients, gradient_model, similarity
@@ -126,13 +126,8 @@ class _Counting:
 @pytest.fixture(scope="module")
 def real_pairs() -> tuple[pd.DataFrame, list]:
     """Pairs selected from a real SQuAD-dev long-document benchmark (6 articles): mid-document evidence."""
-    from posir.steps.benchmarks import build_benchmark
-
-    require(SQUAD)
     out = Path(tempfile.mkdtemp(prefix="posir-saliency-"))
-    entry = {"builder": "squad_long_documents", "language": "eng", "sources": {"squad": "squad"},
-             "params": {"seed": 13, "max_articles": 6}}
-    build_benchmark("squad-test", entry, {"squad": SQUAD}, METRICS, out)
+    build_squad_benchmark(out, max_articles=6)  # the workflow's build step (seed 13)
     positions = pd.read_csv(out / "positions.tsv", sep="\t", keep_default_na=False, dtype={"qid": str, "doc_id": str})
     params = SaliencyParams.from_config({"token_length": [200, 400], "position_window": [0.4, 0.6], "max_pairs": 3,
                                          "seed": 5}, "analyses.saliency")

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
-from tests._realdata import METRICS, SQUAD, require
+from tests._realdata import METRICS, build_squad_benchmark
 
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import BootstrapParams
@@ -50,15 +50,11 @@ def two_bm25() -> pd.DataFrame:
     """Real per-query nDCG@10 of BM25 (k1 1.5, b 0.75) and of a near-binary-length variant (k1 0.5, b 0.1)."""
     from posir.config import Setting
     from posir.models.spec import ModelSpec
-    from posir.steps.benchmarks import build_benchmark
     from posir.steps.evaluation import score_run
     from posir.steps.retrieval import lexical_search
 
-    require(SQUAD)
     out = Path(tempfile.mkdtemp(prefix="posir-significance-"))
-    entry = {"builder": "squad_long_documents", "language": "eng", "sources": {"squad": "squad"},
-             "params": {"seed": 13, "max_articles": 6}}
-    build_benchmark("squad-test", entry, {"squad": SQUAD}, METRICS, out / "bench")
+    build_squad_benchmark(out / "bench", max_articles=6)  # the workflow's build step (seed 13)
     tables = {}
     for name, params in {"bm25": {"k1": 1.5, "b": 0.75}, "bm25-flat": {"k1": 0.5, "b": 0.1}}.items():
         spec = ModelSpec.from_config(name, {"backend": "bm25", "params": params})

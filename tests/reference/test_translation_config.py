@@ -3,55 +3,50 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from typing import Any
 
 import jsonschema
 import pytest
 import yaml
 
-from posir.config import ConfigError, check_references, corpus_variants, evaluations, query_variant
-from posir.translate.spec import (
-    TranslationConfigError,
-    benchmark_separator,
-    check_translation_config,
-    comparison_rows,
-    translation_variants,
-)
-from posir.config import validated
+from posir.config import ConfigError, WorkflowConfig, comparison_rows, load_config
+from posir.translate.spec import TranslationConfigError, TranslationEntry
 from tests.conftest import REPO
 
 RAW = yaml.safe_load((REPO / "config.yaml").read_text())
-CONFIG = validated(RAW)  # as Snakemake's validate leaves it: the schema's defaults filled in
+CONFIG = load_config(RAW)  # the typed config, cross references checked
 SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text())
 
 
-def config(**benchmarks) -> dict:
-    """The shipped config with extra benchmark entries, defaults filled but not checked: the checks under test do."""
+def config(**benchmarks: Any) -> dict[str, Any]:
+    """The shipped config with extra benchmark entries, as raw data: load_config checks it."""
     c = copy.deepcopy(RAW)
     c["benchmarks"].update(benchmarks)
-    return validated(c, check=False)
+    return c
 
 
 def test_the_shipped_config_is_valid() -> None:
-    jsonschema.validate(RAW, SCHEMA)
-    check_references(CONFIG)
-    check_translation_config(CONFIG)
-    assert ("squad-long-apertium", "spa") in translation_variants(CONFIG)
+    jsonschema.validate(RAW, SCHEMA)  # the generated schema (Snakemake's validate) accepts it too
+    assert isinstance(CONFIG, WorkflowConfig)
+    assert isinstance(CONFIG.benchmarks["squad-long-apertium"], TranslationEntry)
+    assert ("squad-long-apertium", "spa") in CONFIG.translation_variants()
 
 
 def test_settings_map_to_the_source_and_the_translated_variants() -> None:
-    assert query_variant(CONFIG, "squad-long-apertium", "spa") == "squad-long-apertium-spa"
-    assert query_variant(CONFIG, "squad-long-apertium", "eng") == "squad-long"
-    assert corpus_variants(CONFIG, "squad-long-apertium", "eng") == ["squad-long"]
-    assert corpus_variants(CONFIG, "squad-long-apertium", "spa") == ["squad-long-apertium-spa"]
-    assert corpus_variants(CONFIG, "squad-long-apertium", "mul") == ["squad-long", "squad-long-apertium-spa"]
+    assert CONFIG.query_variant("squad-long-apertium", "spa") == "squad-long-apertium-spa"
+    assert CONFIG.query_variant("squad-long-apertium", "eng") == "squad-long"
+    assert CONFIG.corpus_variants("squad-long-apertium", "eng") == ["squad-long"]
+    assert CONFIG.corpus_variants("squad-long-apertium", "spa") == ["squad-long-apertium-spa"]
+    assert CONFIG.corpus_variants("squad-long-apertium", "mul") == ["squad-long", "squad-long-apertium-spa"]
     # from a multilingual benchmark: its English variant is the source
-    assert query_variant(CONFIG, "xquad-parallel-apertium", "eng") == "xquad-parallel-eng"
-    assert corpus_variants(CONFIG, "xquad-parallel-human", "spa") == ["xquad-parallel-human-spa"]
+    assert CONFIG.query_variant("xquad-parallel-apertium", "eng") == "xquad-parallel-eng"
+    assert CONFIG.corpus_variants("xquad-parallel-human", "spa") == ["xquad-parallel-human-spa"]
     with pytest.raises(ConfigError, match="has no 'deu' queries"):
-        query_variant(CONFIG, "squad-long-apertium", "deu")
-    settings = {(e.benchmark, str(e.setting)) for e in evaluations(CONFIG)}
+        CONFIG.query_variant("squad-long-apertium", "deu")
+    settings = {(e.benchmark, str(e.setting)) for e in CONFIG.evaluations}
     assert {("squad-long-apertium", "spa-spa"), ("squad-long-apertium", "spa-eng")} <= settings
-    assert benchmark_separator(CONFIG, "xquad-parallel-apertium") == "\n\n"
+    assert CONFIG.separator("xquad-parallel-apertium") == "\n\n"
 
 
 def test_comparison_rows_cover_translations_models_and_settings() -> None:
@@ -62,57 +57,114 @@ def test_comparison_rows_cover_translations_models_and_settings() -> None:
 
 @pytest.mark.parametrize("entry,message", [
     ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
-     r"translations\.spa\.pair: apertium needs its language pair"),
+                 r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it"),
     ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
-     r"translations\.spa: the parallel backend needs source_file and target_file"),
+                 r"config: benchmarks\.bad\.translations\.spa\.source_file: missing; add it\n"
+                 r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it"),
     ({"builder": "translation", "from": "squad-long",
       "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}}},
-     r"translations\.spa\.target_file: 'nope' is not defined under 'sources'"),
+     r"config: benchmarks\.bad\.translations\.spa\.target_file: 'nope' is not defined under 'sources'"),
     ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "llm"}}},
-     r"translations\.spa \(backend: llm\) needs the llm section"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium", "pair": "eng-spa",
-                                                                                "prompt": "x"}}},
-     r"key\(s\) \['prompt'\] do not apply to backend 'apertium'"),
-    ({"builder": "translation", "from": "xquad-long", "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}}},
-     r"from: 'xquad-long' has no documents of its own"),
-    ({"builder": "translation", "from": "squad-es-long", "translations": {"deu": {"backend": "apertium", "pair": "spa-deu"}}},
-     r"from_language: 'squad-es-long' has no 'eng' variant"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+     r"config: benchmarks\.bad\.translations\.spa: \(backend: llm\) needs the llm section; add an 'llm' section"),
+    ({"builder": "translation", "from": "squad-long",
+                  "translations": {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}}},
+                 r"config: benchmarks\.bad\.translations\.spa\.prompt: unknown key 'prompt'; allowed keys: backend, "
+                 r"chunk_texts, datadir, .*pair"),
+    ({"builder": "translation", "from": "xquad-long",
+      "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}}},
+     r"config: benchmarks\.bad\.from: 'xquad-long' \(xquad_cross_lingual\) holds queries only, its documents are "
+     r"another benchmark's; translate that benchmark instead"),
+    ({"builder": "translation", "from": "squad-es-long",
+      "translations": {"deu": {"backend": "apertium", "pair": "spa-deu"}}},
+     r"config: benchmarks\.bad\.from_language: 'squad-es-long' has no 'eng' variant \(it has \['spa'\]\)"),
+    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium",
+                                                                               "pair": "eng-spa"}},
       "filters": {"outliers": {"statistic": "chars"}}},
-     r"benchmarks\.bad\.filters\.outliers\.statistic"),
+     r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars is not allowed; allowed values: tokens or ratio"),
+    ({"builder": "translation", "from": "squad-long", "translations": {"eng": {"backend": "apertium",
+                                                                               "pair": "eng-spa"}}},
+     r"config: benchmarks\.bad\.translations\.eng: the source language \(from_language\) cannot also be a target; "
+     r"remove it"),
 ])
-def test_bad_translation_entries_name_the_key(entry, message) -> None:
-    with pytest.raises(TranslationConfigError, match=message):
-        check_translation_config(config(bad=entry))
+def test_bad_translation_entries_name_the_key(entry: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(config(bad=entry))
+
+
+@pytest.mark.parametrize("spec,problem", [
+    ({"backend": "apertium"}, r"pair: missing; add it"),
+    ({"backend": "parallel"}, r"source_file: missing; add it"),
+    ({"backend": "apertium", "pair": "eng-spa", "prompt": "x"}, r"prompt: unknown key 'prompt'"),
+    ({"backend": "apertium", "pair": "english-spanish"}, r"pair: 'english-spanish' does not match the pattern"),
+])
+def test_each_backend_has_its_own_keys(spec: dict[str, Any], problem: str) -> None:
+    """What each backend needs and allows is checked at load time."""
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.spa\.(?:apertium\.|parallel\.)?"
+                                          + problem):
+        load_config(config(bad={"builder": "translation", "from": "squad-long", "translations": {"spa": spec}}))
+
+
+def test_an_entry_alone_is_refused_with_the_translation_error_type() -> None:
+    """A translation entry read on its own (as its jobs do) raises TranslationConfigError, naming the key."""
+    entry = {"builder": "translation", "from": "squad-long",
+             "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+             "filters": {"outliers": {"statistic": "chars"}}}
+    with pytest.raises(TranslationConfigError, match=r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars"):
+        TranslationEntry.from_config("bad", entry)
+    good = TranslationEntry.from_config("bad", {**entry, "filters": {}})
+    assert (good.source_benchmark, good.source_language, list(good.languages)) == ("squad-long", "eng", ["spa"])
+    assert good.languages["spa"].language == "spa"  # each backend knows its target language (its key)
 
 
 def test_variant_names_may_not_collide_and_from_must_exist() -> None:
-    clash = config(**{"squad": {"builder": "translation", "from": "squad-long",
-                                "translations": {"long": {"backend": "apertium", "pair": "eng-spa"}}}})
-    with pytest.raises(TranslationConfigError, match="'squad-long' collides"):
-        check_translation_config(clash)
-    with pytest.raises(ConfigError, match="from: 'nothing' must name another benchmark"):
-        check_references(config(bad={"builder": "translation", "from": "nothing",
-                                     "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}))
+    # squad-long-apertium's Spanish variant directory is squad-long-apertium-spa: no benchmark may have that name
+    clash = config(**{"squad-long-apertium-spa": {"builder": "squad_long_documents", "language": "spa",
+                                                  "sources": {"squad": "squad_es_dev_v1_1"}}})
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.squad-long-apertium\.translations\.spa: its variant "
+                                          r"directory 'squad-long-apertium-spa' collides with a benchmark"):
+        load_config(clash)
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.from: 'nothing' must name another benchmark"):
+        load_config(config(bad={"builder": "translation", "from": "nothing",
+                                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}))
+    # a target language is an ISO 639-3 code (so '<name>-<lang>' never reads as another benchmark's name)
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.long\b.*: 'long' does not match"):
+        load_config(config(bad={"builder": "translation", "from": "squad-long",
+                                "translations": {"long": {"backend": "apertium", "pair": "eng-spa"}}}))
+
+
+def _messages(error: jsonschema.ValidationError) -> Iterator[str]:
+    """The messages of an error and of every error of the branches under it (a oneOf over builders)."""
+    yield error.message
+    for inner in error.context or []:
+        yield from _messages(inner)
 
 
 def test_schema_requires_from_and_translations_but_no_sources() -> None:
-    bad = config(bad={"builder": "translation", "from": "squad-long"})
-    with pytest.raises(jsonschema.ValidationError, match="translations"):
-        jsonschema.validate(bad, SCHEMA)
-    with pytest.raises(jsonschema.ValidationError, match="sources"):
+    jsonschema.validate(config(ok={"builder": "translation", "from": "squad-long",
+                                   "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}), SCHEMA)
+    with pytest.raises(jsonschema.ValidationError) as raised:
+        jsonschema.validate(config(bad={"builder": "translation", "from": "squad-long"}), SCHEMA)
+    assert "'translations' is a required property" in set(_messages(raised.value))
+    with pytest.raises(jsonschema.ValidationError) as raised:
         jsonschema.validate(config(bad={"builder": "squad_long_documents"}), SCHEMA)
+    assert "'sources' is a required property" in set(_messages(raised.value))
+    # the declarations say the same, naming the key
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations: missing; add it"):
+        load_config(config(bad={"builder": "translation", "from": "squad-long"}))
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.sources: missing; add it"):
+        load_config(config(bad={"builder": "squad_long_documents"}))
 
 
 def test_judge_and_comparison_rules_are_planned(tmp_path, mirror) -> None:
     """A judge block (with an llm section) adds the judge rules; the comparison table needs both translations."""
     from tests._snakemake import planned_jobs, snakemake
 
-    c = copy.deepcopy(CONFIG)
+    c = copy.deepcopy(RAW)
     c["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "smollm2", "api_key_env": None}
     c["benchmarks"]["xquad-parallel-apertium"]["judge"] = {"sample": 4}
     for key in ("published", "paper_tables"):
         c.pop(key)
+    load_config(c)  # the config the dry run reads is valid
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
     dry = snakemake(tmp_path, "-n", "--cores", "2", "results/tables/xquad-parallel-apertium/translation_judge.md",
                     "results/tables/xquad-spa/translation_comparison.md", mirror=mirror)
@@ -120,6 +172,7 @@ def test_judge_and_comparison_rules_are_planned(tmp_path, mirror) -> None:
     jobs = planned_jobs(dry.stdout)
     assert ("judge_translation", {"benchmark": "xquad-parallel-apertium", "language": "spa"}) in jobs
     rules = {rule for rule, _ in jobs}
-    assert {"translation_judge_table", "translation_comparison", "translate_benchmark", "build_parallel_variant"} <= rules
+    assert {"translation_judge_table", "translation_comparison", "translate_benchmark",
+            "build_parallel_variant"} <= rules
     translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
     assert translated == {"xquad-parallel-apertium", "xquad-parallel-human"}

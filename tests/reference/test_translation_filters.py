@@ -13,6 +13,7 @@ import json
 import pytest
 
 from posir.benchmark import Position
+from posir.config import ConfigError
 from posir.translate import filters as flt
 from posir.translate.align import locate, map_span, split_paragraphs
 from posir.translate.backends import parallel_pairs
@@ -142,9 +143,16 @@ def test_spans_map_into_the_translated_paragraph() -> None:
 
 
 def test_filter_config_errors_name_the_key() -> None:
-    with pytest.raises(ValueError, match=r"filters.prefix: Additional properties are not allowed \('windw'"):
+    where = "benchmarks.t.filters"  # where the workflow reads them: a translation entry's filters
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.prefix\.windw: unknown key 'windw'; "
+                                          r"allowed keys: .*\bwindow\b"):
+        flt.FilterParams.from_config({"prefix": {"windw": 3}}, where)
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.outliers\.statistic: chars is not "
+                                          r"allowed; allowed values: tokens or ratio"):
+        flt.FilterParams.from_config({"outliers": {"statistic": "chars"}}, where)
+    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.refusal\.patterns: '\(unclosed' is not "
+                                          r"a valid regular expression .*; fix it"):
+        flt.FilterParams.from_config({"refusal": {"patterns": ["(unclosed"]}}, where)
+    # without a place, the path starts at the section's own keys
+    with pytest.raises(ConfigError, match=r"^config: prefix\.windw: unknown key 'windw'"):
         flt.FilterParams.from_config({"prefix": {"windw": 3}})
-    with pytest.raises(ValueError, match="filters.outliers.statistic"):
-        flt.FilterParams.from_config({"outliers": {"statistic": "chars"}})
-    with pytest.raises(ValueError, match="not a valid regular expression"):
-        flt.FilterParams.from_config({"refusal": {"patterns": ["(unclosed"]}})

@@ -19,30 +19,48 @@ from typing import Any
 import pytest
 
 from posir import benchmark as fmt
+from posir.builders.xquad import ParallelBenchmark
 from posir.config import MetricParams
+from posir.plan.jobs import BuildJob, TranslateJob
 from posir.steps.benchmarks import build_parallel_variant
 from posir.steps.translation import translate_benchmark
 from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
 from posir.translate.apertium import Apertium
 from posir.translate.backends import ApertiumTranslator, Translation
 from posir.translate.cache import TranslationCache
+from posir.translate.spec import TranslationEntry
 
 METRICS = MetricParams.from_config({})
-APERTIUM = {"builder": "translation", "from": "xquad-parallel", "translations": {"spa": {"backend": "apertium",
-                                                                                      "pair": "eng-spa"}}}
-HUMAN = {"builder": "translation", "from": "xquad-parallel",
-         "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "xquad_spa"}}}
+PARALLEL = ParallelBenchmark.from_config("xquad-parallel", {
+    "builder": "xquad_parallel", "languages": ["eng", "spa"], "sources": {"eng": "xquad_eng", "spa": "xquad_spa"},
+    "params": {"seed": 13}})
+APERTIUM = TranslationEntry.from_config("xquad-parallel-apertium", {
+    "builder": "translation", "from": "xquad-parallel", "translations": {"spa": {"backend": "apertium",
+                                                                                  "pair": "eng-spa"}}})
+HUMAN = TranslationEntry.from_config("xquad-parallel-human", {
+    "builder": "translation", "from": "xquad-parallel",
+    "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "xquad_spa"}}})
+
+
+def translate_job(entry: TranslationEntry, source: Path, out: Path, **inputs: Path) -> TranslateJob:
+    """The translate rule's job: the source variant's contract files (and a backend's files) in, a variant out."""
+    contract = {name: str(source / file) for name, file in fmt.CONTRACT.items() if name not in ("drops", "card")}
+    return TranslateJob(entry=entry, separator="\n\n", metrics=METRICS.positions(),
+                        input={**contract, **{role: str(path) for role, path in inputs.items()}},
+                        output={"card": str(out / fmt.CARD)}, wildcards={"language": "spa"})
 
 
 @pytest.fixture(scope="module")
 def built(mirror, tmp_path_factory) -> dict[str, Path]:
     """XQuAD parallel English (the source) and Spanish (the human reference) in our format."""
     root = tmp_path_factory.mktemp("xquad")
-    entry = {"builder": "xquad_parallel", "languages": ["eng", "spa"], "sources": {}, "params": {"seed": 13}}
     english, spanish = mirror / "xquad" / "xquad.en.json", mirror / "xquad" / "xquad.es.json"
-    build_parallel_variant("xquad-parallel", entry, "eng", english, english, METRICS, root / "eng")
-    build_parallel_variant("xquad-parallel", entry, "spa", english, spanish, METRICS, root / "spa")
-    return {"eng": root / "eng", "spa": root / "spa", "root": root, "english": english, "spanish": spanish}
+    for language, path in (("eng", english), ("spa", spanish)):
+        build_parallel_variant(BuildJob(entry=PARALLEL, metrics=METRICS.positions(), wildcards={"language": language},
+                                        input={"english": str(english), "language": str(path)},
+                                        output={"card": str(root / f"xquad-parallel-{language}" / fmt.CARD)}))
+    return {"eng": root / "xquad-parallel-eng", "spa": root / "xquad-parallel-spa", "root": root, "english": english,
+            "spanish": spanish}
 
 
 class Faulty:
@@ -100,8 +118,7 @@ def faulty_run(built, tmp_path_factory) -> dict[str, Any]:
     cache = TranslationCache(tmp_path_factory.mktemp("cache") / "cache.sqlite")
     translator = Faulty(ApertiumTranslator(Apertium("eng-spa"), cache, chunk_texts=200, progress=False), faults)
     out = tmp_path_factory.mktemp("faulty") / "xquad-parallel-apertium-spa"
-    card = translate_benchmark("xquad-parallel-apertium", APERTIUM, "spa", source, METRICS, out,
-                               translator=translator, separator="\n\n", progress=False)
+    card = translate_benchmark(translate_job(APERTIUM, source, out), translator=translator, progress=False)
     return {"card": card, "out": out, "source": source, "docs": {"prefixed": prefixed, "refused": refused,
             "runaway": runaway, "failed": failed}, "fixed_query": fixed_query, "refused_query": refused_query,
             "by_doc": by_doc}
@@ -181,9 +198,8 @@ def test_qrels_and_positions_stay_aligned_with_the_source(faulty_run) -> None:
 
 def test_human_translation_files_reproduce_the_parallel_builder(built, tmp_path) -> None:
     out = tmp_path / "xquad-parallel-human-spa"
-    card = translate_benchmark("xquad-parallel-human", HUMAN, "spa", built["eng"], METRICS, out,
-                               parallel_files={"parallel_source": built["english"],
-                                               "parallel_target": built["spanish"]}, separator="\n\n", progress=False)
+    card = translate_benchmark(translate_job(HUMAN, built["eng"], out, parallel_source=built["english"],
+                                             parallel_target=built["spanish"]), progress=False)
     assert fmt.read_corpus(out / fmt.CORPUS) == fmt.read_corpus(built["spa"] / fmt.CORPUS)
     assert fmt.read_queries(out / fmt.QUERIES) == fmt.read_queries(built["spa"] / fmt.QUERIES)
     # Clean human translations: no filter removes anything, the IQR bounds included.

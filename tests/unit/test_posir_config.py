@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from perf.posir_config import CROSS_LINGUAL, DEFAULT_MODELS, merged, posir_config, posir_domains
-from posir.config import Evaluation, Setting, check_references, evaluations, languages_outside_model, validated
+from posir.config import Evaluation, Setting, load_config
 from tests.conftest import REPO
 
 
@@ -31,11 +31,12 @@ def test_cross_lingual_entries_import_the_x_folder_and_search_the_english_corpus
 
 def test_merged_over_config_yaml_passes_the_config_checks():
     overlay = posir_config("/posir", domains=["game", "fineweb"])
-    config = validated(merged(yaml.safe_load((REPO / "config.yaml").read_text()), overlay))
-    check_references(config)
-    listed = list(evaluations(config))
+    raw = merged(yaml.safe_load((REPO / "config.yaml").read_text()), overlay)
+    assert raw["paper_tables"] is None  # the overlay clears config.yaml's paper tables ...
+    config = load_config(raw)  # ... and the typed config (cross references checked inside) holds none
+    listed = list(config.evaluations)
     assert len(listed) == 2 * 18 * len(DEFAULT_MODELS)
-    assert config["paper_tables"] is None and config["published"]  # PosIR's published table stays
+    assert config.paper_tables == {} and config.published  # PosIR's published table stays
     # cmn is Chinese: the multilingual models that declare zho are not flagged
     cmn = Evaluation("posir.game.cmn", "use-m3", Setting("cmn", "cmn"))
-    assert languages_outside_model(config, cmn) == []
+    assert config.languages_outside_model(cmn) == []

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from posir.schema import SectionError
+from posir.schema import ConfigError
 from posir.builders.raw_corpus import RawCorpusError, RawCorpusSpec, read_documents, read_raw_corpus, write_documents
 
 GOOD = [{"id": "a", "text": "Alpha text.", "title": "A", "domain": "science"},
@@ -22,7 +22,7 @@ def write_jsonl(path: Path, rows: list, extra: bytes = b"") -> Path:
 
 
 def spec(path: Path, **kw) -> RawCorpusSpec:
-    return RawCorpusSpec.from_config({"path": str(path), **kw}, "eng")
+    return RawCorpusSpec.from_config({"path": str(path), **kw}, "generation.corpus").in_language("eng")
 
 
 def test_jsonl_reads_fields_and_defaults(tmp_path):
@@ -88,7 +88,8 @@ def test_text_folder_ids_domains_and_invalid_utf8(tmp_path):
 def test_missing_path_and_unknown_format_are_config_errors(tmp_path):
     with pytest.raises(RawCorpusError, match="does not exist: fix corpus.path"):
         read_raw_corpus(spec(tmp_path / "nope.jsonl"))
-    with pytest.raises(SectionError, match=r"generation\.corpus\.format: 'csv' is not one of"):
+    with pytest.raises(ConfigError, match=r"config: generation\.corpus\.format: csv is not allowed; allowed values: "
+                                          r"jsonl, parquet or text_dir"):
         spec(tmp_path, format="csv")
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from posir.rerank import PipelineSpec, SampleError, SampleSpec, rerank, stratified_sample
 from posir.runs import ranked, read_trec_run, write_ranked_run
-from posir.schema import SectionError
+from posir.schema import ConfigError
 
 
 def first_stage(n: int = 30) -> list[tuple[str, float]]:
@@ -98,9 +98,15 @@ def test_a_sample_too_small_for_its_cells_is_refused_with_the_fix():
         stratified_sample(cells(SIZES), SampleSpec.from_config({"queries": 20, "min_per_cell": 10}))
 
 
-def test_pipeline_defaults_come_from_the_schema():
-    spec = PipelineSpec.from_config({"first_stage": "bm25", "second_stage": "minilm-maxp"}, "pipelines.p")
-    assert spec.depth == 100 and spec.sample is None
+def test_pipeline_defaults_come_from_the_declaration():
+    spec = PipelineSpec.from_config("p", {"first_stage": "bm25", "second_stage": "minilm-maxp"})
+    assert spec.name == "p" and spec.depth == 100 and spec.sample is None
     assert SampleSpec.from_config({"queries": 10}).min_per_cell == 10
-    with pytest.raises(SectionError, match="pipelines.p"):
-        PipelineSpec.from_config({"first_stage": "bm25"}, "pipelines.p")
+    with pytest.raises(ConfigError, match=r"config: pipelines\.p\.second_stage: missing"):
+        PipelineSpec.from_config("p", {"first_stage": "bm25"})
+
+
+def test_a_sample_smaller_than_one_cell_is_refused_at_config_time():
+    with pytest.raises(ConfigError, match=r"config: pipelines\.p\.sample\.queries: 5 is fewer than min_per_cell "
+                                          r"\(10\).*raise queries or lower min_per_cell"):
+        PipelineSpec.from_config("p", {"first_stage": "bm25", "second_stage": "minilm-maxp", "sample": {"queries": 5}})

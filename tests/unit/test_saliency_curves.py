@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posir.schema import SectionError
+from posir.schema import ConfigError
 
 from posir.analyses.saliency import (
     SaliencyParams,
@@ -66,9 +66,10 @@ def test_the_cap_draws_a_seeded_sample_in_qid_order() -> None:
 def test_params_from_config_are_checked() -> None:
     params = SaliencyParams.from_config({"token_length": [512, 1024], "position_window": [0.3, 0.7], "max_pairs": 10})
     assert params.token_length == (512, 1024) and params.position_window == (0.3, 0.7) and params.n_bins == 100
-    with pytest.raises(SectionError, match="position_window"):
-        SaliencyParams.from_config({"position_window": [0.7, 0.3]})
-    with pytest.raises(SectionError, match=r"analyses\.saliency\.token_length: \[10\] is too short"):
+    with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.position_window: \[0\.7, 0\.3\] is not a "
+                                          r"range"):
+        SaliencyParams.from_config({"position_window": [0.7, 0.3]}, "analyses.saliency")
+    with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.token_length\[1\]: missing"):  # [low, high]
         SaliencyParams.from_config({"token_length": [10]}, "analyses.saliency")
 
 

@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 from posir.scorers import FACTORIES, ScorerError, ScorerSpec, load_scorer, register_backend, specs_from_config
-from posir.scorers.spec import ALLOWED_KEYS
+from posir.scorers.spec import ALLOWED_KEYS, BiEncoderSpec, CrossEncoderSpec, ScorerConfigError
+from posir.schema import ConfigError
+from posir.windows import default_window
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -17,38 +19,46 @@ def test_the_shipped_generation_scorers_parse():
     config = yaml.safe_load((REPO / "configs" / "generation_local.yaml").read_text(encoding="utf-8"))
     specs = specs_from_config(list(config["scorers"]), config["scorers"])
     assert [(s.name, s.backend) for s in specs] == [("minilm-maxp", "bi-encoder"), ("llm-grader", "llm-grade")]
-    assert specs[0].window(256) == (200, 100)
+    assert isinstance(specs[0], BiEncoderSpec)
+    # the configured window, within MiniLM's 256-token budget (posir.windows.default_window: the one rule)
+    assert default_window(254, specs[0].window_tokens, specs[0].stride_tokens) == (200, 100)
 
 
 def test_defaults_of_a_local_reranker():
     spec = ScorerSpec.from_config("ce", {"backend": "cross-encoder", "model": "some/reranker"})
+    assert isinstance(spec, CrossEncoderSpec) and spec.name == "ce"
     assert (spec.long_input, spec.aggregation, spec.device, spec.batch_size) == ("windows", "maxp", "cpu", 32)
     assert spec.window(512) == (448, 224)  # room for the query, half-window stride
 
 
 @pytest.mark.parametrize("backend, entry, message", [
-    ("nope", {}, r"scorers\.x\.backend 'nope' is not one of bi-encoder, cross-encoder"),
-    ("bi-encoder", {}, r"scorers\.x\.model: missing; name a dense entry of models:"),
-    ("bi-encoder", {"model": "m", "model_package": "p"}, r"scorers\.x\.model_package is not a setting of backend bi"),
-    ("bi-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: 'avgp'"),
-    ("cross-encoder", {"model": "m", "protocol": "tei"}, r"scorers\.x\.protocol is not a setting of backend cross"),
-    ("llm-grade", {"model": "m"}, r"scorers\.x\.model is not a setting of backend llm-grade"),
-    ("cross-encoder", {}, r"scorers\.x: set 'model'"),
-    ("cross-encoder", {"model": "m", "batch_size": "8"}, r"scorers\.x\.batch_size has the wrong type \(str"),
-    ("cross-encoder", {"model": "m", "batch_size": True}, r"scorers\.x\.batch_size has the wrong type \(bool"),
-    ("cross-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: 'avgp'"),
+    ("nope", {}, r"scorers\.x\.backend: 'nope' is not allowed; allowed values: bi-encoder, cross-encoder"),
+    ("bi-encoder", {}, r"scorers\.x\.model: missing"),
+    ("bi-encoder", {"model": "m", "model_package": "p"}, r"scorers\.x\.model_package: unknown key 'model_package'; "
+                                                         r"allowed keys: aggregation, backend, mem_mb, model,"),
+    ("bi-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: avgp is not allowed; allowed "
+                                                          r"values: firstp, maxp, sump or mean"),
+    ("bi-encoder", {"model": "m", "stride_tokens": 50}, r"scorers\.x\.stride_tokens: is set without window_tokens"),
+    ("cross-encoder", {"model": "m", "protocol": "tei"}, r"scorers\.x\.protocol: unknown key 'protocol'"),
+    ("cross-encoder", {"model": "m", "stride_tokens": 50}, r"scorers\.x\.stride_tokens: is set without window_tokens"),
+    ("llm-grade", {"model": "m"}, r"scorers\.x\.model: unknown key 'model'"),
+    ("cross-encoder", {}, r"scorers\.x\.model: missing; set 'model'"),
+    ("cross-encoder", {"model": "m", "batch_size": "8"}, r"scorers\.x\.batch_size: '8' is a str; expected an integer"),
+    ("cross-encoder", {"model": "m", "batch_size": True}, r"scorers\.x\.batch_size: True is a bool; expected an "
+                                                          r"integer"),
+    ("cross-encoder", {"model": "m", "aggregation": "avgp"}, r"scorers\.x\.aggregation: avgp is not allowed"),
     ("cross-encoder", {"model": "m", "device": "gpu"}, r"scorers\.x\.device: 'gpu'"),
     ("cross-encoder", {"model": "m", "window_tokens": 100, "stride_tokens": 101}, r"scorers\.x\.stride_tokens"),
     ("cross-encoder", {"model": "m", "max_length": 128, "window_tokens": 128}, r"scorers\.x\.window_tokens"),
     ("cross-encoder", {"model": "m", "long_input": "truncate", "aggregation": "sump"},
      r"scorers\.x\.aggregation: long_input: truncate"),
-    ("flag-reranker", {"model": "m", "model_class": "gemma"}, r"scorers\.x\.model_class: 'gemma'"),
+    ("flag-reranker", {"model": "m", "model_class": "gemma"}, r"scorers\.x\.model_class: gemma is not allowed"),
     ("flag-reranker", {"model": "m", "instruction": "Is it?"}, r"scorers\.x\.instruction: only FlagLLMReranker"),
     ("flag-reranker", {"model": "m", "dtype": "float16"}, r"scorers\.x\.dtype: FlagEmbedding runs float16"),
     ("flag-reranker", {"model": "m", "dtype": "bfloat16", "device": "cuda"}, r"scorers\.x\.dtype: FlagReranker has"),
-    ("llm-grade", {"scoring": "probability"}, r"scorers\.x\.scoring: 'probability'"),
+    ("llm-grade", {"scoring": "probability"}, r"scorers\.x\.scoring: probability is not allowed"),
     ("llm-grade", {"top_logprobs": 21}, r"scorers\.x\.top_logprobs: 21"),
-    ("rerank-api", {"base_url": "http://h", "model": "m"}, r"scorers\.x\.protocol: 'None'"),
+    ("rerank-api", {"base_url": "http://h", "model": "m"}, r"scorers\.x\.protocol: missing"),
     ("rerank-api", {"protocol": "cohere", "base_url": "h:1", "model": "m"}, r"scorers\.x\.base_url: 'h:1'"),
     ("rerank-api", {"protocol": "jina", "base_url": "http://h"}, r"scorers\.x\.model: missing"),
     ("rerank-api", {"protocol": "tei", "base_url": "http://h", "api_key_env": "sk-123-abc"},
@@ -57,13 +67,14 @@ def test_defaults_of_a_local_reranker():
      r"scorers\.x\.raw_scores"),
 ])
 def test_entry_errors_name_the_key(backend, entry, message):
-    with pytest.raises(ScorerError, match=message):
+    with pytest.raises(ScorerError, match="^config: " + message) as error:
         ScorerSpec.from_config("x", {"backend": backend, **entry})
+    assert isinstance(error.value, ScorerConfigError) and isinstance(error.value, ConfigError)
 
 
 @pytest.mark.parametrize("key", ["api_key", "token", "secret"])
 def test_a_secret_in_the_config_is_refused_without_echoing_it(key):
-    with pytest.raises(ScorerError, match=rf"scorers\.x\.{key} is not allowed.*api_key_env") as error:
+    with pytest.raises(ScorerError, match=rf"^config: scorers\.x\.{key}: '{key}' is not allowed.*api_key_env") as error:
         ScorerSpec.from_config("x", {"backend": "rerank-api", "protocol": "tei", "base_url": "http://h",
                                      key: "sk-live-123"})
     assert "sk-live-123" not in str(error.value)
@@ -98,14 +109,19 @@ def test_a_backend_can_be_replaced_through_the_registry():
         def score(self, queries, documents):
             return [1.0] * len(queries)
 
-    original = (FACTORIES["bi-encoder"], ALLOWED_KEYS["bi-encoder"])
+    original = FACTORIES["bi-encoder"]
+    allowed = ALLOWED_KEYS["bi-encoder"]
     try:
-        register_backend("bi-encoder", lambda spec, context: Constant(), keys=["model", "batch_size"])
+        register_backend("bi-encoder", lambda spec, context: Constant())
         spec = ScorerSpec.from_config("b", {"backend": "bi-encoder", "model": "minilm-l6"})
         assert load_scorer(spec).score(["q"], ["d"]) == [1.0]
-        with pytest.raises(ScorerError, match=r"scorers\.b\.window_tokens is not a setting"):
-            ScorerSpec.from_config("b", {"backend": "bi-encoder", "model": "m", "window_tokens": 64})
-        with pytest.raises(ScorerError, match="not ScorerSpec fields"):
-            register_backend("bi-encoder", original[0], keys=["model_ref"])
+        # the keys stay the declaration's: replacing the factory changes what builds the scorer, not the entry
+        assert ALLOWED_KEYS["bi-encoder"] == allowed == {"model", "window_tokens", "stride_tokens", "aggregation",
+                                                         "mem_mb"}
+        with pytest.raises(ScorerError, match=r"^config: scorers\.b\.batch_size: unknown key 'batch_size'"):
+            ScorerSpec.from_config("b", {"backend": "bi-encoder", "model": "m", "batch_size": 64})
+        with pytest.raises(ScorerError, match="has no declaration in posir.scorers.spec"):
+            register_backend("constant", lambda spec, context: Constant())  # a new backend needs a declaration
+        assert "constant" not in FACTORIES
     finally:
-        FACTORIES["bi-encoder"], ALLOWED_KEYS["bi-encoder"] = original
+        FACTORIES["bi-encoder"] = original

@@ -160,7 +160,8 @@ class LLMClient:
         rng: random.Random | None = None,
         progress: bool = True,
     ) -> None:
-        config.check()
+        # validated again: a copy made with model_copy(update=...) (a stage's own max_tokens) is not checked
+        config = LLMConfig.parse(config.model_dump(), "llm")
         self.config = config
         key = read_api_key(config, environ)
         self._redact = _Redactor(key)

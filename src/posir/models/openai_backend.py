@@ -151,7 +151,8 @@ class OpenAIEncoder:
         kwargs: dict[str, Any] = {"model": self.spec.model, "input": batch, "encoding_format": "float"}
         if self.spec.dimensions:
             kwargs["dimensions"] = int(self.spec.dimensions)
-        input_type = self.spec.input_type.get(role)
+        # input_type is a typed entry (posir.models.spec.InputTypes), or None when the config names none
+        input_type = getattr(self.spec.input_type, role, None) if self.spec.input_type is not None else None
         if input_type:
             kwargs["extra_body"] = {"input_type": input_type}
         return kwargs
