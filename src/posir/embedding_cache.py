@@ -21,19 +21,19 @@ import ast
 import hashlib
 import importlib.util
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 
 # Entry keys that do not change the vectors a model returns for a text.
 NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
-_LOOKUP_CHUNK = 500  # sqlite's bound-parameter limit is far above this on every build
 
 
 def _installed_version(distribution: str) -> str:
@@ -98,88 +98,96 @@ def text_key(identity: str, role: str, text: str) -> str:
     return hashlib.sha256(f"{identity}\0{role}\0{text}".encode()).hexdigest()
 
 
-class EmbeddingCacheError(RuntimeError):
-    """The cache file cannot be used; the message names it and says how to recover."""
+# Every failure of the embedding cache is a CacheError whose message names the file and the fix; the old name stays.
+EmbeddingCacheError = CacheError
 
 
-class EmbeddingCache:
-    """sqlite (WAL, so parallel encode jobs can share it): key -> float32 vector and input tokens."""
+def _embedding(values: tuple[Any, ...], dim: int | None = None) -> tuple[np.ndarray, int]:
+    """A stored (input tokens, vector) as the float32 vector and token count, or ValueError if unusable."""
+    tokens, blob = values
+    if tokens < 0:
+        raise ValueError(f"a negative input token count ({tokens})")
+    if not blob or len(blob) % 4:
+        raise ValueError(f"{len(blob)} bytes is not a float32 vector")
+    if dim is not None and len(blob) != 4 * dim:
+        raise ValueError(f"{len(blob) // 4} floats where this model encoding gives {dim}")
+    vector = np.frombuffer(blob, dtype=np.float32)
+    if not np.isfinite(vector).all():
+        raise ValueError(f"{int((~np.isfinite(vector)).sum())} non-finite value(s) in a vector")
+    return vector, int(tokens)
+
+
+def _spans(values: tuple[Any, ...]) -> list[tuple[int, int]]:
+    spans = [tuple(span) for span in json.loads(values[0])]
+    if not all(len(s) == 2 and all(isinstance(i, int) for i in s) and 0 <= s[0] <= s[1] for s in spans):
+        raise ValueError(f"window spans that are not (start, end) character offsets: {values[0][:80]}")
+    return spans  # type: ignore[return-value]
+
+
+def _dimension(values: tuple[Any, ...]) -> int:
+    if values[0] < 1:
+        raise ValueError(f"a vector dimension of {values[0]}")
+    return int(values[0])
+
+
+EMBEDDING_CACHE = CacheKind(
+    name="embedding", title="embedding cache", holds="embeddings", setting="embedding_cache in config.yaml",
+    tables=(Table("embeddings", ("key",), ("input_tokens INTEGER NOT NULL", "vector BLOB NOT NULL"), _embedding),
+            Table("windows", ("key",), ("spans TEXT NOT NULL",), _spans),
+            # the vector length of each encoding identity, so a stored vector of another length is caught
+            Table("dimensions", ("identity",), ("dim INTEGER NOT NULL",), _dimension)),
+    legacy_tables=frozenset({"embeddings", "windows"}),
+)
+
+
+class EmbeddingCache(CacheFacade):
+    """key -> float32 vector and input tokens, and key -> window spans, in one :class:`~posir.cache_store.CacheStore`.
+
+    Parallel encode jobs share the file; a stored vector that fails its checksum, is not float32 of the
+    identity's length or holds a NaN is dropped and counted in :attr:`counts`, so it is encoded again.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=120)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, spans TEXT NOT NULL)"
-            )
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, input_tokens INTEGER NOT NULL, "
-                "vector BLOB NOT NULL)"
-            )
-            self._db.commit()
-        except sqlite3.DatabaseError as error:
-            self._db.close()
-            raise EmbeddingCacheError(
-                f"{self.path}: not a usable embedding cache ({error}); delete it (it only holds embeddings that "
-                f"will be recomputed) or set embedding_cache in config.yaml to another file"
-            ) from error
+        self._store = CacheStore(self.path, EMBEDDING_CACHE)
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, tuple[np.ndarray, int]]:
-        wanted = list(dict.fromkeys(keys))
-        found: dict[str, tuple[np.ndarray, int]] = {}
-        for start in range(0, len(wanted), _LOOKUP_CHUNK):
-            chunk = wanted[start:start + _LOOKUP_CHUNK]
-            rows = self._db.execute(
-                f"SELECT key, input_tokens, vector FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk
-            )
-            for key, tokens, blob in rows:
-                found[key] = (np.frombuffer(blob, dtype=np.float32), int(tokens))
-        return found
+    def get_many(self, keys: Iterable[str], *, dim: int | None = None) -> dict[str, tuple[np.ndarray, int]]:
+        """(vector, input tokens) of the stored keys; ``dim`` is the vector length to expect, when known."""
+        return by_first(self._store.get_many("embeddings", single_keys(keys), decode=partial(_embedding, dim=dim)))
 
     def put_many(self, keys: Sequence[str], vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
         if not (len(keys) == len(vectors) == len(input_tokens)):
             raise ValueError(f"{self.path}: {len(keys)} keys, {len(vectors)} vectors, {len(input_tokens)} lengths")
-        rows = [(k, int(t), np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                for k, v, t in zip(keys, vectors, input_tokens)]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)", rows)
+        self._store.put_many("embeddings", [((k,), (int(t), np.ascontiguousarray(v, dtype=np.float32).tobytes()))
+                                            for k, v, t in zip(keys, vectors, input_tokens)])
 
     def get_spans(self, keys: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-        found: dict[str, list[tuple[int, int]]] = {}
-        wanted = list(dict.fromkeys(keys))
-        for start in range(0, len(wanted), _LOOKUP_CHUNK):
-            chunk = wanted[start:start + _LOOKUP_CHUNK]
-            rows = self._db.execute(f"SELECT key, spans FROM windows WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((key, [tuple(s) for s in json.loads(spans)]) for key, spans in rows)
-        return found
+        return by_first(self._store.get_many("windows", single_keys(keys)))
 
     def put_spans(self, spans: Mapping[str, Sequence[tuple[int, int]]]) -> None:
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO windows VALUES (?, ?)",
-                                 [(key, json.dumps([list(s) for s in value])) for key, value in spans.items()])
+        self._store.put_many("windows", [((key,), (json.dumps([list(s) for s in value]),))
+                                         for key, value in spans.items()])
 
-    def close(self) -> None:
-        self._db.close()
+    def dimension(self, identity: str) -> int | None:
+        """The vector length recorded for an encoding identity, if any."""
+        return self._store.get("dimensions", (identity,))
 
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def set_dimension(self, identity: str, dim: int) -> None:
+        self._store.put("dimensions", (identity,), (int(dim),))
 
 
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
 
 
 def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str,
-                  cache_path: Path | None) -> tuple[np.ndarray, list[int], int]:
+                  cache_path: Path | None, *, counts: CacheCounts | None = None) -> tuple[np.ndarray, list[int], int]:
     """Vectors and input-token counts of ``texts``, and how many came from the cache.
 
     Only texts this model encoding has not embedded before are encoded (once each, in
     length-homogeneous batches: posir.models.registry.encode_by_length), and ``encoder()`` is
     called, loading the model, only when there are any. Without ``cache_path`` everything is encoded.
+    A stored vector found corrupt is encoded again like a miss; ``counts`` (when given) adds the
+    cache's hits, misses and corrupt values.
     """
     from posir.models.registry import encode_by_length
 
@@ -189,7 +197,8 @@ def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str
         return encode_by_length(model, list(texts), role, tokens), list(tokens), 0
     keys = [text_key(identity, role, text) for text in texts]
     with EmbeddingCache(Path(cache_path)) as cache:
-        found = cache.get_many(keys)
+        dim = cache.dimension(identity)
+        found = cache.get_many(keys, dim=dim)
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         from_cache = sum(k in found for k in keys)
         if missing:
@@ -200,19 +209,25 @@ def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str
                 chunk_texts = [text_of[k] for k in chunk]
                 tokens = model.input_tokens(chunk_texts, role)
                 vectors = encode_by_length(model, chunk_texts, role, tokens)
+                if dim is None:
+                    dim = int(np.asarray(vectors).shape[-1])
+                    cache.set_dimension(identity, dim)
                 cache.put_many(chunk, vectors, tokens)
                 found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
+        if counts is not None:
+            counts.add(cache.counts)
     matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
     return matrix, [found[k][1] for k in keys], from_cache
 
 
 def cached_window_spans(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str, window: int,
-                        stride: int, cache_path: Path | None) -> list[list[tuple[int, int]]]:
+                        stride: int, cache_path: Path | None, *,
+                        counts: CacheCounts | None = None) -> list[list[tuple[int, int]]]:
     """Each text's window spans (``encoder().window_spans``), kept in the cache beside the embeddings.
 
     Engines that only count tokens find window ends by search (posir.windows.count_window_spans), which
     costs far more than encoding a known window's embedding lookup: a chunked corpus and every passage
-    scorer reading it compute each document's windows once.
+    scorer reading it compute each document's windows once. ``counts`` as in :func:`cached_encode`.
     """
     keys = [text_key(identity, f"{role}-windows-{window}-{stride}", text) for text in texts]
     if cache_path is None:
@@ -224,4 +239,6 @@ def cached_window_spans(encoder: Callable[[], Any], identity: str, texts: Sequen
             computed = {k: encoder().window_spans(t, role, window, stride) for k, t in missing.items()}
             cache.put_spans(computed)
             found.update(computed)
+        if counts is not None:
+            counts.add(cache.counts)
     return [found[k] for k in keys]

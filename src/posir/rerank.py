@@ -25,10 +25,6 @@ from pydantic import model_validator
 
 from posir.schema import Entry, Int, KeyProblem, NamedEntry, PositiveInt, Str
 
-# Scores written below the reranked documents step down by this much, so trec_eval keeps their order
-# (run files carry six decimals).
-TAIL_STEP = 1e-3
-SCORE_DECIMALS = 6  # posir.runs writes scores with 6 decimals
 
 
 class SampleSpec(Entry):
@@ -104,29 +100,22 @@ def stratified_sample(cells: Mapping[str, tuple[str, int]], spec: SampleSpec) ->
 
 
 def rerank(first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float | None],
-           depth: int) -> list[tuple[str, float]]:
+           depth: int) -> list[tuple[str, float | None]]:
     """The pipeline's ranking of one query: the first stage's top ``depth`` by the scorer, then the rest.
 
     ``first_stage`` is the first stage's ranking, best first; ``scores`` the scorer's score of each
     top-``depth`` document (``None``: no score could be had). Scored documents come first, best first
-    (ties keep the first stage's order); unscored ones follow in the first stage's order, then the
-    first stage's tail in its order. Their written scores step down from below the lowest score, and
-    tied scores step down by 1e-6 (the precision a run is written with), so every later reader
-    (trec_eval orders by score, then by document id) sees this order.
+    (ties keep the first stage's order: the sort is stable); unscored ones follow in the first stage's order,
+    then the first stage's tail in its order. Each document comes with its scorer score (``None`` for the
+    unscored and the tail): the order is the decision, the scores are kept beside the run
+    (:func:`posir.runs.write_ranked_run` writes the order so that every evaluator reads exactly it).
     """
     head, tail = list(first_stage[:depth]), list(first_stage[depth:])
-    scored = sorted(((doc, scores[doc]) for doc, _ in head if scores.get(doc) is not None),
-                    key=lambda item: -float(item[1]))  # type: ignore[arg-type]
-    unscored = [doc for doc, _ in head if scores.get(doc) is None]
-    ranking = []
-    above = math.inf
-    for doc, score in scored:
-        # written with 6 decimals and read back in trec_eval's order (ties by document id), so equal or
-        # nearly equal scores (a 0-4 grade, close probabilities) step down to keep the first stage's order
-        written = min(round(float(score), SCORE_DECIMALS), round(above - 10.0 ** -SCORE_DECIMALS, SCORE_DECIMALS))
-        ranking.append((doc, written))
-        above = written
-    floor = (min(score for _, score in ranking) if ranking else 0.0) - 1.0
-    below = [*unscored, *(doc for doc, _ in tail)]
-    ranking += [(doc, floor - i * TAIL_STEP) for i, doc in enumerate(below)]
-    return ranking
+    for doc, _ in head:
+        score = scores.get(doc)
+        if score is not None and not math.isfinite(score):
+            raise ValueError(f"document {doc}: the second stage scored it {score}; a score must be a finite number")
+    scored = sorted(((doc, float(scores[doc])) for doc, _ in head if scores.get(doc) is not None),  # type: ignore[arg-type]
+                    key=lambda item: -item[1])
+    unscored = [(doc, None) for doc, _ in head if scores.get(doc) is None]
+    return [*scored, *unscored, *((doc, None) for doc, _ in tail)]

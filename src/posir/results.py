@@ -286,7 +286,8 @@ SEGMENT, COSINE = "segment", "cosine"
 SEGMENT_COLUMNS = (DOC_ID, LENGTH_BUCKET, SEGMENT, "segment_chars", COSINE)
 N_DOCUMENTS, MEAN_COSINE = "n_documents", "mean_cosine"
 #: Per (bucket or ALL, segment): mean cosine over documents with its t-interval.
-SEGMENT_SUMMARY_COLUMNS = (BUCKET, SEGMENT, N_DOCUMENTS, MEAN_COSINE, STD, CI_LOW, CI_HIGH)
+N_LEFT_OUT = "n_documents_left_out"  # documents of the bucket too short for the segments: counted, never silent
+SEGMENT_SUMMARY_COLUMNS = (BUCKET, SEGMENT, N_DOCUMENTS, MEAN_COSINE, STD, CI_LOW, CI_HIGH, N_LEFT_OUT)
 
 # --- paths: where every result lives ---------------------------------------------------------------
 #
@@ -380,7 +381,8 @@ class ResultPaths:
 
     def rerank_outputs(self, benchmark: str, model: str, setting: str) -> dict[str, str]:
         stem = f"{self.root}/runs/{benchmark}/{model}/{setting}"
-        return {"run": f"{stem}.trec", "evaluated": f"{stem}.queries.tsv", "card": f"{stem}.card.json"}
+        return {"run": f"{stem}.trec", "evaluated": f"{stem}.queries.tsv", "card": f"{stem}.card.json",
+                "scores": f"{stem}.scores.tsv"}
 
     def reranked_queries(self, benchmark: str, model: str, setting: str) -> str:
         return self.rerank_outputs(benchmark, model, setting)["evaluated"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,17 +34,36 @@ def write_trec_run(
                 out.write(f"{qid} Q0 {doc_ids[index]} {rank} {float(score):.6f} {tag}\n")
 
 
-def write_ranked_run(path: Path, rankings: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> None:
-    """One line per (query, document) of ready rankings, best first (a reranked run)."""
+def write_ranked_run(path: Path, rankings: Mapping[str, Sequence[tuple[str, Any]]], tag: str) -> None:
+    """One line per (query, document) of decided rankings, best first (a reranked run).
+
+    The score column is the order itself: ``n - rank + 1`` for a ranking of ``n`` documents, distinct integers
+    that every evaluator reads exactly (trec_eval and pytrec_eval read scores at float precision, so scores
+    stepped apart by 1e-6 merge once they are larger than about 16, and ties are then broken by document id).
+    Whatever the scorer's scores are (negative, tiny, huge, equal), the run is read in the decided order; the
+    scores themselves are kept beside the run (:func:`write_ranking_scores`).
+    """
     from posir.benchmark import check_id
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         for qid, ranking in rankings.items():
             check_id(qid, f"{path}: query")
-            for rank, (doc_id, score) in enumerate(ranking, start=1):
+            for rank, (doc_id, _) in enumerate(ranking, start=1):
                 check_id(doc_id, f"{path}: document")
-                out.write(f"{qid} Q0 {doc_id} {rank} {float(score):.6f} {tag}\n")
+                out.write(f"{qid} Q0 {doc_id} {rank} {len(ranking) - rank + 1} {tag}\n")
+
+
+def write_ranking_scores(path: Path, rankings: Mapping[str, Sequence[tuple[str, float | None]]]) -> None:
+    """The scores a ranking was decided by, one line per (query, document) with one (``qid doc_id rank score``;
+    a document without a score, unscored or below the reranked depth, is not listed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("qid\tdoc_id\trank\tscore\n")
+        for qid, ranking in rankings.items():
+            for rank, (doc_id, score) in enumerate(ranking, start=1):
+                if score is not None:
+                    out.write(f"{qid}\t{doc_id}\t{rank}\t{score!r}\n")
 
 
 def ranked(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[tuple[str, float]]]:

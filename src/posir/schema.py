@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 
@@ -47,7 +47,20 @@ SettingName = Annotated[
     str, Strict(), StringConstraints(pattern=r"^[a-z]{3}-[a-z]{3}$"), Field(description="<query>-<corpus> ISO 639-3")
 ]
 Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
-HttpUrl = Annotated[str, Strict(), StringConstraints(pattern=r"^https?://")]
+def _without_credentials(url: str) -> str:
+    from posir.remote import url_credentials
+
+    found = url_credentials(url)
+    if found:
+        raise ValueError(f"the URL carries credentials ({', '.join(found)}); keys are read from the environment "
+                         f"only: remove them from the URL, export the key in an environment variable and name that "
+                         f"variable in api_key_env")
+    return url
+
+
+HttpUrl = Annotated[str, Strict(), StringConstraints(pattern=r"^https?://"), AfterValidator(_without_credentials)]
+#: the path part of an endpoint (appended to a base URL): no credentials in its query either
+UrlPath = Annotated[str, Strict(), AfterValidator(lambda path: _without_credentials(f"http://host{path}") and path)]
 EnvName = Annotated[
     str,
     Strict(),
@@ -265,6 +278,10 @@ def _code_set(field: Any) -> bool:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, str) and "://" in value:
+        from posir.remote import redact_url
+
+        value = redact_url(value)  # a URL may hold a key: never echo one
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

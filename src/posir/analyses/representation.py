@@ -119,16 +119,22 @@ def segment_similarities(documents: pd.DataFrame, encode: Encode, k: int) -> pd.
     })
 
 
-def summarize_segments(similarities: pd.DataFrame, buckets: Sequence[str], confidence: float = 0.95) -> pd.DataFrame:
+def summarize_segments(similarities: pd.DataFrame, buckets: Sequence[str], confidence: float = 0.95,
+                       documents: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per bucket (and 'all') and segment: mean cosine, document count and a t-interval over documents.
 
-    Columns: ``bucket``, ``segment``, ``n_documents``, ``mean_cosine``, ``std``, ``ci_low``, ``ci_high``.
+    Columns: ``bucket``, ``segment``, ``n_documents``, ``mean_cosine``, ``std``, ``ci_low``, ``ci_high``,
+    ``n_documents_left_out`` (the bucket's documents of ``documents`` too short for the segments).
     """
     from scipy import stats
 
     rows = []
     groups = [(ALL, similarities)] + [(b, similarities[similarities["length_bucket"] == b]) for b in buckets]
     segments = sorted(similarities["segment"].unique().tolist())
+    kept = similarities.groupby("length_bucket")["doc_id"].nunique() if len(similarities) else pd.Series(dtype=int)
+    total = documents.groupby("length_bucket")["doc_id"].nunique() if documents is not None else kept
+    left_out = {b: int(total.get(b, 0)) - int(kept.get(b, 0)) for b in buckets}
+    left_out[ALL] = int(total.sum()) - int(kept.sum())
     for name, frame in groups:
         for segment in segments:
             values = frame.loc[frame["segment"] == segment, "cosine"].to_numpy(dtype=float)
@@ -137,5 +143,6 @@ def summarize_segments(similarities: pd.DataFrame, buckets: Sequence[str], confi
             std = float(values.std(ddof=1)) if n > 1 else math.nan
             half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * std / math.sqrt(n)) if n > 1 else math.nan
             rows.append({"bucket": name, "segment": int(segment), "n_documents": n, "mean_cosine": mean, "std": std,
-                         "ci_low": mean - half, "ci_high": mean + half})
-    return pd.DataFrame(rows, columns=["bucket", "segment", "n_documents", "mean_cosine", "std", "ci_low", "ci_high"])
+                         "ci_low": mean - half, "ci_high": mean + half, "n_documents_left_out": left_out[name]})
+    return pd.DataFrame(rows, columns=["bucket", "segment", "n_documents", "mean_cosine", "std", "ci_low", "ci_high",
+                                       "n_documents_left_out"])

@@ -23,7 +23,7 @@ Choices where the paper is silent:
   centre ``(k + 0.5) / K`` (``np.interp``, ends held).
 * The band over pairs is a t-interval of the mean per bin.
 
-Every pair's curve is cached in sqlite by (method version, model identity,
+Every pair's curve is cached (:mod:`posir.cache_store`) by (method version, model identity,
 bins, query text, document text), so a rerun computes nothing it has computed.
 """
 
@@ -31,16 +31,17 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from posir.analyses.gradients import GradientModel, document_gradients, document_tokens, evidence_position
 from posir.analyses.params import SaliencyParams
+from posir.cache_store import CacheFacade, CacheKind, CacheStore, Table
 
 # Part of every cache key: change it whenever the computation of a curve changes.
 METHOD_VERSION = "saliency-v1"
@@ -141,38 +142,41 @@ class CachedCurve:
     similarity: float
 
 
-class SaliencyCache:
-    """sqlite (WAL): curve key -> the pair's curve, seen and total document tokens, similarity."""
+def _curve(values: tuple[Any, ...]) -> CachedCurve:
+    """A stored curve row, or ValueError when it is not a finite float64 curve with sane token counts."""
+    n_seen, n_document, similarity, blob = values
+    if not blob or len(blob) % 8:
+        raise ValueError(f"{len(blob)} bytes is not a float64 curve")
+    curve = np.frombuffer(blob, dtype=np.float64).copy()
+    if not (np.isfinite(curve).all() and math.isfinite(similarity)):
+        raise ValueError("a non-finite saliency or similarity")
+    if not 0 <= n_seen <= n_document:
+        raise ValueError(f"{n_seen} seen tokens of a {n_document}-token document")
+    return CachedCurve(curve, int(n_seen), int(n_document), float(similarity))
+
+
+SALIENCY_CACHE = CacheKind(
+    name="saliency", title="saliency cache", holds="saliency curves", setting="analyses.saliency.cache in config.yaml",
+    tables=(Table("curves", ("key",), ("n_seen INTEGER NOT NULL", "n_document INTEGER NOT NULL",
+                                       "similarity REAL NOT NULL", "curve BLOB NOT NULL"), _curve),),
+    legacy_tables=frozenset({"curves"}),
+)
+
+
+class SaliencyCache(CacheFacade):
+    """curve key -> the pair's curve, seen and total document tokens, similarity, in a
+    :class:`~posir.cache_store.CacheStore`; a corrupt stored curve is dropped, counted and recomputed."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=120)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS curves (key TEXT PRIMARY KEY, n_seen INTEGER NOT NULL, "
-                         "n_document INTEGER NOT NULL, similarity REAL NOT NULL, curve BLOB NOT NULL)")
-        self._db.commit()
+        self._store = CacheStore(self.path, SALIENCY_CACHE)
 
     def get(self, key: str) -> CachedCurve | None:
-        row = self._db.execute("SELECT n_seen, n_document, similarity, curve FROM curves WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        return CachedCurve(np.frombuffer(row[3], dtype=np.float64).copy(), int(row[0]), int(row[1]), float(row[2]))
+        return self._store.get("curves", (key,))
 
     def put(self, key: str, value: CachedCurve) -> None:
-        with self._db:
-            self._db.execute("INSERT OR REPLACE INTO curves VALUES (?, ?, ?, ?, ?)",
-                             (key, value.n_seen_tokens, value.n_document_tokens, value.similarity,
-                              np.ascontiguousarray(value.curve, dtype=np.float64).tobytes()))
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> SaliencyCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._store.put("curves", (key,), (value.n_seen_tokens, value.n_document_tokens, value.similarity,
+                                           np.ascontiguousarray(value.curve, dtype=np.float64).tobytes()))
 
 
 # --- the analysis ------------------------------------------------------------------------------

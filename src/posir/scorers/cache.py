@@ -12,8 +12,9 @@ Only real scores are stored: ``None`` (an outage, a failed answer) never is, so
 a later run asks again.  :class:`CachedScorer` writes every chunk of local
 scores in one transaction and every remote answer the moment it arrives
 (:class:`~posir.scorers.base.StreamingScorer`), so a killed job keeps all it
-finished and its rerun repeats none of it.  WAL and a busy timeout let parallel
-jobs share the file.
+finished and its rerun repeats none of it.  The file is a
+:class:`posir.cache_store.CacheStore`: parallel jobs share it, and a stored score
+that fails its checksum or is not finite is dropped and scored again.
 """
 
 from __future__ import annotations
@@ -21,114 +22,83 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, first_value
 from posir.scorers.base import PairScorer, ScorerError, StreamingScorer, check_pairs, identity_hash
 
-_LOOKUP_CHUNK = 400  # three bound parameters per pair; far below sqlite's limit on every build
 DEFAULT_CHUNK = 256
-
-_TABLES = (
-    "CREATE TABLE IF NOT EXISTS scores (scorer TEXT NOT NULL, query TEXT NOT NULL, document TEXT NOT NULL, "
-    "score REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (scorer, query, document)) WITHOUT ROWID",
-    # What each identity hash stands for, so a person can tell the rows of two configs apart.
-    "CREATE TABLE IF NOT EXISTS scorers (scorer TEXT PRIMARY KEY, name TEXT NOT NULL, identity TEXT NOT NULL)",
-    # Small facts learnt from endpoints (e.g. whether one returns logprobs), so a rerun need not ask again.
-    "CREATE TABLE IF NOT EXISTS notes (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-)
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class ScoreCacheError(RuntimeError):
-    """The cache file cannot be used; the message names it and how to recover."""
+def _score(values: tuple[Any, ...]) -> float:
+    score = float(values[0])
+    if not math.isfinite(score):
+        raise ValueError(f"a non-finite score ({score})")
+    return score
 
 
-class ScoreCache:
-    """sqlite store of scores; safe for one process's threads and for several processes."""
+def _json(values: tuple[Any, ...]) -> tuple[str, Any]:
+    return values[0], json.loads(values[1])
+
+
+SCORE_CACHE = CacheKind(
+    name="score", title="score cache", holds="scores", setting="score_cache in config.yaml",
+    tables=(Table("scores", ("scorer", "query", "document"), ("score REAL NOT NULL", "created REAL NOT NULL"),
+                  _score, without_rowid=True),
+            # What each identity hash stands for, so a person can tell the rows of two configs apart.
+            Table("scorers", ("scorer",), ("name TEXT NOT NULL", "identity TEXT NOT NULL"), _json),
+            # Small facts learnt from endpoints (e.g. whether one returns logprobs), so a rerun need not ask again.
+            Table("notes", ("key",), ("value TEXT NOT NULL",), first_value)),
+    legacy_tables=frozenset({"scores", "scorers", "notes"}),
+)
+
+# Every failure of the score cache is a CacheError whose message names the file and the fix; the old name stays.
+ScoreCacheError = CacheError
+
+
+class ScoreCache(CacheFacade):
+    """Scores by (scorer identity hash, query hash, document hash) in one :class:`~posir.cache_store.CacheStore`.
+
+    Safe for one process's threads and for several processes; a stored score that fails its checksum
+    or is not finite is dropped and counted in :attr:`counts`, so it is scored again.
+    """
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 120.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False)
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            with self._db:
-                for statement in _TABLES:
-                    self._db.execute(statement)
-        except sqlite3.DatabaseError as error:
-            self._db.close()
-            raise ScoreCacheError(
-                f"{self.path}: not a usable score cache ({error}); delete it (it only holds scores that will be "
-                f"recomputed) or point the score cache setting at another file"
-            ) from error
+        self._store = CacheStore(self.path, SCORE_CACHE, busy_timeout_s=busy_timeout_s)
 
     def __repr__(self) -> str:
         return f"ScoreCache({str(self.path)!r})"
 
     def register(self, scorer: str, name: str, identity: Mapping[str, Any]) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO scorers VALUES (?, ?, ?)",
-                             (scorer, name, json.dumps(identity, sort_keys=True, default=str)))
+        self._store.put("scorers", (scorer,), (name, json.dumps(identity, sort_keys=True, default=str)))
 
     def get_many(self, scorer: str, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float]:
         """Cached scores of (query hash, document hash) keys; missing keys are absent."""
-        wanted = list(dict.fromkeys(keys))
-        found: dict[tuple[str, str], float] = {}
-        with self._lock:
-            for start in range(0, len(wanted), _LOOKUP_CHUNK):
-                chunk = wanted[start:start + _LOOKUP_CHUNK]
-                values = ", ".join("(?, ?)" for _ in chunk)
-                rows = self._db.execute(
-                    f"SELECT query, document, score FROM scores WHERE scorer = ? AND (query, document) IN "
-                    f"(VALUES {values})", [scorer, *[h for pair in chunk for h in pair]])
-                for query, document, score in rows:
-                    found[(query, document)] = float(score)
-        return found
+        found = self._store.get_many("scores", [(scorer, query, document) for query, document in keys])
+        return {(query, document): score for (_, query, document), score in found.items()}
 
     def put_many(self, scorer: str, rows: Sequence[tuple[str, str, float]]) -> None:
         """Store (query hash, document hash, score) rows in one transaction (committed on return)."""
-        if not rows:
-            return
         now = time.time()
-        with self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                                 [(scorer, q, d, float(s), now) for q, d, s in rows])
+        self._store.put_many("scores", [((scorer, q, d), (s, now)) for q, d, s in rows])
 
     def count(self, scorer: str | None = None) -> int:
-        with self._lock:
-            if scorer is None:
-                return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
-            return int(self._db.execute("SELECT COUNT(*) FROM scores WHERE scorer = ?", (scorer,)).fetchone()[0])
+        return self._store.count("scores") if scorer is None else self._store.count("scores", scorer=scorer)
 
     def get_note(self, key: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM notes WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return self._store.get("notes", (key,))
 
     def put_note(self, key: str, value: str) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO notes VALUES (?, ?)", (key, value))
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> ScoreCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._store.put("notes", (key,), (value,))
 
 
 @dataclass
@@ -202,11 +172,13 @@ class CachedScorer:
             raise ScorerError(f"scorer {self.name} returned {len(values)} scores for {len(chunk)} pairs")
         rows = []
         for i, value in zip(chunk, values):
-            known[pairs[i]] = self._checked(value)
+            known[pairs[i]] = self._checked(value, queries[i], documents[i])
             if value is not None:
                 rows.append((*pairs[i], float(value)))
         self.cache.put_many(self.key, rows)
         self._count(values)
+        # the chunk's answers are kept first: an endpoint found down fails the job without losing them
+        self.check_failures()
 
     def _stream(self, queries: Sequence[str], documents: Sequence[str], pairs: list[tuple[str, str]],
                 misses: list[int], known: dict[tuple[str, str], float | None]) -> None:
@@ -218,20 +190,27 @@ class CachedScorer:
         for position, value in stream:
             index = misses[position]
             seen.add(position)
-            known[pairs[index]] = self._checked(value)
+            known[pairs[index]] = self._checked(value, queries[index], documents[index])
             if value is not None:
                 self.cache.put_many(self.key, [(*pairs[index], float(value))])
             self._count([value])
         if len(seen) != len(misses):
             raise ScorerError(f"scorer {self.name} answered {len(seen)} of {len(misses)} pairs")
 
-    def _checked(self, value: float | None) -> float | None:
+    def _checked(self, value: float | None, query: str, document: str) -> float | None:
         if value is not None and not math.isfinite(value):
             raise ScorerError(
-                f"scorer {self.name} returned a non-finite score ({value}); with a half-precision dtype use "
+                f"scorer {self.name} returned a non-finite score ({value}) for the pair (query {query[:80]!r}, "
+                f"document {document[:80]!r}); it is not cached. With a half-precision dtype use "
                 f"scorers.{self.name}.dtype: float32"
             )
         return None if value is None else float(value)
+
+    def check_failures(self, final: bool = False) -> None:
+        """The wrapped remote scorer's failure budget (posir.remote.FailureBudget); local scorers have none."""
+        check = getattr(self.scorer, "check_failures", None)
+        if check is not None:
+            check(final)
 
     def _count(self, values: Sequence[float | None]) -> None:
         failed = sum(v is None for v in values)

@@ -34,8 +34,14 @@ def missing_weights(model: str, task: str) -> list[str]:
 
 
 def refuse_untrained(model: str, task: str, setting: str) -> None:
-    """Raise :class:`ScorerError` naming the missing weights and ``setting`` (the config key to fix)."""
-    missing = missing_weights(model, task)
+    """Raise :class:`ScorerError` naming the missing weights and ``setting`` (the config key to fix); a model that
+    cannot be found at all (offline, a Hub id that is not cached) is named with how to provide it."""
+    from posir.models.spec import model_unavailable
+
+    try:
+        missing = missing_weights(model, task)
+    except OSError as error:
+        raise ScorerError(model_unavailable(model, setting, error)) from None
     if missing:
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
         raise ScorerError(

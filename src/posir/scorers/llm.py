@@ -48,9 +48,10 @@ from typing import Any
 
 import openai
 
-from posir.llm.client import TRANSPORT_FAILURES, LLMClient, _raise_for_config, _retry_after, _retryable
+from posir.llm.client import TRANSPORT_FAILURES, LLMClient, LLMOutageError, _raise_for_config, _retry_after, _retryable
 from posir.llm.prompts import load_prompt
 from posir.llm.validators import grade_in_range
+from posir.remote import EndpointOutage, FailureBudget, redact_url
 from posir.scorers.base import ScorerError, ScorerUnavailable, check_pairs
 from posir.scorers.spec import ScorerSpec
 
@@ -146,6 +147,8 @@ class LLMRelevanceScorer:
         self._method: str | None = None if spec.scoring == "auto" else spec.scoring
         self._lock = threading.Lock()
         self._outcomes: Counter[str] = Counter()
+        self.budget = FailureBudget(f"scorers.{spec.name} (model '{client.config.model}')", client.config.base_url,
+                                    client.config.max_transport_failure_rate, "llm.max_transport_failure_rate")
 
     def __repr__(self) -> str:
         return (f"LLMRelevanceScorer(name={self.name!r}, model={self.client.config.model!r}, "
@@ -183,11 +186,11 @@ class LLMRelevanceScorer:
         outcome = self._request(list(self.yes_no.render(PROBE).messages), f"{self.stage}:probe")
         if isinstance(outcome, _Failed):
             raise ScorerUnavailable(
-                f"scorer {self.name}: could not ask {config.base_url} whether it returns logprobs ({outcome.kind}: "
+                f"scorer {self.name}: could not ask {redact_url(config.base_url)} whether it returns logprobs ({outcome.kind}: "
                 f"{outcome.detail}); retry when the endpoint is up, or set {self.spec.key('scoring')} to logprobs "
                 f"or grade")
         method = "grade" if outcome is NO_LOGPROBS else "logprobs"
-        logger.info("scorer %s: %s %s logprobs; scoring by %s", self.name, config.base_url,
+        logger.info("scorer %s: %s %s logprobs; scoring by %s", self.name, redact_url(config.base_url),
                     "gives no" if method == "grade" else "gives", method)
         if self._notes is not None:
             self._notes.put_note(note, method)
@@ -217,8 +220,18 @@ class LLMRelevanceScorer:
                     future.cancel()
         # Every answer has been handed out (and cached by CachedScorer); an outage still fails the caller's
         # stage, so no run or benchmark is written as if the unreachable pairs had been judged.
-        self.client.check_transport_failures(self.stage, self._transport_failures() - unreachable_before,
-                                             len(queries))
+        with self._lock:
+            self.budget.record(len(queries), self._transport_failures() - unreachable_before, "transport")
+        self.check_failures(final=True)
+
+    def check_failures(self, final: bool = False) -> None:
+        """Fail the job once more of its calls went unanswered than ``llm.max_transport_failure_rate`` allows
+        (posir.remote.FailureBudget, the mechanism every remote scorer shares)."""
+        try:
+            with self._lock:
+                self.budget.check(final)
+        except EndpointOutage as outage:
+            raise LLMOutageError(str(outage)) from None
 
     def _transport_failures(self) -> int:
         with self._lock:
@@ -249,7 +262,7 @@ class LLMRelevanceScorer:
             return None
         if outcome is NO_LOGPROBS:
             raise ScorerError(
-                f"scorer {self.name}: {self.client.config.base_url} answered without logprobs; set "
+                f"scorer {self.name}: {redact_url(self.client.config.base_url)} answered without logprobs; set "
                 f"{self.spec.key('scoring')}: grade (or auto, which decides once per endpoint)")
         assert isinstance(outcome, list)
         probability = yes_probability(outcome)

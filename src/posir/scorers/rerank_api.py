@@ -26,14 +26,21 @@ the key is never in the config, logs, errors or the scorer's identity),
 (seconds), ``max_retries``, ``backoff_base``, ``backoff_max``, ``raw_scores``
 (tei: logits instead of sigmoids).
 
-Failures: 408/409/429/5xx, timeouts, connection errors and a 200 whose body is
-not JSON are retried up to ``max_retries`` times, waiting uniformly in
-[d/2, d] with d = min(backoff_max, backoff_base * 2**retry), at least the
-server's ``Retry-After`` (capped at ``backoff_max``).  When they persist, or on
-another 4xx, the pairs of that request score ``None`` (counted in
-:attr:`RerankAPIScorer.usage`), never a number.  401/403 and 404 raise
-:class:`RerankAPIError` naming the key to fix, and so does a JSON answer that
-breaks the protocol (wrong shape, count or indices): retrying cannot cure it.
+Failures (:mod:`posir.remote`, the one mechanism of every remote endpoint):
+408/409/429/5xx, timeouts, refused connections and a 200 whose body is not JSON
+are retried up to ``max_retries`` times, waiting uniformly in [d/2, d] with
+d = min(backoff_max, backoff_base * 2**retry), at least the server's
+``Retry-After`` (capped at ``backoff_max``).  When they persist, the pairs of
+that request score ``None`` (counted in :attr:`RerankAPIScorer.usage`), never a
+number, and never cached; once more than ``max_failure_rate`` of the job's
+requests failed so (:class:`posir.remote.FailureBudget`), the job fails with
+:class:`posir.remote.EndpointOutage`, keeping every score it got.  A status no
+retry can cure (400, 401, 403, 404, 405), a host that does not exist and a JSON
+answer that breaks the protocol (wrong shape, count or indices) raise
+:class:`RerankAPIError` at once, naming the endpoint (without credentials), the
+status and the key to fix.  A 413/422 (one request too large or malformed for
+its documents) leaves that request's pairs unscored and counts against the
+budget.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import logging
 import math
 import os
 import random
+import socket
 import threading
 import time
 import urllib.error
@@ -54,6 +62,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from posir.llm.client import _retry_after
+from posir.remote import EndpointRefused, FailureBudget, redact_url, refused_status
 from posir.scorers.base import ScorerError, check_pairs
 from posir.scorers.spec import ScorerSpec
 
@@ -63,7 +72,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 DEFAULT_PATHS = {"cohere": "/v2/rerank", "jina": "/v1/rerank", "tei": "/rerank"}
 
 
-class RerankAPIError(ScorerError):
+class RerankAPIError(ScorerError, EndpointRefused):
     """The endpoint refused the configuration itself (key, URL, model, protocol): fix the config."""
 
 
@@ -136,15 +145,23 @@ class RerankAPIScorer:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._usage: Counter[str] = Counter()
+        self.budget = FailureBudget(f"scorers.{spec.name}", self.url, spec.max_failure_rate,
+                                    spec.key("max_failure_rate"))
 
     def __repr__(self) -> str:
-        return (f"RerankAPIScorer(name={self.name!r}, url={self.url!r}, protocol={self.protocol!r}, "
+        return (f"RerankAPIScorer(name={self.name!r}, url={redact_url(self.url)!r}, protocol={self.protocol!r}, "
                 f"api_key_env={self.spec.api_key_env!r})")
 
     def identity(self) -> Mapping[str, Any]:
-        # The URL is part of it: a self-hosted server (tei) often has no model name to tell two apart.
-        return {"backend": "rerank-api", "protocol": self.protocol, "url": self.url, "model": self.spec.model,
-                "raw_scores": self.spec.raw_scores}
+        # The URL is part of it (a self-hosted server (tei) often has no model name to tell two apart), never a
+        # credential in it: the cache key and the card are the same whatever key a user holds.
+        return {"backend": "rerank-api", "protocol": self.protocol, "url": redact_url(self.url),
+                "model": self.spec.model, "raw_scores": self.spec.raw_scores}
+
+    def check_failures(self, final: bool = False) -> None:
+        """Fail the job once more of its requests went unanswered than ``max_failure_rate`` allows."""
+        with self._lock:
+            self.budget.check(final)
 
     @property
     def usage(self) -> dict[str, int]:
@@ -164,6 +181,9 @@ class RerankAPIScorer:
                 batch = indices[start:start + size]
                 result = self._post(request_body(self.protocol, self.spec.model, query,
                                                  [documents[i] for i in batch], self.spec.raw_scores), len(batch))
+                failed = isinstance(result, _Failed)
+                with self._lock:
+                    self.budget.record(1, int(failed), result.kind if failed else None)  # type: ignore[union-attr]
                 if isinstance(result, _Failed):
                     self._add(failed_pairs=len(batch), **{result.kind: 1})
                     logger.warning("scorer %s: %d pairs without a score (%s): %s", self.name, len(batch),
@@ -195,8 +215,16 @@ class RerankAPIScorer:
                     return _Failed("bad_request", f"HTTP {status}: {detail}")
                 headers = {name.lower(): value for name, value in (error.headers or {}).items()}
                 delay, reason = _retry_after(headers), f"HTTP {status}"
+            except ValueError as error:  # urllib refuses the URL itself (no host, unknown scheme)
+                raise RerankAPIError(f"scorers.{self.name}: {redact_url(self.url)} is not a URL that can be called "
+                                     f"({error}); fix {self.spec.key('base_url')} and {self.spec.key('path')}") from None
             except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
-                reason = f"{type(error).__name__}: {self._redact(str(getattr(error, 'reason', error)))[:200]}"
+                cause = getattr(error, "reason", error)
+                if isinstance(cause, socket.gaierror):
+                    raise RerankAPIError(
+                        f"scorers.{self.name}: the host of {redact_url(self.url)} does not exist ({cause.strerror}); "
+                        f"fix {self.spec.key('base_url')}") from None
+                reason = f"{type(error).__name__}: {self._redact(str(cause))[:200]}"
             else:
                 try:
                     payload = json.loads(payload_text)
@@ -207,7 +235,8 @@ class RerankAPIScorer:
                         return parse_scores(self.protocol, payload, expected)
                     except ProtocolViolation as violation:
                         raise RerankAPIError(
-                            f"scorers.{self.name}: {self.url} does not answer as the {self.protocol} rerank protocol "
+                            f"scorers.{self.name}: {redact_url(self.url)} does not answer as the {self.protocol} "
+                            f"rerank protocol "
                             f"says ({violation}); check {self.spec.key('protocol')} and {self.spec.key('path')}, and "
                             f"that the server takes {expected} documents per request ({self.spec.key('batch_size')})"
                         ) from None
@@ -216,8 +245,8 @@ class RerankAPIScorer:
             wait = self._backoff(retries, delay)
             retries += 1
             self._add(retries=1)
-            logger.warning("scorer %s: %s from %s; retry %d/%d in %.2fs", self.name, reason, self.url, retries,
-                           self.spec.max_retries, wait)
+            logger.warning("scorer %s: %s from %s; retry %d/%d in %.2fs", self.name, reason, redact_url(self.url),
+                           retries, self.spec.max_retries, wait)
             self._sleep(wait)
 
     def _send(self, data: bytes) -> bytes:
@@ -229,15 +258,23 @@ class RerankAPIScorer:
             return bytes(response.read())
 
     def _refuse_config(self, status: int, detail: str) -> None:
+        """A status no retry can cure stops the job at once: the endpoint, the status and the key to fix."""
+        if not refused_status(status):
+            return
+        url = redact_url(self.url)
         if status in (401, 403):
             where = (f"the environment variable {self.spec.api_key_env} named by {self.spec.key('api_key_env')}"
                      if self.spec.api_key_env else f"{self.spec.key('api_key_env')} (unset: no key was sent)")
-            raise RerankAPIError(f"{self.url} refused the API key (HTTP {status}): check {where}")
+            raise RerankAPIError(f"scorers.{self.name}: {url} refused the API key (HTTP {status}): check {where}")
         if status == 404:
             raise RerankAPIError(
-                f"{self.url} answered 404 ({detail[:200]}): check {self.spec.key('base_url')}, "
+                f"scorers.{self.name}: {url} answered HTTP 404 ({detail[:200]}): check {self.spec.key('base_url')}, "
                 f"{self.spec.key('path')} (default for {self.protocol}: {DEFAULT_PATHS[self.protocol]}) and "
                 f"{self.spec.key('model')}")
+        raise RerankAPIError(
+            f"scorers.{self.name}: {url} refused the request (HTTP {status}: {detail[:200]}), which no retry can "
+            f"cure: check {self.spec.key('protocol')} (the request shape), {self.spec.key('model')} and "
+            f"{self.spec.key('batch_size')} (documents per request)")
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
         ceiling = min(self.spec.backoff_max, self.spec.backoff_base * (2 ** retry))

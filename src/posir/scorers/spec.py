@@ -36,6 +36,7 @@ from posir.schema import (
     NamedEntry,
     PositiveInt,
     Str,
+    UrlPath,
     explain,
 )
 from posir.scorers.base import ScorerError
@@ -219,7 +220,7 @@ class RerankAPISpec(ScorerSpec):
     base_url: HttpUrl
     """the endpoint's base URL, without credentials (a key goes in the environment, named by api_key_env)"""
     protocol: Literal["cohere", "jina", "tei"]
-    path: Str | None = None
+    path: UrlPath | None = None
     model: Str | None = None
     api_key_env: EnvName | None = None
     batch_size: PositiveInt = 32
@@ -228,6 +229,9 @@ class RerankAPISpec(ScorerSpec):
     backoff_base: Annotated[float, Strict(), Field(ge=0)] = 1.0
     backoff_max: Annotated[float, Strict(), Field(gt=0)] = 60.0
     raw_scores: Bool = False
+    max_failure_rate: Annotated[float, Strict(), Field(ge=0, le=1)] = 0.1
+    """above this share of a job's requests failing for transport reasons (after the retries) the job fails,
+    keeping every answer it got, so a rerun asks for exactly the missing pairs"""
 
     @model_validator(mode="after")
     def _check_api(self) -> Self:

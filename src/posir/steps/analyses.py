@@ -86,7 +86,12 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
     texts = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"]))}
     documents = table.assign(text=table["doc_id"].map(texts))[["doc_id", "length_bucket", "text"]].dropna()
     similarities = segment_similarities(documents, encode, segments)
-    summary = summarize_segments(similarities, metrics.bucket_names, job.section.confidence)
+    if similarities.empty:
+        shortest = int(documents["text"].str.len().min()) if len(documents) else 0
+        raise ValueError(f"analyses.representation.segments: none of the {len(documents)} documents of {benchmark} "
+                         f"splits into {segments} non-empty segments (the shortest has {shortest} characters), so "
+                         f"there is nothing to compare; lower analyses.representation.segments")
+    summary = summarize_segments(similarities, metrics.bucket_names, job.section.confidence, documents)
     similarities.to_csv(outputs["segments"], sep="\t", index=False)
     summary.to_csv(outputs["summary"], sep="\t", index=False)
     segment_similarity({name: summary}, metrics.bucket_names, f"{benchmark}: cosine(document, segment), {name}",

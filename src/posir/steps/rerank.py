@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,7 +15,8 @@ from posir import benchmark as fmt
 from posir.llm.client import open_client
 from posir.plan.jobs import RerankJob
 from posir.rerank import SampleError, rerank, stratified_sample
-from posir.runs import ranked, read_trec_run, write_ranked_run
+from posir.runs import ranked, read_trec_run, write_ranked_run, write_ranking_scores
+from posir.scorers.base import ScorerError
 
 logger = logging.getLogger("posir.rerank")
 
@@ -29,7 +31,7 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
     name, pipeline, spec = job.pipeline.name, job.pipeline, job.scorer
     first_stage_run, queries_path, positions_path = job.path("first_stage"), job.path("queries"), job.path("positions")
     corpus_paths, id_prefixes = job.paths("corpus"), job.id_prefixes
-    outputs = {name_: job.path(name_, "output") for name_ in ("run", "evaluated", "card")}
+    outputs = {name_: job.path(name_, "output") for name_ in ("run", "evaluated", "card", "scores")}
     prompts_dir = prompts_dir if prompts_dir is not None else (job.paths("prompts")[0].parent
                                                                if job.paths("prompts") else None)
     positions = fmt.read_positions(positions_path)
@@ -59,8 +61,15 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
             for start in range(0, len(pairs), PAIRS_PER_CHUNK):
                 chunk = pairs[start:start + PAIRS_PER_CHUNK]
                 values = scorer.score([queries[q] for q, _ in chunk], [documents[d] for _, d in chunk])
+                for (qid, doc), value in zip(chunk, values):
+                    if value is not None and not math.isfinite(value):
+                        raise ScorerError(f"pipelines.{name}: scorer {spec.name} scored query {qid}, document {doc} "
+                                          f"{value}; a score must be a finite number, and no run is written")
                 scores.update(zip(chunk, values))
                 bar.update(len(chunk))
+        # an endpoint that mostly failed fails the job (every answer it gave is cached; a rerun asks the rest)
+        if hasattr(scorer, "check_failures"):
+            scorer.check_failures(final=True)
         usage = client.usage() if client is not None else None
         counts = _counts(scorer, len(pairs))
     finally:
@@ -72,6 +81,7 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
     rankings = {qid: rerank(first.get(qid, []), {d: scores[(qid, d)] for d, _ in first.get(qid, [])[: pipeline.depth]},
                             pipeline.depth) for qid in evaluated}
     write_ranked_run(Path(outputs["run"]), rankings, tag=name)
+    write_ranking_scores(Path(outputs["scores"]), rankings)
     fmt.write_table(Path(outputs["evaluated"]), ["qid"], ([qid] for qid in evaluated))
     kept = Counter(cells[q] for q in evaluated)
     card = {
