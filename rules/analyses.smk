@@ -1,10 +1,13 @@
-# Why and how sure: paired tests between the models of a setting, gradient saliency by token position
-# (PosIR 5.3) and segment similarity (Zeng et al., Appendix A.4).
+# Why and how sure: paired tests between the models of a setting (with the setting's grid of position curves, one
+# job: both read the setting's runs), gradient saliency by token position (PosIR 5.3) and segment similarity
+# (Zeng et al., Appendix A.4).
 
 
-rule significance:
+rule setting_tables:
     input:
         scores=EVALUATION.compared_scores,
+        bins=EVALUATION.aggregates_of_setting("bins"),
+        bands=EVALUATION.aggregates_of_setting("bootstrap_bins"),
     output:
         tests=PATHS.significance("{benchmark}", "{setting}", "csv"),
         psi=PATHS.significance("{benchmark}", "{setting}", "psi.csv"),
@@ -16,19 +19,27 @@ rule significance:
             setting="{setting}",
         ),
         latex=PATHS.significance("{benchmark}", "{setting}", "tex"),
+        figure=reported(
+            PATHS.figure("{benchmark}", "grid-{setting}.png"),
+            "position_grid",
+            "Figures",
+            "{benchmark}",
+            model="all",
+            setting="{setting}",
+        ),
     log:
-        PATHS.log("significance", "{benchmark}/{setting}"),
+        PATHS.log("setting_tables", "{benchmark}/{setting}"),
     benchmark:
-        PATHS.timing("significance", "{benchmark}/{setting}")
+        PATHS.timing("setting_tables", "{benchmark}/{setting}")
     conda:
         "../envs/evaluation.yaml"
     resources:
         mem_mb=3000,
         runtime=60,
     params:
-        job=job(EVALUATION.significance),
+        job=job(EVALUATION.setting_tables),
     script:
-        "../scripts/significance.py"
+        "../scripts/setting_tables.py"
 
 
 rule saliency:

@@ -1,4 +1,5 @@
 # Scoring runs per query, aggregating into bins and buckets (PosIR 5.2), and the tables and figures of a benchmark.
+# A first stage's run is scored by its own retrieve job; score_run scores a pipeline's reranked run.
 
 
 rule score_run:
@@ -16,6 +17,8 @@ rule score_run:
         ),
     log:
         PATHS.log("score_run", "{benchmark}/{model}/{setting}"),
+    wildcard_constraints:
+        model=PLAN.pipelines_regex(),
     conda:
         "../envs/evaluation.yaml"
     # Peak RSS measured: 1097 MB for 330 MB of input (a 1000-deep run of 10570 queries), ~3 MB per MB.
@@ -71,32 +74,6 @@ rule plot_position_grid:
         job=job(EVALUATION.panels),
     script:
         "../scripts/plot_position_grid.py"
-
-
-rule plot_setting_grid:
-    input:
-        bins=EVALUATION.aggregates_of_setting("bins"),
-        bands=EVALUATION.aggregates_of_setting("bootstrap_bins"),
-    output:
-        figure=reported(
-            PATHS.figure("{benchmark}", "grid-{setting}.png"),
-            "position_grid",
-            "Figures",
-            "{benchmark}",
-            model="all",
-            setting="{setting}",
-        ),
-    log:
-        PATHS.log("plot_setting_grid", "{benchmark}/{setting}"),
-    conda:
-        "../envs/evaluation.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    params:
-        job=job(EVALUATION.setting_grid),
-    script:
-        "../scripts/plot_setting_grid.py"
 
 
 rule languages_table:

@@ -1,4 +1,5 @@
-# Encoding every text set once per model (through the embedding cache), search, and renormalization means.
+# Encoding every text set once per model (through the embedding cache), search and the scoring of its run (one job:
+# both are short, and every job costs a Python start-up), and renormalization means.
 
 
 rule encode_texts:
@@ -28,8 +29,18 @@ rule encode_texts:
 rule retrieve:
     input:
         unpack(RETRIEVAL.retrieve_inputs),
+        unpack(EVALUATION.first_stage_score_inputs),
     output:
         run=PATHS.run("{benchmark}", "{model}", "{setting}"),
+        **PATHS.score_outputs("{benchmark}", "{model}", "{setting}"),
+        figure=reported(
+            PATHS.run_figure("{benchmark}", "{model}", "{setting}"),
+            "position_curve",
+            "Figures",
+            "{benchmark}",
+            model="{model}",
+            setting="{setting}",
+        ),
     log:
         PATHS.log("retrieve", "{benchmark}/{model}/{setting}"),
     benchmark:

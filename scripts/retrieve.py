@@ -1,6 +1,11 @@
 from posir.logs import log_to
+from posir.metrics.measures import NDCG_10
 from posir.plan.jobs import RetrieveJob
+from posir.steps.evaluation import evaluate_run
 from posir.steps.retrieval import retrieve
 
-with log_to(snakemake.log[0]):
-    retrieve(RetrieveJob.of(snakemake))
+with log_to(snakemake.log[0]) as log:
+    job = RetrieveJob.of(snakemake)
+    retrieve(job)
+    table = evaluate_run(job)
+    log.info("scored %d queries; mean %s %.4f", len(table), NDCG_10.name, table[NDCG_10.column].mean())

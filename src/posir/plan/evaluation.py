@@ -17,8 +17,7 @@ from posir.plan.jobs import (
     RepresentationJob,
     SaliencyJob,
     ScoreJob,
-    SettingGridJob,
-    SignificanceJob,
+    SettingTablesJob,
 )
 
 #: Documents per query the one-vs-many language bias counts (the top of each run).
@@ -79,6 +78,10 @@ class EvaluationPlan(Part):
                                                                 corpora[0], "corpus")
         return inputs
 
+    def first_stage_score_inputs(self, wildcards: Any) -> dict[str, str]:
+        """What scoring a first stage's run reads besides the run its own job writes."""
+        return {name: path for name, path in self.score_inputs(wildcards).items() if name != "run"}
+
     def score(self, wildcards: Any) -> ScoreJob:
         setting = Setting.parse(wildcards.setting)
         prefixes = self.config.query_languages(wildcards.benchmark) if setting.corpus_language == ONE_VS_MANY else []
@@ -91,9 +94,10 @@ class EvaluationPlan(Part):
         return PanelsJob(panels=[(e.model, str(e.setting)) for e in self.evaluations_of(wildcards.benchmark)],
                          metrics=self.config.metrics.tables())
 
-    def setting_grid(self, wildcards: Any) -> SettingGridJob:
+    def setting_tables(self, wildcards: Any) -> SettingTablesJob:
         models = [e.model for e in self.evaluations_of_setting(wildcards.benchmark, wildcards.setting)]
-        return SettingGridJob(models=models, metrics=self.config.metrics.tables())
+        return SettingTablesJob(models=models, compared=self.compared_models(wildcards.benchmark, wildcards.setting),
+                                metrics=self.config.metrics)
 
     def one_vs_many_runs(self, wildcards: Any) -> list[str]:
         return [self.paths.run(e.benchmark, e.model, str(e.setting)) for e in self.one_vs_many(wildcards.benchmark)]
@@ -112,10 +116,6 @@ class EvaluationPlan(Part):
     def compared_scores(self, wildcards: Any) -> list[str]:
         return [self.paths.scores(wildcards.benchmark, m, wildcards.setting)
                 for m in self.compared_models(wildcards.benchmark, wildcards.setting)]
-
-    def significance(self, wildcards: Any) -> SignificanceJob:
-        return SignificanceJob(models=self.compared_models(wildcards.benchmark, wildcards.setting),
-                               metrics=self.config.metrics)
 
     # --- analyses -------------------------------------------------------------------------------------------
 

@@ -156,14 +156,6 @@ class EncodeJob(Job):
     cache: Str = ""
 
 
-class RetrieveJob(Job):
-    model: ModelSpec
-    top_k: int
-    corpus_languages: list[Str]
-    id_prefixes: list[Str]
-    embedding_model: Str
-
-
 class RerankJob(Job):
     """A pipeline's second stage over its first stage's run."""
 
@@ -181,9 +173,21 @@ class RerankJob(Job):
 
 
 class ScoreJob(Job):
+    """Scoring a run per query, its aggregates and its position figure."""
+
     id_prefixes: list[Str] = Field(default_factory=list)
     languages_outside_model: list[Str] = Field(default_factory=list)
     metrics: MetricParams
+
+
+class RetrieveJob(ScoreJob):
+    """A first stage's search, then the scoring of its run (one job: both are short, and a job costs a Python
+    start-up and the scheduler's bookkeeping; a run is always scored)."""
+
+    model: ModelSpec
+    top_k: int
+    corpus_languages: list[Str]
+    embedding_model: Str
 
 
 class PanelsJob(Job):
@@ -193,19 +197,20 @@ class PanelsJob(Job):
     metrics: TableParams
 
 
-class SettingGridJob(Job):
+class SettingTablesJob(Job):
+    """A setting's grid of every model's position curve, and the paired tests between the models that answer
+    every query (one job: both read the same runs' results and are always built together)."""
+
     models: list[Str]
-    metrics: TableParams
+    """every model of the setting, in the order of the grid's inputs"""
+    compared: list[Str]
+    """the models the paired tests compare, in the order of the scores' inputs"""
+    metrics: MetricParams
 
 
 class LanguageBiasJob(Job):
     runs: list[tuple[Str, Str]]
     depth: int
-
-
-class SignificanceJob(Job):
-    models: list[Str]
-    metrics: MetricParams
 
 
 class SaliencyJob(Job):

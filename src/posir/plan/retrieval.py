@@ -11,7 +11,11 @@ from posir import benchmark as fmt
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.spec import ModelSpec
 from posir.plan.base import Part, scaled_mem_mb
+from posir.config import Evaluation
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
+
+#: Bytes of one line of a run file (qid Q0 docid rank score tag), measured: 330 MB for 10570 x 1000 lines.
+RUN_LINE_BYTES = 32
 from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
 
 
@@ -87,15 +91,26 @@ class RetrievalPlan(Part):
         }
 
     def retrieve(self, wildcards: Any) -> RetrieveJob:
+        setting = Setting.parse(wildcards.setting)
         return RetrieveJob(model=self.config.models[wildcards.model], top_k=self.config.retrieval.top_k,
                            corpus_languages=self.corpus_languages(wildcards), id_prefixes=self.id_prefixes(wildcards),
-                           embedding_model=self.config.embedding_model(wildcards.model))
+                           embedding_model=self.config.embedding_model(wildcards.model),
+                           languages_outside_model=self.config.languages_outside_model(
+                               Evaluation(wildcards.benchmark, wildcards.model, setting)),
+                           metrics=self.config.metrics)
 
     def retrieve_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
-        """Peak RSS measured: 70-90 MB of Python, plus up to 8 MB per MB of embeddings (dense: 188 MB for 17 MB)
-        or 45 MB per MB of corpus text (BM25 keeps its index in Python objects: 194 MB for 3 MB)."""
+        """The larger of the search and the scoring of its run. Search, peak RSS measured: 70-90 MB of Python,
+        plus up to 8 MB per MB of embeddings (dense: 188 MB for 17 MB) or 45 MB per MB of corpus text (BM25 keeps
+        its index in Python objects: 194 MB for 3 MB). Scoring: 1097 MB for a 330 MB run (10570 queries x 1000),
+        ~3 MB per MB of run, whose size follows from the queries (one line of positions.tsv each) and top_k."""
         per_mb = 8 if self.config.models[wildcards.model].is_dense else 45
-        return scaled_mem_mb(100, per_mb, input.size_mb)
+        searched_mb = sum(Path(p).stat().st_size for p in [input.queries, *input.corpus]) / 2**20
+        search = scaled_mem_mb(100, per_mb, searched_mb)
+        with open(input.positions, "rb") as positions:
+            queries = max(sum(1 for _ in positions) - 1, 0)
+        run_mb = queries * self.config.retrieval.top_k * RUN_LINE_BYTES / 2**20
+        return max(search, scaled_mem_mb(150, 3, run_mb))
 
     # --- reranking pipelines ------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from posir.metrics.per_query import score_queries
 from posir.results import (BINS_USED, BUCKET, DIRECTION, DOC_INPUT_TOKENS, ID_COLUMNS, LANGUAGES_OUTSIDE_MODEL,
                            P_VALUE, PSI_BINS_USED, PSI_LOW_BINS, PSI_TREND_DIRECTION, PSI_TREND_P,
                            PSI_TREND_SIGNIFICANT, SCORE_COLUMNS, THIRDS_PREFIX, read_result_tsv)
-from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingGridJob, SignificanceJob
+from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingTablesJob
 from posir.runs import read_trec_run
 
 
@@ -31,7 +31,8 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
     pipeline's sample) lists the queries the run answers: only those are scored.
     """
     w, out = job.wildcards, {name: Path(path) for name, path in job.output.items()}
-    per_query = score_run(job.path("qrels"), job.path("positions"), job.path("run"), out["per_query"],
+    run = job.path("run") if "run" in job.input else out["run"]  # a first stage scores the run it just wrote
+    per_query = score_run(job.path("qrels"), job.path("positions"), run, out["per_query"],
                           job.path("corpus_embeddings") if "corpus_embeddings" in job.input else None,
                           job.id_prefixes, job.path("evaluated") if "evaluated" in job.input else None)
     metrics = job.metrics
@@ -162,12 +163,27 @@ def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, ma
     Path(markdown_path).write_text(trend_markdown(table), encoding="utf-8")
 
 
-def write_significance_tables(job: SignificanceJob) -> pd.DataFrame:
-    """The paired tests of one benchmark and setting (the job's models, in its scores' order)."""
+def write_setting_tables(job: SettingTablesJob) -> pd.DataFrame:
+    """A setting's grid of position curves and the paired tests of its models (the job's models, in its inputs'
+    order). With fewer than two models answering every query there is nothing to compare: the test tables are
+    written empty, and their Markdown says why."""
     w = job.wildcards
-    return write_significance(dict(zip(job.models, job.paths("scores"))), job.metrics,
-                              f"{w['benchmark']}, {w['setting']}",
-                              {name: Path(job.output[name]) for name in ("tests", "psi", "markdown", "latex")})
+    title = f"{w['benchmark']}, {w['setting']}"
+    plot_position_grid(dict(zip(job.models, job.paths("bins"))), job.metrics,
+                       f"{title}: {POSITION_MEASURE.name} by evidence position", job.path("figure", "output"),
+                       dict(zip(job.models, job.paths("bands"))))
+    outputs = {name: Path(job.output[name]) for name in ("tests", "psi", "markdown", "latex")}
+    if len(job.compared) < 2:
+        from posir.results import PSI_DIFFERENCE_COLUMNS, SIGNIFICANCE_COLUMNS
+
+        note = (f"{title}: {len(job.compared)} model(s) answer every query ({', '.join(job.compared) or 'none'}); "
+                f"paired tests need two.\n")
+        pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS)).to_csv(outputs["tests"], index=False)
+        pd.DataFrame(columns=list(PSI_DIFFERENCE_COLUMNS)).to_csv(outputs["psi"], index=False)
+        outputs["markdown"].write_text(note, encoding="utf-8")
+        outputs["latex"].write_text("% " + note, encoding="utf-8")
+        return pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS))
+    return write_significance(dict(zip(job.compared, job.paths("scores"))), job.metrics, title, outputs)
 
 
 def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title: str,
@@ -234,14 +250,6 @@ def plot_benchmark_grid(job: PanelsJob) -> None:
     plot_position_grid(dict(zip(labels, job.paths("bins"))), job.metrics,
                        f"{job.wildcards['benchmark']}: {POSITION_MEASURE.name} by evidence position",
                        job.path("figure", "output"), dict(zip(labels, job.paths("bands"))))
-
-
-def plot_setting_grid(job: SettingGridJob) -> None:
-    """Every model of one setting on one grid."""
-    w = job.wildcards
-    plot_position_grid(dict(zip(job.models, job.paths("bins"))), job.metrics,
-                       f"{w['benchmark']}, {w['setting']}: {POSITION_MEASURE.name} by evidence position",
-                       job.path("figure", "output"), dict(zip(job.models, job.paths("bands"))))
 
 
 def plot_position_grid(panels: Mapping[str, Path], metrics: TableParams, title: str, figure_path: Path,
