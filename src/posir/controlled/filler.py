@@ -29,7 +29,7 @@ haystack stays within the target length (Qwen3 tokens, PosIR section 3.1).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,7 +160,7 @@ def is_filler(pool: FillerPool, index: int, query: FillerQuery, threshold: float
     return QueryTermRecall.overlap(query.terms, pool.terms(index)) <= threshold
 
 
-def choose_filler(pool: FillerPool, query: FillerQuery, order: Sequence[int], target_tokens: int, separator: str,
+def choose_filler(pool: FillerPool, query: FillerQuery, order: Iterable[int], target_tokens: int, separator: str,
                   kind: str, threshold: float, min_fill: float, excluded: Collection[str] = ()) -> Filler:
     """Filler in ``order`` for a haystack (filler and needle) of at most ``target_tokens`` Qwen3 tokens.
 
