@@ -195,6 +195,10 @@ def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_roun
     top = max(taken.values())
     assert all(taken[s] >= min(size, top - 1) for s, size in sizes.items())
     assert len(sizes) > 40 and len(taken) == min(80, len(sizes))
+    capped = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13,
+                                                  max_rounds=1), count, length_buckets(), N_BINS)
+    assert capped.rounds == 1 and len({p.natural.doc_id for p in capped.plans}) == len(capped.plans)
+    assert len(capped.plans) == min(80, len({p.doc_id for p in source.positions if p.qid not in dropped}))
 
 
 def test_insert_filler_never_holds_the_answer_nor_the_query(source, inserted, count):
@@ -238,6 +242,10 @@ def test_insert_variants_hold_one_haystack_at_every_position(source, inserted):
             assert text[position.span_start:position.span_end] == \
                 originals[nat.doc_id].text[nat.span_start:nat.span_end]
             texts.setdefault((position.qid, key.length), []).append(text)
+            # the corpus holds the query's evidence unit in its positive and nowhere else
+            plan = next(p for p in inserted.plans if p.qid == position.qid)
+            needle = plan.units.units[plan.evidence_index]
+            assert [d.doc_id for d in built.documents if needle in d.text] == [position.doc_id]
     for variants in texts.values():
         assert len(variants) == 5 and len(set(variants)) == 5
         assert all(Counter(v) == Counter(variants[0]) for v in variants)

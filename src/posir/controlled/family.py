@@ -49,7 +49,8 @@ INSERT = "insert"
 MODES = (MOVE, INSERT)
 
 STAGE_UNITS = "controlled_units"
-STAGE_FILLER = "controlled_filler"
+#: Insert mode: the query's evidence unit is filler that a query already in its round cannot do without.
+NEEDLE_IS_NEEDED_FILLER = "needle_is_needed_filler"
 STAGE_ROUND = "controlled_round"
 IN_ANOTHER_ROUND = "in_another_round"
 
@@ -70,7 +71,8 @@ class ControlledParams:
     has a variant). ``lengths`` (insert mode) are haystack lengths in Qwen3
     tokens, filler and needle together; ``overlap_threshold`` bounds filler
     units' query-term recall and ``min_fill`` the share of a length a haystack
-    must reach (:mod:`posir.controlled.filler`).
+    must reach (:mod:`posir.controlled.filler`). ``max_rounds`` caps the queries
+    sampled from one document, hence the rounds (None: as many as the sample needs).
     """
 
     mode: str
@@ -81,6 +83,7 @@ class ControlledParams:
     lengths: tuple[int, ...] = (512, 1024, 2048, 4096)
     overlap_threshold: float = 0.2
     min_fill: float = 0.9
+    max_rounds: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -92,6 +95,8 @@ class ControlledParams:
             raise ValueError(f"controlled queries must be at least 1, got {self.queries}")
         if self.mode == INSERT and (not self.lengths or any(n < 1 for n in self.lengths)):
             raise ValueError(f"insert mode needs positive haystack lengths, got {self.lengths}")
+        if self.max_rounds is not None and self.max_rounds < 1:
+            raise ValueError(f"controlled max_rounds must be at least 1, got {self.max_rounds}")
         if not 0.0 <= self.overlap_threshold <= 1.0 or not 0.0 < self.min_fill <= 1.0:
             raise ValueError("overlap_threshold must lie in [0, 1] and min_fill in (0, 1]")
 
@@ -273,8 +278,8 @@ class ControlledFamily:
                 "positions": params.positions, "targets": params.targets,
                 "lengths": list(params.length_targets) if params.mode == INSERT else None,
                 "queries_requested": params.queries, "queries_sampled": len(self.plans), "seed": params.seed,
-                "rounds": self.rounds, "language": self.source.language, "separator": self.source.separator,
-                "filler_separator": self.filler_separator, "overlap": self.overlap,
+                "max_rounds": params.max_rounds, "rounds": self.rounds, "language": self.source.language,
+                "separator": self.source.separator, "filler_separator": self.filler_separator, "overlap": self.overlap,
                 "min_fill": params.min_fill if params.mode == INSERT else None,
                 "variants": [k.slug for k in self.keys()]}
 
@@ -334,10 +339,10 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
     """Units, eligibility, stratified sample, rounds and (insert mode) filler of a controlled family.
 
     Stages (each counted, every drop with its reason): ``controlled_units``
-    (evidence crossing units, too few units), ``controlled_sample`` (not
-    sampled; in insert mode also drawn queries without enough filler, replaced by
-    the next of their stratum), ``controlled_filler`` (insert mode: no filler once
-    the round's other evidence units are excluded).
+    (evidence crossing units, too few units) and ``controlled_sample`` (not
+    sampled; in insert mode also drawn queries refused for want of filler, too
+    few units in a haystack, or a needle another query's filler needs: each is
+    replaced by the next query of its stratum).
     """
     targets = params.targets
     documents = {d.doc_id: d for d in source.documents}
@@ -371,7 +376,7 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
     insert = _Inserter(source, params, count_tokens, unit_kind, {d: units_for(d) for d in documents},
                        natural) if params.mode == INSERT else None
     sampled, refused = stratified_sample(candidates, params.queries, params.seed,
-                                         insert.accept if insert is not None else None)
+                                         insert.accept if insert is not None else None, params.max_rounds)
     drawn = {s.candidate.qid for s in sampled} | {r.candidate.qid for r in refused}
     sample_drops = [Drop(STAGE_SAMPLE, r.candidate.qid, r.error.reason, r.error.detail) for r in refused]
     sample_drops += [Drop(STAGE_SAMPLE, c.qid, NOT_SAMPLED) for c in candidates if c.qid not in drawn]
@@ -385,19 +390,10 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
             assert layout is not None
             plans.append(QueryPlan(position, s.round, layout.units, index, {None: layout}))
     else:
-        filler_drops: list[Drop] = []
         for s in sampled:
             position, index, _ = natural[s.candidate.qid]
-            # the evidence units of every query in this corpus: as filler they would compete with their own needle
-            excluded = insert.round_evidence(s.round, sampled)
-            try:
-                layouts = insert.layouts(s.candidate, excluded)
-            except VariantRefused as refusal:
-                filler_drops.append(Drop(STAGE_FILLER, s.candidate.qid, refusal.reason, refusal.detail))
-                continue
+            layouts = insert.accepted[s.candidate.qid]
             plans.append(QueryPlan(position, s.round, units_for(position.doc_id), index, layouts))
-        drops += filler_drops
-        stages.append(stage_count(STAGE_FILLER, "questions", len(sampled), filler_drops))
     return ControlledFamily(params, source, plans, drops, stages, count_tokens, buckets, n_bins, unit_kind,
                             insert.separator if insert else None,
                             insert.measure.describe(params.overlap_threshold) if insert else None)
@@ -415,7 +411,10 @@ class _Inserter:
         self.units = units
         self.separator = filler_separator(unit_kind, source.language, source.separator)
         self.queries = {q.qid: q for q in source.queries}
-        self._round_evidence: dict[int, frozenset[str]] = {}
+        # per round, its queries accepted so far and their needles; per query, its layouts
+        self.round_needles: dict[int, set[str]] = {}
+        self.round_members: dict[int, list[Candidate]] = {}
+        self.accepted: dict[str, dict[int | None, Layout]] = {}
 
     def needle(self, qid: str) -> tuple[str, Span]:
         """The evidence unit and the span's offsets within it."""
@@ -424,15 +423,16 @@ class _Inserter:
         start = units.starts[index]
         return units.units[index], Span(position.span_start - start, position.span_end - start)
 
-    def layouts(self, candidate: Candidate, excluded: frozenset[str] = frozenset()) -> dict[int | None, Layout]:
-        """A haystack per length with the needle placed at every target; raises VariantRefused."""
+    def layouts(self, candidate: Candidate, excluded: frozenset[str] = frozenset(),
+                lengths: Sequence[int | None] | None = None) -> dict[int | None, Layout]:
+        """A haystack per length (default: every length) with the needle at every target; raises VariantRefused."""
         needle, local = self.needle(candidate.qid)
         answers = (self.source.answers or {}).get(candidate.qid) or [needle[local.start:local.end]]
         query = filler_query(candidate.qid, self.documents[candidate.doc_id], self.queries[candidate.qid].text,
                              answers, needle, self.measure)
         order = visiting_order(len(self.pool), self.params.seed, candidate.qid)
         layouts: dict[int | None, Layout] = {}
-        for length in self.params.length_targets:
+        for length in self.params.length_targets if lengths is None else lengths:
             assert length is not None
             filler = choose_filler(self.pool, query, order, length, self.separator, self.unit_kind,
                                    self.params.overlap_threshold, self.params.min_fill, excluded)
@@ -442,13 +442,33 @@ class _Inserter:
             layouts[length] = Layout(filler.haystack, last, tuple(placements), filler)
         return layouts
 
-    def accept(self, candidate: Candidate) -> None:
-        """Sampling's check: the query has filler at every length (without the round's exclusions, not yet known)."""
-        self.layouts(candidate)
+    def accept(self, candidate: Candidate, round_index: int) -> None:
+        """Sampling's check: the query's haystacks, keeping every needle of the round in its own positive only.
 
-    def round_evidence(self, round_index: int, sampled: Sequence[Any]) -> frozenset[str]:
-        if round_index not in self._round_evidence:
-            self._round_evidence[round_index] = frozenset(
-                self.needle(s.candidate.qid)[0] for s in sampled if s.round == round_index)
-        return self._round_evidence[round_index]
-
+        A needle in another query's filler would be a second document of the
+        corpus holding that query's evidence. So the new query's filler avoids
+        the needles already in its round, and earlier queries whose filler holds
+        the new needle get that filler rebuilt without it; when one of them cannot
+        do without it, the new query is refused (:data:`NEEDLE_IS_NEEDED_FILLER`)
+        and the earlier ones stay as they were.
+        """
+        needles = self.round_needles.setdefault(round_index, set())
+        members = self.round_members.setdefault(round_index, [])
+        layouts = self.layouts(candidate, frozenset(needles))
+        needle = self.needle(candidate.qid)[0]
+        excluded = frozenset(needles | {needle})
+        rebuilt: dict[str, dict[int | None, Layout]] = {}
+        for other in members:
+            clashing = [length for length, layout in self.accepted[other.qid].items()
+                        if layout.filler and needle in layout.filler.unit_set]
+            if not clashing:
+                continue
+            try:
+                rebuilt[other.qid] = {**self.accepted[other.qid], **self.layouts(other, excluded, clashing)}
+            except VariantRefused as refusal:
+                raise VariantRefused(NEEDLE_IS_NEEDED_FILLER, f"query {other.qid} of round {round_index} has no "
+                                                              f"filler without it ({refusal.detail})") from refusal
+        self.accepted.update(rebuilt)
+        self.accepted[candidate.qid] = layouts
+        needles.add(needle)
+        members.append(candidate)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -141,6 +142,11 @@ class Filler:
     max_overlap: float
     haystack: Units
     tokens: int
+
+    @cached_property
+    def unit_set(self) -> frozenset[str]:
+        """The filler units as a set, for asking whether a unit is among them."""
+        return frozenset(self.units)
 
 
 def visiting_order(pool_size: int, seed: int, qid: str) -> np.ndarray:

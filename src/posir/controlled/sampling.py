@@ -85,16 +85,20 @@ def allocate(sizes: Mapping[Stratum, int], total: int, rng: np.random.Generator)
 
 
 def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: int,
-                      accept: Callable[[Candidate], None] | None = None) -> tuple[list[Sampled], list[Refusal]]:
+                      accept: Callable[[Candidate, int], None] | None = None,
+                      max_rounds: int | None = None) -> tuple[list[Sampled], list[Refusal]]:
     """``total`` candidates (all when None), stratified and dealt into rounds (module docstring).
 
-    ``accept`` is called on each drawn candidate before it is kept (insert mode
-    builds its filler there); a candidate it refuses (by raising
-    :class:`posir.controlled.placement.VariantRefused`) is returned with the
-    refusal and the next one of its stratum is drawn. When strata run out before
-    their share, the shortfall is shared out again over the strata left. The
-    result depends on the candidates as a set, the seed and ``accept``, not on
-    the candidates' order.
+    ``accept(candidate, round)`` is called on each drawn candidate before it is
+    kept (insert mode builds its filler there); a candidate it refuses (by
+    raising :class:`posir.controlled.placement.VariantRefused`) is returned with
+    the refusal and the next one of its stratum is drawn. ``max_rounds`` caps the
+    queries drawn from one document, hence the rounds (each round is a corpus per
+    position: a few documents with many queries of a small stratum would
+    otherwise make many); the rest of such a document's queries stay unsampled.
+    When strata run out before their share, the shortfall is shared out again
+    over the strata left. The result depends on the candidates as a set, the
+    seed and ``accept``, not on the candidates' order.
     """
     ordered = sorted(candidates, key=lambda c: c.qid)
     rng = np.random.default_rng(seed)
@@ -112,6 +116,8 @@ def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: 
         shares = allocate({s: len(queues[s]) for s in strata}, wanted - len(sampled), rng)
         while any(shares[s] and queues[s] for s in strata):
             for stratum in strata:
+                if max_rounds is not None:
+                    queues[stratum] = [c for c in queues[stratum] if drawn_per_document[c.doc_id] < max_rounds]
                 queue = queues[stratum]
                 if not shares[stratum] or not queue:
                     continue
@@ -119,7 +125,7 @@ def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: 
                 candidate = queue.pop(pick)
                 try:
                     if accept is not None:
-                        accept(candidate)
+                        accept(candidate, drawn_per_document[candidate.doc_id])
                 except VariantRefused as refusal:
                     refused.append(Refusal(candidate, refusal))
                     continue
@@ -128,8 +134,3 @@ def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: 
                 shares[stratum] -= 1
     return sampled, refused
 
-
-def rounds(sampled: Sequence[Sampled]) -> list[list[Sampled]]:
-    """The sampled queries of each round, in sampling order."""
-    count = max((s.round for s in sampled), default=-1) + 1
-    return [[s for s in sampled if s.round == r] for r in range(count)]

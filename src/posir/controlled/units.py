@@ -25,7 +25,7 @@ a multiset, its length, and its word boundaries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -180,12 +180,3 @@ def split_units(text: str, unit: str, language: str, separator: str | None, min_
             return paragraphs
     return sentence_units(text, language, separator)
 
-
-def same_units(a: Units, b: Units) -> bool:
-    """Whether two documents hold the same units as a multiset (the move-mode invariant)."""
-    return sorted(a.units) == sorted(b.units)
-
-
-def unit_texts(documents: Sequence[Units]) -> list[str]:
-    """Every unit of every document, in order."""
-    return [unit for document in documents for unit in document.units]
