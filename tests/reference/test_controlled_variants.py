@@ -282,3 +282,15 @@ def test_token_views_mark_where_minilm_stops_reading(moved):
         assert curve[-1]["tokens_seen"] == 0  # moved to the end of a long document, the evidence is never read
         first_seen += curve[0]["fully_seen"]  # at the start it is, unless its own paragraph runs past 254 tokens
     assert first_seen > len(long_documents) / 2
+
+
+def test_a_family_from_a_benchmark_directory_is_the_family_from_its_builder(squad_dev, count, source, moved, tmp_path):
+    built = build_squad_long(squad_dev, SquadParams.from_config({"seed": 13, "max_articles": ARTICLES}), count,
+                             length_buckets(), N_BINS)
+    finish(built, Provenance("squad-long", "squad_long", "eng", {}, {}), length_buckets(), N_BINS, tmp_path)
+    read = Source.read(tmp_path, "eng", "\n\n")
+    assert read.doc_token_lengths == source.doc_token_lengths
+    again = plan_family(read, moved.params, count, length_buckets(), N_BINS)
+    assert [(p.qid, p.round) for p in again.plans] == [(p.qid, p.round) for p in moved.plans]
+    key = VariantKey(1, 2)
+    assert again.variant(key).positions == moved.variant(key).positions

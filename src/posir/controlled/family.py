@@ -6,7 +6,10 @@ query sampled into that round is replaced by the query's variant at that
 position (and, in insert mode, that length), every other document unchanged,
 and only that round's queries. So
 
-* the variants of one query never compete with each other: each lives in its own corpus;
+* every query keeps a single positive (PosIR section 3.3 keeps the single-positive
+  setting for position-aware evaluation): its variants never compete with each
+  other, each lives in its own corpus, and in insert mode no needle of a corpus
+  is another query's filler;
 * no corpus holds two sampled queries of one document (rounds, :mod:`posir.controlled.sampling`);
 * across the positions of a round, the only thing that changes is where each
   query's evidence unit sits (:mod:`posir.controlled.placement`): the query, the
@@ -206,10 +209,14 @@ class ControlledFamily:
     unit_kind: str
     filler_separator: str | None = None
     overlap: dict[str, Any] | None = None
-    _queries: dict[str, Query] = field(default_factory=dict)
+    _documents: dict[str, Document] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._queries = {q.qid: q for q in self.source.queries}
+        self._documents = {d.doc_id: d for d in self.source.documents}
+
+    def evidence_text(self, plan: QueryPlan) -> str:
+        """The text at the query's span in its original positive: what its span must hold in every variant."""
+        return self._documents[plan.natural.doc_id].text[plan.natural.span_start:plan.natural.span_end]
 
     @property
     def rounds(self) -> int:
@@ -242,11 +249,12 @@ class ControlledFamily:
             texts[doc_id] = text
             tokens[doc_id] = self.count_tokens(text)
             span = placement.span
+            position_bin = span_bin(span.start, span.end, len(text), self.n_bins)
+            bucket = bucket_of(tokens[doc_id], self.buckets)
             positions.append(Position(plan.qid, doc_id, span.start, span.end, len(text), tokens[doc_id],
-                                      placement.relative_position, span_bin(span.start, span.end, len(text),
-                                                                            self.n_bins),
-                                      bucket_of(tokens[doc_id], self.buckets)))
-            evidence[plan.qid] = text[span.start:span.end]
+                                      placement.relative_position, position_bin, bucket))
+            # the original span text: finish() validates that the recomputed offsets hold it
+            evidence[plan.qid] = self.evidence_text(plan)
             records.append(self._record(plan, key, placement, layout, tokens[doc_id]))
         documents = [replace(d, text=texts[d.doc_id]) if d.doc_id in texts else d for d in self.source.documents]
         kept = {p.qid for p in in_round}

@@ -1,7 +1,9 @@
 """A document as a sequence of units (paragraphs or sentences) that tile it exactly.
 
 Controlled variants move or insert whole units, never parts of one, so a unit
-is the smallest piece of text that keeps its meaning on its own. Where the
+is the smallest piece of text that keeps its meaning on its own, and the
+evidence span (PosIR section 3.2: a character span of the positive) must lie
+inside one unit to be moved with it. Where the
 source joins paragraphs with a known separator (our SQuAD-format builders,
 :mod:`posir.builders.squad`, join them with ``"\\n\\n"``), a unit is a
 paragraph; otherwise it is a sentence.
