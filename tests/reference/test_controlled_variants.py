@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pandas as pd
 import pytest
 
 from posir.benchmark import Provenance, finish, read_qrels
 from posir.builders.squad import SquadParams, build_squad_long
-from posir.controlled.family import ControlledParams, Source, VariantKey, plan_family
+from posir.controlled.family import CONTROLLED_TABLE, ControlledParams, Source, VariantKey, plan_family
 from posir.controlled.sampling import NOT_SAMPLED
 from posir.controlled.token_view import family_token_views, hf_token_offsets
+from posir.metrics.bootstrap import BootstrapParams
+from posir.metrics.controlled import NO_VARIATION, controlled_statistics, with_positions
 from posir.metrics.per_query import score_queries
 from posir.metrics.positions import length_buckets
 from posir.models.bm25_backend import Bm25Analyzer, bm25_search
@@ -133,12 +136,16 @@ def run_bm25(built, tmp_path, name):
 def test_bm25_scores_every_query_alike_at_every_position(source, moved, moved_variants, tmp_path):
     per_round: dict[int, dict[str, list[float]]] = {}
     runs: dict[int, list[dict]] = {}
+    tables = []
     for key, built in sorted(moved_variants.items(), key=lambda item: (item[0].round, item[0].position_index)):
         finish(built, Provenance(key.slug, "controlled", "eng", {}, {}), length_buckets(), N_BINS, tmp_path / key.slug)
         scored, run = run_bm25(built, tmp_path, key.slug)
         runs.setdefault(key.round, []).append(run)
         for qid, measures in scored.items():
             per_round.setdefault(key.round, {}).setdefault(qid, []).append(measures["ndcg@10"])
+        per_query = pd.DataFrame([{"qid": qid, **measures} for qid, measures in scored.items()])
+        controlled = pd.read_csv(tmp_path / key.slug / CONTROLLED_TABLE, sep="\t", dtype={"qid": str})
+        tables.append(with_positions(per_query, controlled).assign(model="bm25"))
     values = []
     for round_index, per_query in per_round.items():
         for qid, curve in per_query.items():
@@ -151,6 +158,12 @@ def test_bm25_scores_every_query_alike_at_every_position(source, moved, moved_va
     assert len(values) == 80
     # a real test: BM25 misses some queries and ranks others below the top
     assert min(values) < 1.0 and 0 < sum(v == 1.0 for v in values) < len(values)
+    # and the statistics say so: no variation to test in any length bucket, a controlled PSI of 0
+    tests, positions = controlled_statistics(pd.concat(tables), BootstrapParams(200, 13, 0.95, "centered"),
+                                             targets=moved.params.targets)
+    assert sorted(tests["length"]) == ["Q1", "Q2", "Q3", "Q4"] and tests["n_queries"].sum() == 80
+    assert (tests["note"] == NO_VARIATION).all() and (tests["psi"] == 0).all()
+    assert tests["friedman_p"].isna().all() and positions["wilcoxon_p"].isna().all()
 
 
 def test_cards_record_every_query_and_every_drop(source, moved, moved_variants, tmp_path):

@@ -82,6 +82,24 @@ class PositionMatrix:
     incomplete: int
 
 
+def with_positions(per_query: pd.DataFrame, controlled: pd.DataFrame) -> pd.DataFrame:
+    """One variant's per-query scores joined with its ``controlled.tsv`` rows, with the group column ``length``.
+
+    ``length`` is the haystack length in insert mode (``length_target``) and the
+    positive's natural length bucket in move mode, where the document's length
+    does not change (PosIR section 5.1's Q1-Q4). Concatenate the results of all
+    variants of a model (and add a ``model`` column) for :func:`controlled_statistics`.
+    """
+    # the per-query table (posir.steps.evaluation.score_run) already holds the achieved relative_position
+    columns = ["qid", POSITION_INDEX, TARGET_POSITION, "length_target", "natural_length_bucket", "round"]
+    joined = per_query.merge(controlled[columns], on="qid", how="inner", validate="one_to_one")
+    if len(joined) != len(controlled):
+        raise ValueError(f"{len(controlled) - len(joined)} controlled queries have no per-query score")
+    target = joined["length_target"]
+    joined["length"] = target.where(target.notna() & (target.astype(str) != ""), joined["natural_length_bucket"])
+    return joined
+
+
 def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) -> PositionMatrix:
     """Queries x positions from a long table (``qid``, ``position_index``, ``metric``); incomplete queries left out.
 
