@@ -211,16 +211,18 @@ def choose_filler(pool: FillerPool, query: FillerQuery, order: Iterable[int], ta
                   max(overlaps, default=0.0), units, tokens)
 
 
+#: Languages written without spaces between words or sentences (ISO 639-3).
+NO_SPACE_LANGUAGES = frozenset({"zho", "cmn", "jpn", "tha", "lao", "khm", "mya"})
+
+
 def filler_separator(kind: str, language: str, paragraph_separator: str | None) -> str:
-    """How filler units are joined: the source's paragraph separator, or between sentences a space (none for
-    scripts written without spaces)."""
+    """How filler units are joined: paragraphs by the source's separator, sentences by a space.
+
+    Scripts written without spaces join sentences with nothing, as their own texts do.
+    """
     if kind == "paragraph" and paragraph_separator:
         return paragraph_separator
     return "" if language in NO_SPACE_LANGUAGES else " "
-
-
-#: Languages written without spaces between words or sentences (ISO 639-3).
-NO_SPACE_LANGUAGES = frozenset({"zho", "cmn", "jpn", "tha", "lao", "khm", "mya"})
 
 
 def answer_forms(answers: Sequence[str]) -> tuple[str, ...]:
@@ -230,5 +232,6 @@ def answer_forms(answers: Sequence[str]) -> tuple[str, ...]:
 
 def filler_query(qid: str, document: Document, query_text: str, answers: Sequence[str], needle: str,
                  measure: QueryTermRecall) -> FillerQuery:
+    """What :func:`choose_filler` needs of a query whose positive is ``document``."""
     return FillerQuery(qid, document.doc_id, document.title, measure.terms(query_text), answer_forms(answers), needle)
 
