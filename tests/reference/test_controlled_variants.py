@@ -50,7 +50,7 @@ def source(squad_dev, count) -> Source:
 
 @pytest.fixture(scope="module")
 def moved(source, count):
-    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13)
+    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=10)
     return plan_family(source, params, count, length_buckets(), N_BINS)
 
 
@@ -61,7 +61,7 @@ def moved_variants(moved):
 
 @pytest.fixture(scope="module")
 def inserted(source, count):
-    params = ControlledParams(mode="insert", unit="sentence", positions=5, queries=24, seed=13, lengths=(512, 1024))
+    params = ControlledParams(mode="insert", unit="sentence", positions=5, queries=24, seed=13, lengths=(512, 1024), rounds=10)
     return plan_family(source, params, count, length_buckets(), N_BINS)
 
 
@@ -159,7 +159,7 @@ def test_bm25_scores_every_query_alike_at_every_position(source, moved, moved_va
     # a real test: BM25 misses some queries and ranks others below the top
     assert min(values) < 1.0 and 0 < sum(v == 1.0 for v in values) < len(values)
     # and the statistics say so: no variation to test in any length bucket, a controlled PSI of 0
-    tests, positions = controlled_statistics(pd.concat(tables), BootstrapParams(200, 13, 0.95, "centered"),
+    tests, positions = controlled_statistics(pd.concat(tables), BootstrapParams(resamples=200, seed=13, confidence=0.95, interval="centered"),
                                              targets=moved.params.targets)
     assert sorted(tests["length"]) == ["Q1", "Q2", "Q3", "Q4"] and tests["n_queries"].sum() == 80
     assert (tests["note"] == NO_VARIATION).all() and (tests["psi"] == 0).all()
@@ -192,10 +192,10 @@ def test_cards_record_every_query_and_every_drop(source, moved, moved_variants, 
 
 
 def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_round(source, count, moved):
-    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13)
+    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=10)
     again = plan_family(source, params, count, length_buckets(), N_BINS)
     assert [(p.qid, p.round) for p in again.plans] == [(p.qid, p.round) for p in moved.plans]
-    other = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=14), count,
+    other = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=14, rounds=10), count,
                         length_buckets(), N_BINS)
     assert {p.qid for p in other.plans} != {p.qid for p in moved.plans}
     for family in (moved, other):
@@ -209,7 +209,7 @@ def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_roun
     assert all(taken[s] >= min(size, top - 1) for s, size in sizes.items())
     assert len(sizes) > 40 and len(taken) == min(80, len(sizes))
     capped = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13,
-                                                  max_rounds=1), count, length_buckets(), N_BINS)
+                                                  rounds=1), count, length_buckets(), N_BINS)
     assert capped.rounds == 1 and len({p.natural.doc_id for p in capped.plans}) == len(capped.plans)
     assert len(capped.plans) == min(80, len({p.doc_id for p in source.positions if p.qid not in dropped}))
 

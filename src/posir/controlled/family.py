@@ -34,7 +34,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, Strict
 
 from posir.benchmark import (BuiltBenchmark, Document, Drop, Position, Query, StageCount, read_corpus,
                              read_positions, read_queries, read_table, stage_count)
@@ -45,6 +47,8 @@ from posir.controlled.placement import (Placement, VariantRefused, evidence_unit
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
 from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, UNIT_KINDS, Units, split_units
 from posir.metrics.positions import LengthBucket, bucket_of, span_bin
+from posir.builders import BenchmarkSpec
+from posir.schema import Entry, Int, Language, PositiveInt, Str
 from posir.text import Span, TokenCounter
 
 MOVE = "move"
@@ -66,49 +70,29 @@ CONTROLLED_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class ControlledParams:
+class ControlledParams(Entry):
     """A benchmark's ``controlled`` block: ``{mode: move, unit: paragraph, positions: 5, queries: 400, seed: 13}``.
 
-    ``queries`` is the number sampled over all rounds (None: every query that
-    has a variant). ``lengths`` (insert mode) are haystack lengths in Qwen3
-    tokens, filler and needle together; ``overlap_threshold`` bounds filler
-    units' query-term recall and ``min_fill`` the share of a length a haystack
-    must reach (:mod:`posir.controlled.filler`). ``max_rounds`` caps the queries
-    sampled from one document, hence the rounds (None: as many as the sample needs).
+    ``queries`` is the number sampled over all rounds (null: every query that has a variant). ``rounds`` is the
+    number of corpora per position: at most one sampled query per document per corpus, so a document gives at
+    most ``rounds`` queries (a few documents holding many queries of a small stratum would otherwise make many
+    corpora); the workflow builds exactly these rounds, each a variant per position. ``lengths`` (insert mode)
+    are haystack lengths in Qwen3 tokens, filler and needle together; ``overlap_threshold`` bounds filler units'
+    query-term recall and ``min_fill`` the share of a length a haystack must reach (:mod:`posir.controlled.filler`).
     """
 
-    mode: str
-    unit: str = AUTO
-    positions: int = 5
-    queries: int | None = 400
-    seed: int = 13
-    lengths: tuple[int, ...] = (512, 1024, 2048, 4096)
-    overlap_threshold: float = 0.2
-    min_fill: float = 0.9
-    max_rounds: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"controlled mode must be one of {MODES}, got {self.mode!r}")
-        if self.unit not in UNIT_KINDS:
-            raise ValueError(f"controlled unit must be one of {UNIT_KINDS}, got {self.unit!r}")
-        target_positions(self.positions)  # at least two
-        if self.queries is not None and self.queries < 1:
-            raise ValueError(f"controlled queries must be at least 1, got {self.queries}")
-        if self.mode == INSERT and (not self.lengths or any(n < 1 for n in self.lengths)):
-            raise ValueError(f"insert mode needs positive haystack lengths, got {self.lengths}")
-        if self.max_rounds is not None and self.max_rounds < 1:
-            raise ValueError(f"controlled max_rounds must be at least 1, got {self.max_rounds}")
-        if not 0.0 <= self.overlap_threshold <= 1.0 or not 0.0 < self.min_fill <= 1.0:
-            raise ValueError("overlap_threshold must lie in [0, 1] and min_fill in (0, 1]")
-
-    @classmethod
-    def from_mapping(cls, config: Mapping[str, Any]) -> ControlledParams:
-        values = dict(config)
-        if "lengths" in values:
-            values["lengths"] = tuple(int(n) for n in values["lengths"])
-        return cls(**values)
+    mode: Literal["move", "insert"]
+    """move: the positive's evidence unit moves among its own units; insert: it is inserted into filler"""
+    unit: Literal["auto", "paragraph", "sentence"] = "auto"
+    """auto: paragraphs where the source has enough of them, else sentences (language-aware, sentencex)"""
+    positions: Annotated[int, Strict(), Field(ge=2)] = 5
+    """target relative positions, evenly from start to end"""
+    queries: PositiveInt | None = 400
+    seed: Int = 13
+    rounds: PositiveInt = 1
+    lengths: tuple[PositiveInt, ...] = (512, 1024, 2048, 4096)
+    overlap_threshold: Annotated[float, Strict(), Field(ge=0, le=1)] = 0.2
+    min_fill: Annotated[float, Strict(), Field(gt=0, le=1)] = 0.9
 
     @property
     def targets(self) -> list[float]:
@@ -118,6 +102,11 @@ class ControlledParams:
     def length_targets(self) -> tuple[int | None, ...]:
         """The haystack lengths of insert mode; move mode has one, the positive's own (None)."""
         return tuple(sorted(set(self.lengths))) if self.mode == INSERT else (None,)
+
+    def variant_keys(self) -> list[VariantKey]:
+        """Every variant the workflow builds: rounds x positions (x lengths), known from the config alone."""
+        return [VariantKey(r, k, n) for r in range(self.rounds) for n in self.length_targets
+                for k in range(self.positions)]
 
 
 @dataclass(frozen=True)
@@ -286,7 +275,7 @@ class ControlledFamily:
                 "positions": params.positions, "targets": params.targets,
                 "lengths": list(params.length_targets) if params.mode == INSERT else None,
                 "queries_requested": params.queries, "queries_sampled": len(self.plans), "seed": params.seed,
-                "max_rounds": params.max_rounds, "rounds": self.rounds, "language": self.source.language,
+                "rounds_allowed": params.rounds, "rounds": self.rounds, "language": self.source.language,
                 "separator": self.source.separator, "filler_separator": self.filler_separator, "overlap": self.overlap,
                 "min_fill": params.min_fill if params.mode == INSERT else None,
                 "variants": [k.slug for k in self.keys()]}
@@ -384,7 +373,7 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
     insert = _Inserter(source, params, count_tokens, unit_kind, {d: units_for(d) for d in documents},
                        natural) if params.mode == INSERT else None
     sampled, refused = stratified_sample(candidates, params.queries, params.seed,
-                                         insert.accept if insert is not None else None, params.max_rounds)
+                                         insert.accept if insert is not None else None, params.rounds)
     drawn = {s.candidate.qid for s in sampled} | {r.candidate.qid for r in refused}
     sample_drops = [Drop(STAGE_SAMPLE, r.candidate.qid, r.error.reason, r.error.detail) for r in refused]
     sample_drops += [Drop(STAGE_SAMPLE, c.qid, NOT_SAMPLED) for c in candidates if c.qid not in drawn]
@@ -480,3 +469,27 @@ class _Inserter:
         self.accepted[candidate.qid] = layouts
         needles.add(needle)
         members.append(candidate)
+
+
+class ControlledBenchmark(BenchmarkSpec):
+    """``builder: controlled``: controlled-position variants of another benchmark (every query measured at every
+    position, everything else held equal): a family of benchmarks ``<name>-r<round>-p<position>[-l<length>]``,
+    each with the usual contract, evaluated like any benchmark by the models named for ``<name>``."""
+
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+
+    builder: Literal["controlled"]
+    source_benchmark: Str = Field(alias="from")
+    """the benchmark varied: any benchmark with its own documents and evidence spans"""
+    source_language: Language = Field("eng", alias="from_language")
+    """its language variant that is varied"""
+    controlled: ControlledParams
+
+    def variant_names(self) -> list[str]:
+        return [f"{self.name}-{key.slug}" for key in self.controlled.variant_keys()]
+
+    def key_of(self, variant: str) -> VariantKey:
+        for key in self.controlled.variant_keys():
+            if f"{self.name}-{key.slug}" == variant:
+                return key
+        raise KeyError(f"{variant} is not a variant of the controlled benchmark {self.name}")
