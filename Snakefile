@@ -21,6 +21,7 @@ include: "rules/rerank.smk"
 include: "rules/evaluation.smk"
 include: "rules/analyses.smk"
 include: "rules/paper.smk"
+include: "rules/controlled.smk"
 
 
 rule all:

@@ -16,6 +16,7 @@ PATHS = PLAN.paths
 BENCHMARKS = PLAN.benchmarks
 RETRIEVAL = PLAN.retrieval
 EVALUATION = PLAN.evaluation
+CONTROLLED = PLAN.controlled
 
 
 wildcard_constraints:

@@ -28,6 +28,7 @@ from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
+from posir.controlled.family import ControlledBenchmark, VariantKey
 from posir.languages import ONE_VS_MANY, Setting, macrolanguage
 from posir.llm.config import LLMConfig
 from posir.metrics.params import MetricParams, StatisticsParams
@@ -74,11 +75,9 @@ BenchmarkEntry = Annotated[
         GenerationBenchmark,
         PosIRImportBenchmark,
         TranslationEntry,
+        ControlledBenchmark,
     ],
     Field(discriminator="builder"),
-]
-AnyBenchmark = Union[
-    SquadBenchmark, CrossLingualBenchmark, ParallelBenchmark, GenerationBenchmark, PosIRImportBenchmark, TranslationEntry
 ]
 
 #: Sections a merged ``--configfile`` may clear with ``null`` (the named blocks of config.yaml it does not want).
@@ -174,6 +173,8 @@ class WorkflowConfig(Entry):
                     if "name" in entry:
                         raise KeyProblem(f"{section}.{key}.name", "an entry's name is its key", "remove 'name'")
                     entry = {**entry, "name": key}
+                    if section == "benchmarks" and "controlled" in entry and "builder" not in entry:
+                        entry["builder"] = "controlled"  # a controlled entry says what it is by its block
                 named[key] = entry
             data[section] = named
         return data
@@ -185,9 +186,24 @@ class WorkflowConfig(Entry):
 
     # --- benchmarks, their languages and corpora --------------------------------------------------------
 
+    @cached_property
+    def controlled_variants(self) -> dict[str, tuple[str, VariantKey]]:
+        """Every controlled variant the config defines: its name -> (its family, its key)."""
+        return {name: (family, entry.key_of(name)) for family, entry in self.benchmarks.items()
+                if isinstance(entry, ControlledBenchmark) for name in entry.variant_names()}
+
+    def family_of(self, variant: str) -> ControlledBenchmark:
+        entry = self.benchmarks[self.controlled_variants[variant][0]]
+        assert isinstance(entry, ControlledBenchmark)
+        return entry
+
     def query_languages(self, benchmark: str) -> list[str]:
         """Languages ``benchmark`` has queries in (ISO 639-3)."""
+        if benchmark in self.controlled_variants:
+            return [self.family_of(benchmark).source_language]
         entry = self.benchmarks[benchmark]
+        if isinstance(entry, ControlledBenchmark):
+            return [entry.source_language]
         if isinstance(entry, TranslationEntry):
             # the source language is the 'from' benchmark's variant, each translation a variant '<name>-<lang>'
             return [entry.source_language, *entry.languages]
@@ -195,8 +211,10 @@ class WorkflowConfig(Entry):
 
     def query_variant(self, benchmark: str, language: str) -> str:
         """Directory name under ``benchmarks/`` holding ``benchmark``'s queries in ``language``."""
-        entry = self.benchmarks[benchmark]
         languages = self.query_languages(benchmark)
+        if benchmark in self.controlled_variants and language in languages:
+            return benchmark  # a controlled variant is one benchmark of one language
+        entry = self.benchmarks[benchmark]
         if language not in languages:
             raise ConfigError(
                 f"config: benchmark '{benchmark}' has no '{language}' queries (it has {languages}); fix the settings "
@@ -208,6 +226,8 @@ class WorkflowConfig(Entry):
 
     def corpus_from(self, benchmark: str) -> str | None:
         """The benchmark whose corpus ``benchmark``'s queries search, when not its own."""
+        if benchmark in self.controlled_variants:
+            return None
         return getattr(self.benchmarks[benchmark], "corpus_from", None)
 
     def corpus_languages(self, benchmark: str) -> list[str]:
@@ -219,6 +239,8 @@ class WorkflowConfig(Entry):
 
         ``mul`` (one-vs-many, Multi-EuP) is the union of every language's parallel corpus.
         """
+        if benchmark in self.controlled_variants:
+            return [benchmark]
         entry = self.benchmarks[benchmark]
         base = self.corpus_from(benchmark)
         if base:
@@ -243,9 +265,12 @@ class WorkflowConfig(Entry):
         return list(dict.fromkeys([setting.query_language, *corpus]))
 
     def separator(self, benchmark: str) -> str:
-        """The paragraph separator of a benchmark's documents (a translation inherits its source's)."""
+        """The paragraph separator of a benchmark's documents (a translation or a controlled family inherits its
+        source's)."""
+        if benchmark in self.controlled_variants:
+            return self.separator(self.family_of(benchmark).source_benchmark)
         entry = self.benchmarks[benchmark]
-        if isinstance(entry, TranslationEntry):
+        if isinstance(entry, (TranslationEntry, ControlledBenchmark)):
             return self.separator(entry.source_benchmark)
         params = getattr(entry, "params", None)
         return str(getattr(params, "separator", "\n\n"))
@@ -267,9 +292,24 @@ class WorkflowConfig(Entry):
 
     @cached_property
     def evaluations(self) -> list[Evaluation]:
-        """Every (benchmark, model, setting) of the evaluation blocks, in config order."""
-        return [Evaluation(block.benchmark, model, Setting.parse(setting)) for block in self.evaluation
-                for model in block.models for setting in block.settings]
+        """Every (benchmark, model, setting) of the evaluation blocks, in config order; a block naming a controlled
+        family evaluates each of its variants."""
+        evaluations = []
+        for block in self.evaluation:
+            entry = self.benchmarks.get(block.benchmark)
+            variants = entry.variant_names() if isinstance(entry, ControlledBenchmark) else [block.benchmark]
+            evaluations += [Evaluation(variant, model, Setting.parse(setting)) for variant in variants
+                            for model in block.models for setting in block.settings]
+        return evaluations
+
+    @cached_property
+    def controlled_evaluations(self) -> dict[str, list[Evaluation]]:
+        """Per controlled family, the evaluations of its variants."""
+        groups: dict[str, list[Evaluation]] = {}
+        for evaluation in self.evaluations:
+            if evaluation.benchmark in self.controlled_variants:
+                groups.setdefault(self.controlled_variants[evaluation.benchmark][0], []).append(evaluation)
+        return groups
 
     @cached_property
     def evaluations_by_benchmark(self) -> dict[str, list[Evaluation]]:
@@ -332,6 +372,7 @@ def check_references(config: WorkflowConfig) -> None:
     _check_evaluations(config)
     _check_generation(config)
     _check_translations(config)
+    _check_controlled(config)
     _check_paper(config)
     _check_analyses(config)
 
@@ -568,6 +609,29 @@ def comparison_rows(config: WorkflowConfig, name: str) -> list[dict[str, str]]:
     return rows
 
 
+def _check_controlled(config: WorkflowConfig) -> None:
+    """A controlled family varies a benchmark that has its own documents and evidence spans, in one language."""
+    for name, entry in config.benchmarks.items():
+        if not isinstance(entry, ControlledBenchmark):
+            continue
+        where = f"benchmarks.{name}"
+        source = config.benchmarks.get(entry.source_benchmark)
+        if source is None or entry.source_benchmark == name or isinstance(source, ControlledBenchmark):
+            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' must name another benchmark (not a "
+                             f"controlled one): the benchmark whose queries are moved")
+        if source.kind.query_only or config.corpus_from(entry.source_benchmark):
+            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' searches another benchmark's documents; "
+                             f"vary the benchmark that has them")
+        languages = config.query_languages(entry.source_benchmark)
+        if entry.source_language not in languages:
+            raise KeyProblem(f"{where}.from_language", f"'{entry.source_benchmark}' has no "
+                             f"'{entry.source_language}' variant (it has {languages})")
+        for variant in entry.variant_names():
+            if variant in config.benchmarks:
+                raise KeyProblem(where, f"its variant '{variant}' collides with a benchmark of that name",
+                                 "rename one")
+
+
 def _check_paper(config: WorkflowConfig) -> None:
     """Cross references of ``published``, ``references`` and ``paper_tables``."""
     for name, entry in config.published.items():
@@ -617,8 +681,9 @@ def _check_analyses(config: WorkflowConfig) -> None:
 def json_schema() -> dict[str, Any]:
     """The JSON schema of the whole config, generated from the declarations (draft 2020-12).
 
-    Two things the declarations do in code are written into it: a named block a merged ``--configfile`` clears
-    with ``null`` accepts null, and titles (pydantic's field names in title case) are left out as noise.
+    What the declarations do in code is written into it: a named block a merged ``--configfile`` clears with
+    ``null`` accepts null, and a controlled benchmark needs no ``builder``; titles (pydantic's field names in title
+    case) are left out as noise.
     """
     schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
     for key in CLEARABLE:
@@ -626,6 +691,9 @@ def json_schema() -> dict[str, Any]:
     for name, definition in schema["$defs"].items():
         if "runs" in definition.get("properties", {}):
             definition["properties"]["runs"] = _nullable(definition["properties"]["runs"])
+    # a controlled entry may leave its builder out: its 'controlled' block says what it is (WorkflowConfig._prepare)
+    controlled = schema["$defs"]["ControlledBenchmark"]
+    controlled["required"] = [key for key in controlled["required"] if key != "builder"]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 

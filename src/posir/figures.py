@@ -238,3 +238,57 @@ def segment_similarity(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str
     fig.tight_layout(rect=(0, 0, 0.84, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def controlled_curves(positions: pd.DataFrame, title: str, path: Path) -> None:
+    """Within-query position curves of a controlled family: mean nDCG@10 at each target position, one line per
+    model (and setting) with its paired bootstrap band, one panel per length (a natural bucket in move mode)."""
+    lengths = sorted(positions["length"].astype(str).unique(), key=_length_order)
+    fig, axes = plt.subplots(1, len(lengths), figsize=(4.2 * len(lengths), 3.6), sharey=True, squeeze=False)
+    for ax, length in zip(axes[0], lengths):
+        frame = positions[positions["length"].astype(str) == length]
+        for (model, setting), lines in frame.groupby(["model", "setting"], sort=True):
+            lines = lines.sort_values("target_position")
+            label = model if frame["setting"].nunique() == 1 else f"{model}, {setting}"
+            line = ax.plot(lines["target_position"], lines["mean"], marker="o", label=label)[0]
+            ax.fill_between(lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15,
+                            color=line.get_color())
+        ax.set_title(f"length {length}" if length.isdigit() else f"bucket {length}")
+        ax.set_xlabel("target relative position of the evidence")
+        ax.set_xlim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(f"mean {POSITION_MEASURE.name} (same queries at every position)")
+    axes[0][-1].legend(fontsize=7, loc="best")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:
+    """Mean nDCG@10 by target position (columns) and length (rows), one panel per model: insert mode's
+    position x length grid (in move mode the rows are the natural length buckets)."""
+    panels = sorted(positions.groupby(["model", "setting"]).groups)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)
+    for ax, (model, setting) in zip(axes[0], panels):
+        frame = positions[(positions["model"] == model) & (positions["setting"] == setting)]
+        grid = frame.pivot_table(index="length", columns="target_position", values="mean")
+        grid = grid.reindex(sorted(grid.index.astype(str), key=_length_order))
+        image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(grid.shape[1]), [f"{t:.2f}" for t in grid.columns], fontsize=7)
+        ax.set_yticks(range(grid.shape[0]), list(grid.index), fontsize=7)
+        ax.set_title(model if positions["setting"].nunique() == 1 else f"{model}, {setting}", fontsize=9)
+        ax.set_xlabel("target position")
+    axes[0][0].set_ylabel("length")
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label=f"mean {POSITION_MEASURE.name}")
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _length_order(value: str) -> tuple[int, float, str]:
+    """Lengths in tokens by size, bucket names (Q1..) after them in name order."""
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)

@@ -45,6 +45,17 @@ ISO639_3_NAMES: dict[str, str] = {
 }
 
 
+#: ISO 639-1 (two-letter) codes of the languages above, for libraries keyed by them (sentencex's
+#: sentence rules: a three-letter code silently falls back to its language-neutral rules).
+ISO639_1_CODES: dict[str, str] = {
+    "ara": "ar", "ben": "bn", "cat": "ca", "cmn": "zh", "ces": "cs", "dan": "da", "deu": "de", "ell": "el",
+    "eng": "en", "est": "et", "eus": "eu", "fas": "fa", "fin": "fi", "fra": "fr", "gle": "ga", "hin": "hi",
+    "hun": "hu", "hye": "hy", "ind": "id", "ita": "it", "jpn": "ja", "kor": "ko", "lit": "lt", "nep": "ne",
+    "nld": "nl", "nor": "no", "pol": "pl", "por": "pt", "ron": "ro", "rus": "ru", "spa": "es", "srp": "sr",
+    "swe": "sv", "tam": "ta", "tur": "tr", "yid": "yi", "zho": "zh",
+}
+
+
 #: Individual languages named by their macrolanguage elsewhere: PosIR's folders and settings say ``cmn``
 #: (Mandarin), XQuAD and the model cards (hence models' ``languages`` lists) say Chinese, ``zho``.
 MACROLANGUAGES: dict[str, str] = {"cmn": "zho"}
@@ -69,6 +80,11 @@ def display_name(code: str) -> str:
     """The language's English name as prompts write it (``deu`` -> ``German``); the code itself if unknown."""
     name = language_name(code)
     return name.capitalize() if name else code
+
+
+def iso639_1(code: str) -> str | None:
+    """The two-letter ISO 639-1 code of an ISO 639-3 code, if it has one and we know it."""
+    return ISO639_1_CODES.get(code)
 
 
 #: The corpus language of a one-vs-many setting: every language's parallel documents at once (Multi-EuP).

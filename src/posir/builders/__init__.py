@@ -39,8 +39,11 @@ POSIR_IMPORT = Builder("posir_import", "import_posir_benchmark", summary="a subs
 TRANSLATION = Builder("translation", "translate_benchmark", per_language=True,
                       summary="another benchmark translated into each target language (PosIR 3.4)")
 
+CONTROLLED = Builder("controlled", "build_controlled_variant",
+                     summary="controlled-position variants of another benchmark: each query at every position")
+
 BUILDERS: dict[str, Builder] = {b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT,
-                                                    TRANSLATION)}
+                                                    TRANSLATION, CONTROLLED)}
 
 
 class BuilderParams(Entry):

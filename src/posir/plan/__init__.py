@@ -10,7 +10,6 @@ benchmarks, generation, translation), :class:`RetrievalPlan` (encode, search, re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +17,15 @@ from typing import Any
 
 from posir.builders import BUILDERS
 from posir.config import WorkflowConfig, check_installed, load_config
-from posir.plan.base import Wildcards, input_scaled_mem_mb
+from posir.plan.base import Wildcards, input_scaled_mem_mb, names_regex
 from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
+from posir.plan.controlled import ControlledPlan
 from posir.plan.evaluation import EvaluationPlan
 from posir.results import ResultPaths
 from posir.plan.retrieval import RetrievalPlan
 
 __all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]
-
-
-def names_regex(names: Iterable[str]) -> str:
-    """A wildcard regex matching exactly ``names``; with none, a regex that matches nothing."""
-    names = list(names)
-    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
 @dataclass(frozen=True)
@@ -43,6 +37,7 @@ class Plan:
     benchmarks: BenchmarkPlan
     retrieval: RetrievalPlan
     evaluation: EvaluationPlan
+    controlled: ControlledPlan
 
     @classmethod
     def from_config(cls, raw: Mapping[str, Any], prompts_dir: Path, results: str = "results",
@@ -52,8 +47,8 @@ class Plan:
         if check_environment:
             check_installed(config)
         paths = ResultPaths(results)
-        plan = cls(config, paths, BenchmarkPlan(config, paths, prompts_dir), RetrievalPlan(config, paths, prompts_dir),
-                   EvaluationPlan(config, paths, prompts_dir))
+        parts = (BenchmarkPlan, RetrievalPlan, EvaluationPlan, ControlledPlan)
+        plan = cls(config, paths, *(part(config, paths, prompts_dir) for part in parts))
         check_plan(config, prompts_dir)
         return plan
 
@@ -92,7 +87,7 @@ class Plan:
         """What ``rule all`` asks for: tables and figures of every evaluation, tests, analyses, paper tables and
         the translations something evaluates."""
         return [*self.evaluation_targets(), *self.significance_targets(), *self.analyses_targets(),
-                *self.paper_targets(), *self.translation_targets()]
+                *self.paper_targets(), *self.translation_targets(), *self.controlled.targets()]
 
     def evaluation_targets(self) -> list[str]:
         paths, evaluation = self.paths, self.evaluation

@@ -8,7 +8,8 @@ by attribute, so a test calls them with ``Wildcards(benchmark="squad-long", ...)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -45,3 +46,9 @@ def input_scaled_mem_mb(base_mb: float, per_input_mb: float) -> Callable[[Any, A
 
 def scaled_mem_mb(base_mb: float, per_input_mb: float, input_mb: float) -> int:
     return max(1000, 100 * math.ceil(2 * (base_mb + per_input_mb * input_mb) / 100))
+
+
+def names_regex(names: Iterable[str]) -> str:
+    """A wildcard regex matching exactly ``names``; with none, a regex that matches nothing."""
+    names = list(names)
+    return "|".join(re.escape(n) for n in names) if names else "(?!x)x"

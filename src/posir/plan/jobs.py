@@ -18,6 +18,7 @@ from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
+from posir.controlled.family import ControlledBenchmark
 from posir.llm.config import LLMConfig
 from posir.metrics.params import MetricParams, PositionParams, TableParams
 from posir.models.spec import ModelSpec
@@ -170,6 +171,26 @@ class RerankJob(Job):
 
 
 # --- evaluation, tables, figures -------------------------------------------------------------------------
+
+
+class ControlledJob(Job):
+    """One variant of a controlled family, built from its source benchmark; ``views`` are the evaluated models
+    whose view of each moved span the card records (tokens before it, seen or cut by truncation)."""
+
+    entry: ControlledBenchmark
+    separator: Str
+    metrics: PositionParams
+    views: dict[str, ModelSpec] = Field(default_factory=dict)
+
+
+class ControlledTablesJob(Job):
+    """A controlled family's statistics: ``runs`` names each (variant, model, setting) of the ``scores`` and
+    ``controlled`` inputs, in order; ``natural`` each (model, setting) of the source's ``natural`` summaries."""
+
+    entry: ControlledBenchmark
+    runs: list[tuple[Str, Str, Str]]
+    natural: list[tuple[Str, Str]]
+    metrics: MetricParams
 
 
 class ScoreJob(Job):

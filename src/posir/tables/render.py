@@ -548,3 +548,45 @@ def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], 
              "resampled queries for both models). † the interval excludes 0."]
     return Rendering(["model A", "model B", *("PSI" if b == ALL else f"PSI {b}" for b in [ALL, *buckets])],
                      "ll" + "r" * (1 + len(buckets)), [Block(rows)], notes, caption, label)
+
+
+# --- controlled-position families (issue 22) ---------------------------------------------------------------------
+
+
+def _p(value: Any) -> str:
+    return MISSING if pd.isna(value) else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def _psi_with_interval(psi: Any, low: Any, high: Any) -> str:
+    if pd.isna(psi):
+        return MISSING
+    return f"{psi:.2f} [{low:.2f}, {high:.2f}]" if pd.notna(low) else f"{psi:.2f}"
+
+
+def controlled_markdown(tests: pd.DataFrame, title: str) -> str:
+    """Per model, setting and length: the same queries at every position; mean nDCG@10 in percent, controlled PSI
+    with its paired bootstrap interval, Page's L (one-sided, primacy and recency) and Friedman p-values."""
+    shown = pd.DataFrame({
+        "model": tests["model"], "setting": tests["setting"], "length": tests["length"].astype(str),
+        "queries": tests["n_queries"],
+        f"mean {POSITION_MEASURE.name}": (100 * tests["mean"]).map(lambda v: f"{v:.2f}"),
+        "controlled PSI [95% CI]": [_psi_with_interval(p, lo, hi) for p, lo, hi in
+                                    zip(tests["psi"], tests["psi_ci_low"], tests["psi_ci_high"])],
+        "Page p (primacy)": tests["page_p_primacy"].map(_p), "Page p (recency)": tests["page_p_recency"].map(_p),
+        "Friedman p": tests["friedman_p"].map(_p), "note": tests["note"].fillna(""),
+    })
+    return f"### {title}\n\n" + shown.to_markdown(index=False) + "\n"
+
+
+def natural_vs_controlled_markdown(table: pd.DataFrame, title: str) -> str:
+    """Natural-data PSI (the source's bins: different queries at different positions) beside the controlled PSI
+    (the same queries moved): does the natural bias survive control, grow or vanish?"""
+    shown = pd.DataFrame({
+        "model": table["model"], "setting": table["setting"], "bucket": table["bucket"],
+        "natural PSI": table["natural_psi"].map(lambda v: MISSING if pd.isna(v) else f"{v:.2f}"),
+        "controlled PSI [95% CI]": [_psi_with_interval(p, lo, hi) for p, lo, hi in zip(
+            table["controlled_psi"], table["controlled_psi_ci_low"], table["controlled_psi_ci_high"])],
+        "controlled − natural": table["difference"].map(lambda v: MISSING if pd.isna(v) else f"{v:+.2f}"),
+        "queries": table["controlled_queries"], "Page p (primacy)": table["page_p_primacy"].map(_p),
+    })
+    return f"### {title}: natural against controlled PSI\n\n" + shown.to_markdown(index=False) + "\n"

@@ -1,0 +1,7 @@
+from posir.logs import log_to
+from posir.plan.jobs import ControlledTablesJob
+from posir.steps.controlled import write_controlled_tables
+
+with log_to(snakemake.log[0]) as log:
+    tests = write_controlled_tables(ControlledTablesJob.of(snakemake))
+    log.info("controlled statistics:\n%s", tests.to_string(index=False))
