@@ -18,7 +18,7 @@ APT_PACKAGES := apertium-eng-spa
 SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
 
-.PHONY: setup system python run test lint report clean-venv
+.PHONY: setup system python run quick test lint report clean-venv
 
 setup: system python
 
@@ -47,10 +47,19 @@ $(STAMP): requirements.txt
 run: setup
 	$(VENV)/bin/snakemake --cores $(CORES)
 
+# The quick run (configs/quick.yaml): every rule of the main job on a small slice, in its own directory
+QUICK_DIR := results-quick
+quick: setup
+	mkdir -p $(QUICK_DIR) && cp config.yaml $(QUICK_DIR)/config.yaml
+	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(QUICK_DIR) \
+		--configfile $(CURDIR)/configs/quick.yaml --cores $(CORES)
+
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
 lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/snakefmt --check Snakefile rules/
 

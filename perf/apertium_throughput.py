@@ -40,18 +40,24 @@ def main() -> None:
     for name, texts in units.items():
         start = time.perf_counter()
         for i in range(0, len(texts), args.chunk):
-            engine.translate_batch(texts[i:i + args.chunk])
+            engine.translate_batch(texts[i : i + args.chunk])
         seconds = time.perf_counter() - start
         total += seconds
         words, chars = sum(len(t.split()) for t in texts), sum(len(t) for t in texts)
-        print(f"| {name} (batched) | {len(texts)} | {words} | {seconds:.1f} | {words / seconds:,.0f} | {chars / seconds:,.0f} |")
+        print(
+            f"| {name} (batched) | {len(texts)} | {words} | {seconds:.1f} | "
+            f"{words / seconds:,.0f} | {chars / seconds:,.0f} |"
+        )
     texts = units["paragraphs"][: args.single]
     start = time.perf_counter()
     for text in texts:
         subprocess.run(["apertium", "-u", args.pair], input=text.encode(), capture_output=True, check=True)
     seconds = time.perf_counter() - start
     words, chars = sum(len(t.split()) for t in texts), sum(len(t) for t in texts)
-    print(f"| paragraphs (one call each) | {len(texts)} | {words} | {seconds:.1f} | {words / seconds:,.0f} | {chars / seconds:,.0f} |")
+    print(
+        f"| paragraphs (one call each) | {len(texts)} | {words} | {seconds:.1f} | "
+        f"{words / seconds:,.0f} | {chars / seconds:,.0f} |"
+    )
     print(f"\nall of SQuAD v1.1 dev, batched: {total:.1f} s")
 
 

@@ -213,12 +213,18 @@ def embeddings(candidate: str, path: Path, n: int) -> dict[str, float]:
     wanted = keys + [sha(f"unknown {i}") for i in range(n // 5)]
     cache = CANDIDATES[candidate].embeddings(path)
     found: dict[str, Any] = {}
-    read, _ = timed(lambda: [found.update(cache.get_many(wanted[s:s + GET_BATCH], dim=DIM))
-                             for s in range(0, len(wanted), GET_BATCH)])
+    read, _ = timed(
+        lambda: [
+            found.update(cache.get_many(wanted[s : s + GET_BATCH], dim=DIM)) for s in range(0, len(wanted), GET_BATCH)
+        ]
+    )
     cache.close()
     if len(found) != n or any(not np.array_equal(found[k][0], vectors[i]) for i, k in enumerate(keys)):
         raise SystemExit(f"{candidate}: the embeddings read back are not the ones written")
-    return {"embeddings: put, 2 processes at once": written / elapsed, "embeddings: get, batches of 500": len(wanted) / read}
+    return {
+        "embeddings: put, 2 processes at once": written / elapsed,
+        "embeddings: get, batches of 500": len(wanted) / read,
+    }
 
 
 def scores(candidate: str, path: Path, stored: int, lookups: int) -> dict[str, float]:
@@ -227,11 +233,14 @@ def scores(candidate: str, path: Path, stored: int, lookups: int) -> dict[str, f
     value = {pair: (i % 1000) / 1000 for i, pair in enumerate(universe)}
     cache = CANDIDATES[candidate].scores(path)
     rows = [(q, d, value[(q, d)]) for q, d in universe[:stored]]
-    put, _ = timed(lambda: [cache.put_many(SCORER, rows[s:s + SCORE_PUT]) for s in range(0, len(rows), SCORE_PUT)])
+    put, _ = timed(lambda: [cache.put_many(SCORER, rows[s : s + SCORE_PUT]) for s in range(0, len(rows), SCORE_PUT)])
     asked = random.Random(0).choices(universe, k=lookups)
     found: dict[tuple[str, str], float] = {}
-    get, _ = timed(lambda: [found.update(cache.get_many(SCORER, asked[s:s + SCORE_GET]))
-                            for s in range(0, len(asked), SCORE_GET)])
+    get, _ = timed(
+        lambda: [
+            found.update(cache.get_many(SCORER, asked[s : s + SCORE_GET])) for s in range(0, len(asked), SCORE_GET)
+        ]
+    )
     cache.close()
     written = set(universe[:stored])
     if len(found) != len(set(asked) & written) or any(found[p] != value[p] for p in found):
@@ -281,8 +290,13 @@ def main() -> None:
     parser.add_argument("--stored-pairs", type=int, default=250_000)
     parser.add_argument("--lookups", type=int, default=1_000_000)
     parser.add_argument("--answers", type=int, default=1_000, help="keys per thread")
-    parser.add_argument("--candidates", nargs="+", choices=sorted(CANDIDATES), default=list(CANDIDATES),
-                        help="measured in this order (swap it to see whether the order matters)")
+    parser.add_argument(
+        "--candidates",
+        nargs="+",
+        choices=sorted(CANDIDATES),
+        default=list(CANDIDATES),
+        help="measured in this order (swap it to see whether the order matters)",
+    )
     args = parser.parse_args()
     names = [n for n in args.candidates if n in available()]
     load = os.getloadavg()
@@ -290,14 +304,18 @@ def main() -> None:
     for name in names:
         with tempfile.TemporaryDirectory(prefix=f"cache-perf-{name}-") as tmp:
             path = Path(tmp)
-            figures[name] = {**embeddings(name, path, args.embeddings),
-                             **scores(name, path, args.stored_pairs, args.lookups),
-                             **answers(name, path, args.answers)}
+            figures[name] = {
+                **embeddings(name, path, args.embeddings),
+                **scores(name, path, args.stored_pairs, args.lookups),
+                **answers(name, path, args.answers),
+            }
         print(f"{name}: done", file=sys.stderr)
-    print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {versions(names)}, "
-          f"load average (1, 5, 15 min) {' '.join(f'{x:.2f}' for x in load)} at the start, "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end, "
-          f"{os.cpu_count()} CPUs\n")
+    print(
+        f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, {versions(names)}, "
+        f"load average (1, 5, 15 min) {' '.join(f'{x:.2f}' for x in load)} at the start, "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end, "
+        f"{os.cpu_count()} CPUs\n"
+    )
     print("| workload, ops/s | " + " | ".join(CANDIDATES[n].name for n in names) + " |")
     print("|---|" + "---:|" * len(names))
     for workload in figures[names[0]]:

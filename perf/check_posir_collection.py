@@ -59,9 +59,11 @@ class Report:
 
     def line(self) -> str:
         buckets = " ".join(f"{b.name}={self.buckets.get(b.name, 0)}" for b in BUCKETS)
-        return (f"{self.subset}: documents {self.documents}/{self.documents_in}, queries {self.queries}/"
-                f"{self.queries_in}, drops {self.drops or 0}, {buckets}, bins used {self.bins_used}, "
-                f"{self.seconds:.2f} s")
+        return (
+            f"{self.subset}: documents {self.documents}/{self.documents_in}, queries {self.queries}/"
+            f"{self.queries_in}, drops {self.drops or 0}, {buckets}, bins used {self.bins_used}, "
+            f"{self.seconds:.2f} s"
+        )
 
 
 def check_subset(root: Path, subset: str, count: TokenCounter) -> Report:
@@ -71,9 +73,17 @@ def check_subset(root: Path, subset: str, count: TokenCounter) -> Report:
     started = time.perf_counter()
     built = import_subset(ImportSpec.from_config({"path": str(root), "subset": subset}), count, BUCKETS, N_BINS)
     seconds = time.perf_counter() - started
-    return Report(subset, documents_in, len(built.documents), queries_in, len(built.queries),
-                  reason_counts(built.drops), dict(Counter(p.length_bucket for p in built.positions)),
-                  len({(p.length_bucket, p.position_bin) for p in built.positions}), seconds)
+    return Report(
+        subset,
+        documents_in,
+        len(built.documents),
+        queries_in,
+        len(built.queries),
+        reason_counts(built.drops),
+        dict(Counter(p.length_bucket for p in built.positions)),
+        len({(p.length_bucket, p.position_bin) for p in built.positions}),
+        seconds,
+    )
 
 
 def _column(path: Path, name: str) -> set[str]:
@@ -101,8 +111,13 @@ def check_cross_lingual(root: Path, language_folder: str, domain: str, count: To
 
 
 def subsets(root: Path) -> list[str]:
-    return sorted(f"{lang.name}/{domain.name}" for lang in root.iterdir() if lang.is_dir()
-                  for domain in lang.iterdir() if (domain / "corpus.parquet").is_file())
+    return sorted(
+        f"{lang.name}/{domain.name}"
+        for lang in root.iterdir()
+        if lang.is_dir()
+        for domain in lang.iterdir()
+        if (domain / "corpus.parquet").is_file()
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,13 +126,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--datasets", nargs="+", default=None, help="<language folder>/<domain> (default: --sample)")
     parser.add_argument("--sample", type=int, default=None, help="check this many datasets drawn at random (seeded)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cross-lingual", action="store_true",
-                        help="also check X->eng for the translated languages of the checked domains")
+    parser.add_argument(
+        "--cross-lingual",
+        action="store_true",
+        help="also check X->eng for the translated languages of the checked domains",
+    )
     args = parser.parse_args(argv)
 
     available = subsets(args.root)
-    chosen = args.datasets or (sorted(random.Random(args.seed).sample(available, min(args.sample, len(available))))
-                               if args.sample else available)
+    chosen = args.datasets or (
+        sorted(random.Random(args.seed).sample(available, min(args.sample, len(available))))
+        if args.sample
+        else available
+    )
     count = qwen3_token_counter()
     failed = False
     for subset in chosen:

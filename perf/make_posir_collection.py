@@ -96,8 +96,16 @@ MAX_QUESTIONS_PER_POSITIVE = 3
 
 #: PosIR's language folders (eval.sh): ISO 639-3 code and ISO 15924 script.
 FOLDERS: dict[str, str] = {
-    "ara": "ara-Arab", "cmn": "cmn-Hans", "deu": "deu-Latn", "eng": "eng-Latn", "fra": "fra-Latn",
-    "ita": "ita-Latn", "kor": "kor-Kore", "por": "por-Latn", "rus": "rus-Cyrl", "spa": "spa-Latn",
+    "ara": "ara-Arab",
+    "cmn": "cmn-Hans",
+    "deu": "deu-Latn",
+    "eng": "eng-Latn",
+    "fra": "fra-Latn",
+    "ita": "ita-Latn",
+    "kor": "kor-Kore",
+    "por": "por-Latn",
+    "rus": "rus-Cyrl",
+    "spa": "spa-Latn",
 }
 #: Languages PosIR translated from English (section 3.4); also its 8 cross-lingual X->eng settings (Table 3).
 TRANSLATED: tuple[str, ...] = ("ara", "deu", "fra", "ita", "kor", "por", "rus", "spa")
@@ -106,9 +114,21 @@ PARALLEL: tuple[str, ...] = ("eng", *TRANSLATED)
 #: XQuAD language whose Qwen3 token ratio to English is closest to PosIR's (Table 4: fra 1.49, kor 1.64, por 1.41;
 #: XQuAD tr 1.55, ro 1.76, vi 1.37; hi, at 4.19, would quadruple Korean lengths).
 XQUAD_FILE: dict[str, str] = {
-    "eng": "en", "ara": "ar", "deu": "de", "spa": "es", "rus": "ru", "fra": "tr", "kor": "ro", "por": "vi", "cmn": "zh",
+    "eng": "en",
+    "ara": "ar",
+    "deu": "de",
+    "spa": "es",
+    "rus": "ru",
+    "fra": "tr",
+    "kor": "ro",
+    "por": "vi",
+    "cmn": "zh",
 }
-SUBSTITUTED: dict[str, str] = {"fra": "XQuAD Turkish (tr)", "kor": "XQuAD Romanian (ro)", "por": "XQuAD Vietnamese (vi)"}
+SUBSTITUTED: dict[str, str] = {
+    "fra": "XQuAD Turkish (tr)",
+    "kor": "XQuAD Romanian (ro)",
+    "por": "XQuAD Vietnamese (vi)",
+}
 
 
 # --- sources -------------------------------------------------------------------------------------
@@ -130,7 +150,7 @@ def _qas(data: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
 def _first_valid_answer(context: str, qa: Mapping[str, Any]) -> tuple[int, int] | None:
     for answer in qa.get("answers", []):
         start, text = int(answer["answer_start"]), str(answer["text"])
-        if text and context[start:start + len(text)] == text:
+        if text and context[start : start + len(text)] == text:
             return start, start + len(text)
     return None
 
@@ -241,21 +261,25 @@ def load_sources(mirror: Path, count: Callable[[str], int]) -> Sources:
         span = _first_valid_answer(context, qa)
         if span:
             zh_questions.setdefault(index, []).append(
-                (str(qa["id"]), Evidence(context, str(qa["question"]).strip(), *span)))
+                (str(qa["id"]), Evidence(context, str(qa["question"]).strip(), *span))
+            )
     zh_tokens = [count(p) for p in zh_paragraphs]
 
     n_questions = sum(len(q) for q in evidence.values())
     notes = [
         f"English: {len(en_paragraphs)} SQuAD v1.1 dev paragraphs; evidence: {n_questions} XQuAD questions of "
         f"{len(evidence)} paragraphs present, with valid answer offsets, in all of {', '.join(PARALLEL)}",
-        *[f"{lang}: real translations of {len(translations[lang])} of the {len(en_paragraphs)} English paragraphs"
-          for lang in TRANSLATED],
+        *[
+            f"{lang}: real translations of {len(translations[lang])} of the {len(en_paragraphs)} English paragraphs"
+            for lang in TRANSLATED
+        ],
         *[f"{lang}: no {lang} text in the mirror; uses {src}" for lang, src in SUBSTITUTED.items()],
         f"cmn: independent corpus from XQuAD Chinese, {len(zh_paragraphs)} paragraphs, "
         f"{sum(len(q) for q in zh_questions.values())} questions",
     ]
-    return Sources(en_paragraphs, en_tokens, translations, substitutes, evidence, zh_paragraphs, zh_tokens,
-                   zh_questions, notes)
+    return Sources(
+        en_paragraphs, en_tokens, translations, substitutes, evidence, zh_paragraphs, zh_tokens, zh_questions, notes
+    )
 
 
 # --- sizes ---------------------------------------------------------------------------------------
@@ -294,8 +318,9 @@ class DocPlan:
     qids: list[str] = field(default_factory=list)
 
 
-def _fill(budget: float, pool: Sequence[int] | np.ndarray, tokens: Sequence[int], rng: np.random.Generator,
-          at_least_one: bool) -> list[int]:
+def _fill(
+    budget: float, pool: Sequence[int] | np.ndarray, tokens: Sequence[int], rng: np.random.Generator, at_least_one: bool
+) -> list[int]:
     """Random paragraphs of ``pool`` whose total (with separators) comes closest to ``budget`` tokens."""
     chosen: list[int] = []
     total = 0
@@ -311,9 +336,16 @@ def _fill(budget: float, pool: Sequence[int] | np.ndarray, tokens: Sequence[int]
             return chosen
 
 
-def plan_documents(n_docs: int, n_queries: int, questions: Mapping[int, Sequence[str]], pool_size: int,
-                   tokens: Sequence[int], sampler: LengthAwareSampler, rng: np.random.Generator,
-                   where: str) -> list[DocPlan]:
+def plan_documents(
+    n_docs: int,
+    n_queries: int,
+    questions: Mapping[int, Sequence[str]],
+    pool_size: int,
+    tokens: Sequence[int],
+    sampler: LengthAwareSampler,
+    rng: np.random.Generator,
+    where: str,
+) -> list[DocPlan]:
     """Documents of one dataset: positives (one evidence paragraph each, unique) among negatives."""
     units = [u for u in sorted(questions) if questions[u]]
     rng.shuffle(units)
@@ -327,8 +359,10 @@ def plan_documents(n_docs: int, n_queries: int, questions: Mapping[int, Sequence
         positives.append(DocPlan([], unit, [questions[unit][i] for i in picked]))
         assigned += k
     if assigned < n_queries:
-        raise SystemExit(f"{where}: {n_queries} queries wanted but the evidence pool gives {assigned} with unique "
-                         f"evidence paragraphs; lower --query-scale")
+        raise SystemExit(
+            f"{where}: {n_queries} queries wanted but the evidence pool gives {assigned} with unique "
+            f"evidence paragraphs; lower --query-scale"
+        )
     used = {p.evidence for p in positives}
     filler = np.array([i for i in range(pool_size) if i not in used])
     n_docs = max(n_docs, len(positives) + 1)
@@ -374,8 +408,13 @@ def render(plan: DocPlan, paragraph: Callable[[int], str], evidence_text: str) -
 
 
 def _query_row(qid: str, text: str, doc: str, start: int, end: int, token_length: int) -> dict[str, Any]:
-    return {"_id": qid, "text": text, "pos_char_span": [start, end], "pos_char_length": len(doc),
-            "pos_token_length": token_length}
+    return {
+        "_id": qid,
+        "text": text,
+        "pos_char_span": [start, end],
+        "pos_char_length": len(doc),
+        "pos_token_length": token_length,
+    }
 
 
 def _hex_id(*parts: object) -> str:
@@ -396,8 +435,15 @@ class Options:
     translated_spans: str  # "own" | "source"
 
 
-def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sources: Sources, options: Options,
-                 count: Callable[[str], int], languages: Sequence[str]) -> Iterator[tuple[str, Dataset]]:
+def build_domain(
+    domain: str,
+    domain_index: int,
+    sizes: Mapping[str, Size],
+    sources: Sources,
+    options: Options,
+    count: Callable[[str], int],
+    languages: Sequence[str],
+) -> Iterator[tuple[str, Dataset]]:
     """The domain's datasets, one language at a time (only the English plan is kept between them)."""
     sampler = LengthAwareSampler()
     prefix = doc_id_prefix(domain)
@@ -406,8 +452,16 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
     rng = np.random.default_rng([options.seed, domain_index, 0])
     questions = {unit: sorted(qs) for unit, qs in sources.evidence.items()}
     eng = sizes["eng"]
-    plans = plan_documents(scaled(eng.documents, options.scale), scaled(eng.queries, options.query_scale), questions,
-                           len(sources.en_paragraphs), sources.en_tokens, sampler, rng, f"eng/{domain}")
+    plans = plan_documents(
+        scaled(eng.documents, options.scale),
+        scaled(eng.queries, options.query_scale),
+        questions,
+        len(sources.en_paragraphs),
+        sources.en_tokens,
+        sampler,
+        rng,
+        f"eng/{domain}",
+    )
     doc_ids = [f"{prefix}_{n}" for n in range(len(plans))]
     english = Dataset()
     en_texts: list[str] = []
@@ -424,7 +478,7 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
         for qid in plan.qids:
             ev = sources.evidence[plan.evidence][qid]["eng"]
             start, end = offset + ev.start, offset + ev.end
-            assert text[start:end] == ev.paragraph[ev.start:ev.end], (domain, qid)
+            assert text[start:end] == ev.paragraph[ev.start : ev.end], (domain, qid)
             en_positions[qid] = (start, end, len(text), tokens)
             query_order.append((qid, n))
     order = rng.permutation(len(query_order)).tolist()
@@ -434,8 +488,9 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
         hid = _hex_id(options.seed, domain, qid)
         unit = plans[n].evidence
         assert unit is not None
-        english.queries.append(_query_row(hid, sources.evidence[unit][qid]["eng"].question,
-                                          en_texts[n], start, end, tokens))
+        english.queries.append(
+            _query_row(hid, sources.evidence[unit][qid]["eng"].question, en_texts[n], start, end, tokens)
+        )
         english.qrels.append((hid, doc_ids[n]))
     if "eng" in languages:
         yield "eng", english
@@ -457,11 +512,19 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
         evidence_units = {p.evidence for p in plans if p.evidence is not None}
         translations = sources.translations[lang]
         evidence_texts = {translations[u] for u in evidence_units}
-        pool = [text for index, text in sources.substitutes[lang]
-                if index not in evidence_units and text not in evidence_texts]
+        pool = [
+            text
+            for index, text in sources.substitutes[lang]
+            if index not in evidence_units and text not in evidence_texts
+        ]
 
-        def paragraph(index: int, _t: Mapping[int, str] = translations, _p: Sequence[str] = pool,
-                      _e: set[str] = evidence_texts, _r: np.random.Generator = rng_l) -> str:
+        def paragraph(
+            index: int,
+            _t: Mapping[int, str] = translations,
+            _p: Sequence[str] = pool,
+            _e: set[str] = evidence_texts,
+            _r: np.random.Generator = rng_l,
+        ) -> str:
             """The slot's real translation, else (or if it equals an evidence paragraph) a random substitute."""
             text = _t.get(index)
             return text if text is not None and text not in _e else _p[int(_r.integers(len(_p)))]
@@ -483,7 +546,7 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
             ev = sources.evidence[unit][qid][lang]
             text = texts[n]
             start, end = offsets[n] + ev.start, offsets[n] + ev.end
-            assert text[start:end] == ev.paragraph[ev.start:ev.end], (lang, domain, qid)
+            assert text[start:end] == ev.paragraph[ev.start : ev.end], (lang, domain, qid)
             en_start, en_end, en_length, en_tokens = en_positions[qid]
             if options.translated_token_length == "own":
                 tokens = own_tokens.setdefault(n, count(text))
@@ -503,9 +566,16 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
         zh_questions = {unit: [qid for qid, _ in qs] for unit, qs in sources.zh_questions.items()}
         zh_evidence = {unit: dict(qs) for unit, qs in sources.zh_questions.items()}
         cmn = sizes["cmn"]
-        zh_plans = plan_documents(scaled(cmn.documents, options.scale), scaled(cmn.queries, options.query_scale),
-                                  zh_questions, len(sources.zh_paragraphs), sources.zh_tokens, sampler, rng_c,
-                                  f"cmn/{domain}")
+        zh_plans = plan_documents(
+            scaled(cmn.documents, options.scale),
+            scaled(cmn.queries, options.query_scale),
+            zh_questions,
+            len(sources.zh_paragraphs),
+            sources.zh_tokens,
+            sampler,
+            rng_c,
+            f"cmn/{domain}",
+        )
         dataset = Dataset()
         rows: list[tuple[dict[str, Any], str]] = []
         for n, plan in enumerate(zh_plans):
@@ -518,7 +588,7 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
             for qid in plan.qids:
                 ev = zh_evidence[plan.evidence][qid]
                 start, end = offset + ev.start, offset + ev.end
-                assert text[start:end] == ev.paragraph[ev.start:ev.end], ("cmn", domain, qid)
+                assert text[start:end] == ev.paragraph[ev.start : ev.end], ("cmn", domain, qid)
                 hid = _hex_id(options.seed, domain, "cmn", qid)
                 rows.append((_query_row(hid, ev.question, text, start, end, tokens), f"{prefix}_{n}"))
         for i in rng_c.permutation(len(rows)).tolist():
@@ -530,10 +600,15 @@ def build_domain(domain: str, domain_index: int, sizes: Mapping[str, Size], sour
 # --- writing -------------------------------------------------------------------------------------
 
 CORPUS_SCHEMA = pa.schema([("_id", pa.large_string()), ("title", pa.large_string()), ("text", pa.large_string())])
-QUERIES_SCHEMA = pa.schema([
-    ("_id", pa.large_string()), ("text", pa.large_string()), ("pos_char_span", pa.list_(pa.int64())),
-    ("pos_char_length", pa.int64()), ("pos_token_length", pa.int64()),
-])
+QUERIES_SCHEMA = pa.schema(
+    [
+        ("_id", pa.large_string()),
+        ("text", pa.large_string()),
+        ("pos_char_span", pa.list_(pa.int64())),
+        ("pos_char_length", pa.int64()),
+        ("pos_token_length", pa.int64()),
+    ]
+)
 QRELS_SCHEMA = pa.schema([("query-id", pa.large_string()), ("corpus-id", pa.large_string()), ("score", pa.int64())])
 
 
@@ -544,22 +619,42 @@ def _doc_number(doc_id: str) -> int:
 def write_dataset(folder: Path, dataset: Dataset, compression: str) -> int:
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
     ids = [d for d, _ in dataset.corpus]
-    corpus = pa.table([pa.array(ids, pa.large_string()), pa.array([""] * len(ids), pa.large_string()),
-                       pa.array([t for _, t in dataset.corpus], pa.large_string())], schema=CORPUS_SCHEMA)
+    corpus = pa.table(
+        [
+            pa.array(ids, pa.large_string()),
+            pa.array([""] * len(ids), pa.large_string()),
+            pa.array([t for _, t in dataset.corpus], pa.large_string()),
+        ],
+        schema=CORPUS_SCHEMA,
+    )
     pq.write_table(corpus, folder / "corpus.parquet", compression=compression)
-    pq.write_table(pa.Table.from_pylist(dataset.queries, schema=QUERIES_SCHEMA), folder / "queries.parquet",
-                   compression=compression)
+    pq.write_table(
+        pa.Table.from_pylist(dataset.queries, schema=QUERIES_SCHEMA),
+        folder / "queries.parquet",
+        compression=compression,
+    )
     qrels = sorted(dataset.qrels, key=lambda row: (_doc_number(row[1]), row[0]))  # as the Hub viewer lists them
-    pq.write_table(pa.table([pa.array([q for q, _ in qrels], pa.large_string()),
-                             pa.array([c for _, c in qrels], pa.large_string()),
-                             pa.array([1] * len(qrels), pa.int64())], schema=QRELS_SCHEMA),
-                   folder / "qrels" / "test.parquet", compression=compression)
-    return sum(p.stat().st_size for p in (folder / "corpus.parquet", folder / "queries.parquet",
-                                          folder / "qrels" / "test.parquet"))
+    pq.write_table(
+        pa.table(
+            [
+                pa.array([q for q, _ in qrels], pa.large_string()),
+                pa.array([c for _, c in qrels], pa.large_string()),
+                pa.array([1] * len(qrels), pa.int64()),
+            ],
+            schema=QRELS_SCHEMA,
+        ),
+        folder / "qrels" / "test.parquet",
+        compression=compression,
+    )
+    return sum(
+        p.stat().st_size
+        for p in (folder / "corpus.parquet", folder / "queries.parquet", folder / "qrels" / "test.parquet")
+    )
 
 
-def write_notes(out: Path, sources: Sources, options: Options, manifest: Sequence[Mapping[str, Any]],
-                seconds: float) -> None:
+def write_notes(
+    out: Path, sources: Sources, options: Options, manifest: Sequence[Mapping[str, Any]], seconds: float
+) -> None:
     total_docs = sum(int(r["documents"]) for r in manifest)
     total_queries = sum(int(r["queries"]) for r in manifest)
     total_bytes = sum(int(r["bytes"]) for r in manifest)
@@ -570,7 +665,8 @@ def write_notes(out: Path, sources: Sources, options: Options, manifest: Sequenc
         "in PosIR's folders, file names and columns, with per-dataset sizes proportional to PosIR's.",
         "",
         f"- scale {options.scale} (documents), query scale {options.query_scale}, seed {options.seed}",
-        f"- translated pos_token_length: {options.translated_token_length}; translated spans: {options.translated_spans}",
+        f"- translated pos_token_length: {options.translated_token_length}; "
+        f"translated spans: {options.translated_spans}",
         f"- {len(manifest)} datasets, {total_docs} documents, {total_queries} queries, "
         f"{total_bytes / 1e6:.1f} MB of parquet, written in {seconds:.0f} s",
         "- cross-lingual X->eng: use <X>/<domain>/queries.parquet and qrels/test.parquet with "
@@ -588,22 +684,39 @@ def write_notes(out: Path, sources: Sources, options: Options, manifest: Sequenc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, required=True, help="root folder (PosIR-Benchmark-v1/ layout)")
-    parser.add_argument("--scale", type=float, default=DEFAULT_SCALE,
-                        help=f"fraction of PosIR's per-dataset document counts (default {DEFAULT_SCALE})")
-    parser.add_argument("--query-scale", type=float, default=None,
-                        help="fraction of PosIR's per-dataset query counts (default: --scale)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=DEFAULT_SCALE,
+        help=f"fraction of PosIR's per-dataset document counts (default {DEFAULT_SCALE})",
+    )
+    parser.add_argument(
+        "--query-scale",
+        type=float,
+        default=None,
+        help="fraction of PosIR's per-dataset query counts (default: --scale)",
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--sizes", type=Path, default=DEFAULT_SIZES, help="per-dataset counts (perf/posir_sizes.tsv)")
     parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR, help="data mirror (SQuAD, XQuAD, SQuAD-es/it)")
     parser.add_argument("--languages", nargs="+", default=list(FOLDERS), choices=list(FOLDERS), metavar="ISO639-3")
     parser.add_argument("--domains", nargs="+", default=None, help="domain folder names (default: all 31)")
-    parser.add_argument("--translated-token-length", choices=("source", "own"), default="source",
-                        help="pos_token_length of translated languages: the English counterpart's (PosIR 5.1) or own")
-    parser.add_argument("--translated-spans", choices=("own", "source"), default="own",
-                        help="pos_char_span/pos_char_length of translated languages: own, or the English ones")
+    parser.add_argument(
+        "--translated-token-length",
+        choices=("source", "own"),
+        default="source",
+        help="pos_token_length of translated languages: the English counterpart's (PosIR 5.1) or own",
+    )
+    parser.add_argument(
+        "--translated-spans",
+        choices=("own", "source"),
+        default="own",
+        help="pos_char_span/pos_char_length of translated languages: own, or the English ones",
+    )
     parser.add_argument("--compression", default="zstd", help="parquet compression (zstd, snappy, none)")
     parser.add_argument("--overwrite", action="store_true", help="write into a non-empty --out")
     args = parser.parse_args(argv)
@@ -615,8 +728,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [d for d in domains if d not in sizes]
     if unknown:
         parser.error(f"unknown domains {unknown}; known: {list(sizes)}")
-    options = Options(args.scale, args.query_scale if args.query_scale is not None else args.scale, args.seed,
-                      args.translated_token_length, args.translated_spans)
+    options = Options(
+        args.scale,
+        args.query_scale if args.query_scale is not None else args.scale,
+        args.seed,
+        args.translated_token_length,
+        args.translated_spans,
+    )
     compression = None if args.compression == "none" else args.compression
 
     started = time.perf_counter()
@@ -628,23 +746,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     for domain in domains:
         t0 = time.perf_counter()
         docs = written = 0
-        for lang, dataset in build_domain(domain, all_domains.index(domain), sizes[domain], sources, options, count,
-                                          args.languages):
+        for lang, dataset in build_domain(
+            domain, all_domains.index(domain), sizes[domain], sources, options, count, args.languages
+        ):
             t1 = time.perf_counter()
             size = write_dataset(args.out / FOLDERS[lang] / domain, dataset, compression or "none")
-            manifest.append({"folder_language": FOLDERS[lang], "language": lang, "domain": domain,
-                             "documents": len(dataset.corpus), "queries": len(dataset.queries),
-                             "positives": len({c for _, c in dataset.qrels}), "bytes": size,
-                             "text_chars": sum(len(t) for _, t in dataset.corpus),
-                             "write_seconds": round(time.perf_counter() - t1, 3)})
+            manifest.append(
+                {
+                    "folder_language": FOLDERS[lang],
+                    "language": lang,
+                    "domain": domain,
+                    "documents": len(dataset.corpus),
+                    "queries": len(dataset.queries),
+                    "positives": len({c for _, c in dataset.qrels}),
+                    "bytes": size,
+                    "text_chars": sum(len(t) for _, t in dataset.corpus),
+                    "write_seconds": round(time.perf_counter() - t1, 3),
+                }
+            )
             docs += len(dataset.corpus)
             written += 1
         print(f"{domain}: {written} datasets, {docs} documents, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     seconds = time.perf_counter() - started
     write_notes(args.out, sources, options, manifest, seconds)
     total_bytes = sum(r["bytes"] for r in manifest)
-    print(f"{len(manifest)} datasets, {sum(r['documents'] for r in manifest)} documents, "
-          f"{sum(r['queries'] for r in manifest)} queries, {total_bytes / 1e6:.1f} MB, {seconds:.1f} s")
+    print(
+        f"{len(manifest)} datasets, {sum(r['documents'] for r in manifest)} documents, "
+        f"{sum(r['queries'] for r in manifest)} queries, {total_bytes / 1e6:.1f} MB, {seconds:.1f} s"
+    )
     return 0
 
 

@@ -91,9 +91,13 @@ def run_child(command: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[M
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
-    measurement = Measurement(wall_s=round(wall, 2), cpu_s=round(usage.ru_utime + usage.ru_stime, 2),
-                              peak_rss_mb=round(usage.ru_maxrss / 1024, 1), returncode=process.returncode,
-                              jobs=job_stats(output))
+    measurement = Measurement(
+        wall_s=round(wall, 2),
+        cpu_s=round(usage.ru_utime + usage.ru_stime, 2),
+        peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
+        returncode=process.returncode,
+        jobs=job_stats(output),
+    )
     return measurement, output
 
 
@@ -131,8 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dump-jobs", type=Path, help="write every planned job as a sorted JSON line")
     parser.add_argument("--profile", type=Path, help="run under cProfile, writing the stats here")
     parser.add_argument("--json", type=Path, help="write the measurements here")
-    parser.add_argument("--repo", type=Path, default=REPO,
-                        help="the checkout whose Snakefile and src/ run (e.g. an older commit's, for before/after)")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=REPO,
+        help="the checkout whose Snakefile and src/ run (e.g. an older commit's, for before/after)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work directory's results/ and .snakemake/")
     parser.add_argument("extra", nargs="*", help="more snakemake arguments (after --)")
     args = parser.parse_args(argv)
@@ -157,14 +165,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(output[-4000:], file=sys.stderr)
             return measurement.returncode
         runs.append(measurement)
-        print(f"wall {measurement.wall_s:.1f} s, CPU {measurement.cpu_s:.1f} s, peak RSS "
-              f"{measurement.peak_rss_mb:.0f} MB, {measurement.total} jobs", file=sys.stderr)
+        print(
+            f"wall {measurement.wall_s:.1f} s, CPU {measurement.cpu_s:.1f} s, peak RSS "
+            f"{measurement.peak_rss_mb:.0f} MB, {measurement.total} jobs",
+            file=sys.stderr,
+        )
     summary = {
         "command": " ".join(["snakemake", *sm_args]),
         "runs": [asdict(r) for r in runs],
-        "median": {"wall_s": statistics.median(r.wall_s for r in runs),
-                   "cpu_s": statistics.median(r.cpu_s for r in runs),
-                   "peak_rss_mb": statistics.median(r.peak_rss_mb for r in runs)},
+        "median": {
+            "wall_s": statistics.median(r.wall_s for r in runs),
+            "cpu_s": statistics.median(r.cpu_s for r in runs),
+            "peak_rss_mb": statistics.median(r.peak_rss_mb for r in runs),
+        },
         "jobs": runs[-1].jobs,
     }
     for rule, count in runs[-1].jobs.items():

@@ -84,10 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.append("--touch")
     run = run_snakemake(command, workdir, timeout_s=args.timeout)
     jobs = finished_jobs(run.stderr + run.stdout)
-    result = {"label": args.label, "mode": args.mode, "options": " ".join(args.extra), "returncode": run.returncode,
-              "jobs": jobs, "wall_s": round(run.wall_s, 1), "driver_cpu_s": round(run.cpu_self_s, 2),
-              "children_cpu_s": round(run.cpu_children_s, 2),
-              "driver_ms_per_job": round(1000 * run.cpu_self_s / jobs, 1) if jobs else None}
+    result = {
+        "label": args.label,
+        "mode": args.mode,
+        "options": " ".join(args.extra),
+        "returncode": run.returncode,
+        "jobs": jobs,
+        "wall_s": round(run.wall_s, 1),
+        "driver_cpu_s": round(run.cpu_self_s, 2),
+        "children_cpu_s": round(run.cpu_children_s, 2),
+        "driver_ms_per_job": round(1000 * run.cpu_self_s / jobs, 1) if jobs else None,
+    }
     print(json.dumps(result))
     if args.json:
         with args.json.open("a", encoding="utf-8") as handle:

@@ -55,8 +55,9 @@ def benchmark_name(domain: str, language: str, cross_lingual: bool = False) -> s
     return f"posir.{domain}.{language}" + ("-eng" if cross_lingual else "")
 
 
-def posir_benchmarks(root: str, domains: Sequence[str], languages: Sequence[str],
-                     cross_lingual: Iterable[str]) -> dict[str, dict[str, Any]]:
+def posir_benchmarks(
+    root: str, domains: Sequence[str], languages: Sequence[str], cross_lingual: Iterable[str]
+) -> dict[str, dict[str, Any]]:
     """The benchmark entries: one per folder, and one per X->eng pairing (corpus from the English folder)."""
     entries: dict[str, dict[str, Any]] = {}
     crossed = [lang for lang in cross_lingual if lang in languages]
@@ -65,12 +66,15 @@ def posir_benchmarks(root: str, domains: Sequence[str], languages: Sequence[str]
     for domain in domains:
         for lang in languages:
             entries[benchmark_name(domain, lang)] = {
-                "builder": "posir_import", "language": lang,
+                "builder": "posir_import",
+                "language": lang,
                 "posir_import": {"path": root, "subset": f"{FOLDERS[lang]}/{domain}"},
             }
         for lang in crossed:
             entries[benchmark_name(domain, lang, cross_lingual=True)] = {
-                "builder": "posir_import", "language": lang, "corpus_from": benchmark_name(domain, "eng"),
+                "builder": "posir_import",
+                "language": lang,
+                "corpus_from": benchmark_name(domain, "eng"),
                 "posir_import": {"path": root, "subset": f"{FOLDERS[lang]}/{domain}"},
             }
     return entries
@@ -85,9 +89,14 @@ def posir_evaluation(benchmarks: Mapping[str, Mapping[str, Any]], models: Sequen
     return blocks
 
 
-def posir_config(root: str, domains: Sequence[str] | None = None, languages: Sequence[str] | None = None,
-                 cross_lingual: Iterable[str] = CROSS_LINGUAL, models: Sequence[str] = DEFAULT_MODELS,
-                 exact_metrics: bool = False) -> dict[str, Any]:
+def posir_config(
+    root: str,
+    domains: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    cross_lingual: Iterable[str] = CROSS_LINGUAL,
+    models: Sequence[str] = DEFAULT_MODELS,
+    exact_metrics: bool = False,
+) -> dict[str, Any]:
     """The overlay merged over config.yaml by ``--configfile`` (mappings merge, lists and null replace)."""
     benchmarks = posir_benchmarks(root, list(domains or posir_domains()), list(languages or FOLDERS), cross_lingual)
     config: dict[str, Any] = {"benchmarks": benchmarks, "evaluation": posir_evaluation(benchmarks, models)}
@@ -104,8 +113,9 @@ def merged(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any
     """``overlay`` over ``base`` as Snakemake's ``--configfile`` merges it (snakemake.utils.update_config)."""
     out = dict(base)
     for key, value in overlay.items():
-        out[key] = merged(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) \
-            else value
+        out[key] = (
+            merged(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) else value
+        )
     return out
 
 
@@ -119,22 +129,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS))
     parser.add_argument("--chunks", action="store_true", help=f"also {', '.join(CHUNK_MODELS)}")
     parser.add_argument("--exact-metrics", action="store_true", help="min_bin_queries: 1, as PosIR's analysis")
-    parser.add_argument("--standalone", action="store_true",
-                        help="write config.yaml with the overlay merged in (a complete config), not the overlay")
+    parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="write config.yaml with the overlay merged in (a complete config), not the overlay",
+    )
     args = parser.parse_args(argv)
     root = Path(args.root)
     if not root.is_dir():
         print(f"warning: {root} is not a folder (the imports will fail until it exists)", file=sys.stderr)
     models = [*args.models, *(CHUNK_MODELS if args.chunks else ())]
-    config = posir_config(str(root.resolve()), args.domains, args.languages,
-                          () if args.no_cross_lingual else CROSS_LINGUAL, models, args.exact_metrics)
+    config = posir_config(
+        str(root.resolve()),
+        args.domains,
+        args.languages,
+        () if args.no_cross_lingual else CROSS_LINGUAL,
+        models,
+        args.exact_metrics,
+    )
     if args.standalone:
         config = merged(yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")), config)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(yaml.safe_dump(config, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8")
     n_settings = len(config["evaluation"])
-    print(f"{args.out}: {len(config['benchmarks'])} benchmarks, {n_settings} evaluation blocks x {len(models)} "
-          f"models = {n_settings * len(models)} evaluations", file=sys.stderr)
+    print(
+        f"{args.out}: {len(config['benchmarks'])} benchmarks, {n_settings} evaluation blocks x {len(models)} "
+        f"models = {n_settings * len(models)} evaluations",
+        file=sys.stderr,
+    )
     return 0
 
 

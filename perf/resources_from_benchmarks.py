@@ -14,9 +14,9 @@ Measured, per job of each run directory:
 Declared, per job: `threads`, `mem_mb`, `runtime` (minutes) and `gpu` as a dry run of this
 workflow on the default config prints them (`snakemake -n --forceall --cores 64`: enough cores
 that no rule's threads are scaled down); `mem_mb` computed from input sizes (`<TBD>` in that dry run)
-comes from a dry run per rule against the finished run's files (declare_with_inputs). A measured job is matched to a planned one by its
-benchmark file or one of its outputs; jobs the current workflow no longer plans are counted
-apart and not compared.
+comes from a dry run per rule against the finished run's files (declare_with_inputs). A measured job
+is matched to a planned one by its benchmark file or one of its outputs; jobs the current workflow
+no longer plans are counted apart and not compared.
 
 A job is flagged where `mem_mb < 1.5 x max_rss` or `runtime x 60 < 2 x wall seconds`.
 """
@@ -86,8 +86,13 @@ class RuleRow:
 
 
 def dry_run_text(workdir: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "64"], cwd=workdir,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "64"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"dry run failed:\n{done.stderr[-3000:]}")
     return done.stdout + done.stderr
@@ -117,19 +122,21 @@ def parse_plan(text: str, local: set[str]) -> list[Planned]:
             continue
         fields = dict(re.findall(r"\n    (\w+): (.*)", block))
         resources = dict(pair.split("=", 1) for pair in fields.get("resources", "").split(", ") if "=" in pair)
-        jobs.append(Planned(
-            rule=name.group(2),
-            inputs=[i for i in fields.get("input", "").split(", ") if i],
-            outputs=[o for o in fields.get("output", "").split(", ") if o],
-            wildcards=dict(p.split("=", 1) for p in fields.get("wildcards", "").split(", ") if "=" in p),
-            benchmark=fields.get("benchmark"),
-            local=bool(name.group(1)) or name.group(2) in local,
-            threads=int(fields.get("threads", 1)),
-            mem_mb=number(resources.get("mem_mb")),
-            runtime_min=number(resources.get("runtime")),
-            input_dependent="<TBD>" in (resources.get("mem_mb"), resources.get("runtime")),
-            gpu=int(resources.get("gpu", 0)),
-        ))
+        jobs.append(
+            Planned(
+                rule=name.group(2),
+                inputs=[i for i in fields.get("input", "").split(", ") if i],
+                outputs=[o for o in fields.get("output", "").split(", ") if o],
+                wildcards=dict(p.split("=", 1) for p in fields.get("wildcards", "").split(", ") if "=" in p),
+                benchmark=fields.get("benchmark"),
+                local=bool(name.group(1)) or name.group(2) in local,
+                threads=int(fields.get("threads", 1)),
+                mem_mb=number(resources.get("mem_mb")),
+                runtime_min=number(resources.get("runtime")),
+                input_dependent="<TBD>" in (resources.get("mem_mb"), resources.get("runtime")),
+                gpu=int(resources.get("gpu", 0)),
+            )
+        )
     return jobs
 
 
@@ -147,14 +154,35 @@ def declare_with_inputs(plan: list[Planned], run: Path, scratch: Path, workdir: 
     (here / "config.yaml").write_text((workdir / "config.yaml").read_text())
     filled = 0
     for rule in sorted({j.rule for j in plan if j.input_dependent}):
-        jobs = {j.outputs[0]: j for j in plan if j.rule == rule and j.input_dependent and j.mem_mb is None
-                and all((run / i).exists() for i in j.inputs)}
+        jobs = {
+            j.outputs[0]: j
+            for j in plan
+            if j.rule == rule and j.input_dependent and j.mem_mb is None and all((run / i).exists() for i in j.inputs)
+        }
         if not jobs:
             continue
         # Targets before --allowed-rules and --forcerun, which take every word after them.
-        done = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(workdir / "Snakefile"), *jobs,
-                               "-n", "--cores", "64", "--allowed-rules", rule, "--forcerun", rule],
-                              cwd=here, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--snakefile",
+                str(workdir / "Snakefile"),
+                *jobs,
+                "-n",
+                "--cores",
+                "64",
+                "--allowed-rules",
+                rule,
+                "--forcerun",
+                rule,
+            ],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             print(f"{rule}: dry run with the run's inputs failed:\n{done.stderr[-1500:]}", file=sys.stderr)
             continue
@@ -182,8 +210,9 @@ def benchmark_measurements(run: Path) -> list[Measured]:
         # samples memory every few seconds: a job over before the first sample reads 0 ("NA" in older
         # versions), which is no measurement.
         rss = max((float(r["max_rss"]) for r in rows if r["max_rss"] not in ("", "NA")), default=0.0)
-        found.append(Measured(str(run), rule, max(float(r["s"]) for r in rows), rss or None,
-                              str(path.relative_to(run))))
+        found.append(
+            Measured(str(run), rule, max(float(r["s"]) for r in rows), rss or None, str(path.relative_to(run)))
+        )
     return found
 
 
@@ -229,14 +258,20 @@ def input_bytes(run: Path, job: Planned) -> int | None:
     return sum(p.stat().st_size for p in paths) if all(p.exists() for p in paths) else None
 
 
-def measure_again(rule: str, plan: list[Planned], runs: list[Path], scratch: Path, workdir: Path,
-                  again: bool = False) -> Measured | None:
+def measure_again(
+    rule: str, plan: list[Planned], runs: list[Path], scratch: Path, workdir: Path, again: bool = False
+) -> Measured | None:
     """Run the rule's job with the largest inputs found in a finished run once more, alone (`--cores` its
     threads), with a `benchmark:` added through a module wrapper; its inputs are links to that run's files.
     The result is kept in <scratch>/<rule>/measured.json and reused unless `again`.
     For rules without a `benchmark:` directive: the only way to their peak RSS without editing the rules."""
-    sized = [(size, run, job) for job in plan if job.rule == rule and not job.local
-             for run in runs if (size := input_bytes(run, job)) is not None]
+    sized = [
+        (size, run, job)
+        for job in plan
+        if job.rule == rule and not job.local
+        for run in runs
+        if (size := input_bytes(run, job)) is not None
+    ]
     if not sized:
         print(f"{rule}: no planned job has all its inputs in {', '.join(map(str, runs))}", file=sys.stderr)
         return None
@@ -258,20 +293,32 @@ def measure_again(rule: str, plan: list[Planned], runs: list[Path], scratch: Pat
             if source.is_file() and not writable and not link.exists():
                 link.parent.mkdir(parents=True, exist_ok=True)
                 link.symlink_to(source.resolve())
-    benchmark = f"timing/{rule}/" + "/".join(f"{{{w}}}" for w in job.wildcards) + ".tsv" if job.wildcards else f"timing/{rule}.tsv"
+    benchmark = (
+        f"timing/{rule}/" + "/".join(f"{{{w}}}" for w in job.wildcards) + ".tsv"
+        if job.wildcards
+        else f"timing/{rule}.tsv"
+    )
     (here / "Snakefile").write_text(WRAPPER.format(snakefile=workdir / "Snakefile", rule=rule, benchmark=benchmark))
     (here / "config.yaml").write_text((workdir / "config.yaml").read_text())
     # Targets before --allowed-rules, which takes every word after it.
-    done = subprocess.run([sys.executable, "-m", "snakemake", job.outputs[0], "--cores", str(job.threads),
-                           "--allowed-rules", rule], cwd=here, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", job.outputs[0], "--cores", str(job.threads), "--allowed-rules", rule],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         print(f"{rule}: the job failed:\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     path = here / benchmark.format(**job.wildcards)
     row = next(csv.DictReader(open(path, newline=""), delimiter="\t"))
     rss = float(row["max_rss"]) if row["max_rss"] not in ("", "NA") else 0.0
-    print(f"{rule}: {job.outputs[0]} ({sum((here / i).stat().st_size for i in job.inputs) / 1e6:.0f} MB of input): "
-          f"{float(row['s']):.1f} s, max_rss {rss:.0f} MB", file=sys.stderr)
+    print(
+        f"{rule}: {job.outputs[0]} ({sum((here / i).stat().st_size for i in job.inputs) / 1e6:.0f} MB of input): "
+        f"{float(row['s']):.1f} s, max_rss {rss:.0f} MB",
+        file=sys.stderr,
+    )
     measured = Measured("measured again", rule, float(row["s"]), rss or None, job.benchmark or job.outputs[0])
     record.write_text(json.dumps(asdict(measured)))
     return measured
@@ -327,8 +374,21 @@ def span(values: set[float] | set[int]) -> str:
 
 
 def render(rows: list[RuleRow], markdown: bool) -> str:
-    header = ["rule", "jobs", "not planned now", "wall s median", "wall s max", "max RSS MB (jobs)", "threads", "gpu",
-              "mem_mb", "runtime min", "mem_mb / RSS", "runtime / wall", "flags"]
+    header = [
+        "rule",
+        "jobs",
+        "not planned now",
+        "wall s median",
+        "wall s max",
+        "max RSS MB (jobs)",
+        "threads",
+        "gpu",
+        "mem_mb",
+        "runtime min",
+        "mem_mb / RSS",
+        "runtime / wall",
+        "flags",
+    ]
     lines = []
     for r in rows:
         flags = []
@@ -340,18 +400,28 @@ def render(rows: list[RuleRow], markdown: bool) -> str:
             flags.append("not measured")
         if r.local:
             flags.append("local rule: runs in the driver's process tree, no cluster job")
-        lines.append([
-            r.rule, str(r.jobs), str(r.unmatched),
-            f"{statistics.median(r.walls):.1f}" if r.walls else "-",
-            f"{max(r.walls):.1f}" if r.walls else "-",
-            f"{max(r.rss):.0f} ({len(r.rss)})" if r.rss else "-",
-            span(r.threads), span(r.gpu), span(r.mem_mb), span(r.runtime_min),
-            f"{r.min_mem_ratio:.1f}" if r.min_mem_ratio is not None else "-",
-            f"{r.min_time_ratio:.0f}" if r.min_time_ratio is not None else "-",
-            "; ".join(flags) or "ok",
-        ])
+        lines.append(
+            [
+                r.rule,
+                str(r.jobs),
+                str(r.unmatched),
+                f"{statistics.median(r.walls):.1f}" if r.walls else "-",
+                f"{max(r.walls):.1f}" if r.walls else "-",
+                f"{max(r.rss):.0f} ({len(r.rss)})" if r.rss else "-",
+                span(r.threads),
+                span(r.gpu),
+                span(r.mem_mb),
+                span(r.runtime_min),
+                f"{r.min_mem_ratio:.1f}" if r.min_mem_ratio is not None else "-",
+                f"{r.min_time_ratio:.0f}" if r.min_time_ratio is not None else "-",
+                "; ".join(flags) or "ok",
+            ]
+        )
     if markdown:
-        out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+        out = [
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+        ]
         out += ["| " + " | ".join(line) + " |" for line in lines]
         return "\n".join(out)
     widths = [max(len(x) for x in column) for column in zip(header, *lines)]
@@ -364,12 +434,17 @@ def main() -> None:
     parser.add_argument("--dry-run", type=Path, help="saved `snakemake -n --forceall --cores 64` output to reuse")
     parser.add_argument("--workdir", type=Path, default=REPO, help="where to dry-run the workflow (default: the repo)")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--measure", nargs="*", metavar="RULE",
-                        help="run the job of RULE with the largest inputs in the runs again under a benchmark (peak RSS "
-                             "for rules without benchmark: files); no RULE: every such rule but local ones")
+    parser.add_argument(
+        "--measure",
+        nargs="*",
+        metavar="RULE",
+        help="run the job of RULE with the largest inputs in the runs again under a benchmark (peak RSS "
+        "for rules without benchmark: files); no RULE: every such rule but local ones",
+    )
     parser.add_argument("--again", action="store_true", help="with --measure: ignore measurements kept from before")
-    parser.add_argument("--scratch", type=Path, default=REPO / "perf" / "out" / "measure",
-                        help="where --measure runs its jobs")
+    parser.add_argument(
+        "--scratch", type=Path, default=REPO / "perf" / "out" / "measure", help="where --measure runs its jobs"
+    )
     args = parser.parse_args()
     text = args.dry_run.read_text() if args.dry_run else dry_run_text(args.workdir)
     plan = parse_plan(text, local_rules(args.workdir))

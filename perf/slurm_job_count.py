@@ -62,8 +62,10 @@ def main() -> None:
     local = local_rules(REPO)
     jobs, slurm, members = count(done.stdout + done.stderr, local)
     remote = sum(n for rule, n in jobs.items() if rule not in local)
-    print(f"jobs in the dry run: {jobs.total()} ({jobs.total() - remote} local: "
-          f"{', '.join(sorted(r for r in jobs if r in local))})")
+    print(
+        f"jobs in the dry run: {jobs.total()} ({jobs.total() - remote} local: "
+        f"{', '.join(sorted(r for r in jobs if r in local))})"
+    )
     print(f"SLURM jobs without groups: {remote}")
     print(f"SLURM jobs with the profile's groups: {slurm.total()}")
     for name, n in sorted(slurm.items(), key=lambda t: -t[1]):

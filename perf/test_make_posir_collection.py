@@ -25,8 +25,26 @@ pytestmark = pytest.mark.skipif(not (MIRROR / "xquad" / "xquad.en.json").is_file
 
 
 def _write(root: Path, *extra: str) -> Path:
-    assert main(["--out", str(root), "--scale", "0.002", "--query-scale", "0.01", "--mirror", str(MIRROR),
-                 "--domains", *DOMAINS, "--languages", *LANGUAGES, *extra]) == 0
+    assert (
+        main(
+            [
+                "--out",
+                str(root),
+                "--scale",
+                "0.002",
+                "--query-scale",
+                "0.01",
+                "--mirror",
+                str(MIRROR),
+                "--domains",
+                *DOMAINS,
+                "--languages",
+                *LANGUAGES,
+                *extra,
+            ]
+        )
+        == 0
+    )
     return root
 
 
@@ -46,7 +64,9 @@ def test_every_dataset_imports_without_drops(collection: Path) -> None:
 
 def test_translated_languages_share_ids_with_english_and_chinese_does_not(collection: Path) -> None:
     def ids(lang: str, domain: str, name: str, column: str) -> set[str]:
-        return set(pq.read_table(collection / FOLDERS[lang] / domain / name, columns=[column]).column(column).to_pylist())
+        return set(
+            pq.read_table(collection / FOLDERS[lang] / domain / name, columns=[column]).column(column).to_pylist()
+        )
 
     for domain in DOMAINS:
         en_queries = ids("eng", domain, "queries.parquet", "_id")

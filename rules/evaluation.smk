@@ -61,7 +61,12 @@ rule plot_position_grid:
         bands=EVALUATION.aggregates_of_benchmark("bootstrap_bins"),
     output:
         figure=reported(
-            PATHS.figure("{benchmark}", "grid.png"), "position_grid", "Figures", "{benchmark}", model="all", setting="all"
+            PATHS.figure("{benchmark}", "grid.png"),
+            "position_grid",
+            "Figures",
+            "{benchmark}",
+            model="all",
+            setting="all",
         ),
     log:
         PATHS.log("plot_position_grid", "{benchmark}"),

@@ -165,7 +165,9 @@ rule remove_false_negatives:
         kept=PATHS.generation_file("{benchmark}", "grading", "kept.jsonl"),
         prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "false_negatives", dict(kept="kept.jsonl", removed="removed_documents.tsv")),
+        **PATHS.generation_stage_outputs(
+            "{benchmark}", "false_negatives", dict(kept="kept.jsonl", removed="removed_documents.tsv")
+        ),
     log:
         PATHS.log("remove_false_negatives", "{benchmark}"),
     benchmark:

@@ -31,8 +31,8 @@ rule retrieve:
         unpack(RETRIEVAL.retrieve_inputs),
         unpack(EVALUATION.first_stage_score_inputs),
     output:
-        run=PATHS.run("{benchmark}", "{model}", "{setting}"),
         **PATHS.score_outputs("{benchmark}", "{model}", "{setting}"),
+        run=PATHS.run("{benchmark}", "{model}", "{setting}"),
         figure=reported(
             PATHS.run_figure("{benchmark}", "{model}", "{setting}"),
             "position_curve",

@@ -56,9 +56,7 @@ rule translation_judge_table:
     input:
         judged=BENCHMARKS.judge_files,
     output:
-        csv=reported(
-            PATHS.table("{benchmark}", "translation_judge.csv"), "translation_judge", "Tables", "{benchmark}"
-        ),
+        csv=reported(PATHS.table("{benchmark}", "translation_judge.csv"), "translation_judge", "Tables", "{benchmark}"),
         markdown=PATHS.table("{benchmark}", "translation_judge.md"),
     log:
         PATHS.log("translation_judge_table", "{benchmark}"),

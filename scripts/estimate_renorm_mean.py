@@ -2,5 +2,6 @@ from posir.logs import log_to
 from posir.steps.retrieval import estimate_renorm_mean
 
 with log_to(snakemake.log[0]):
-    estimate_renorm_mean(snakemake.wildcards.model, snakemake.wildcards.collection, snakemake.input.embeddings,
-                         snakemake.output.mean)
+    estimate_renorm_mean(
+        snakemake.wildcards.model, snakemake.wildcards.collection, snakemake.input.embeddings, snakemake.output.mean
+    )

@@ -4,4 +4,6 @@ from posir.steps.paper import write_published_table
 
 with log_to(snakemake.log[0]) as log:
     table = write_published_table(PublishedJob.of(snakemake))
-    log.info("%d published rows: %d models, %d settings", len(table), table["model"].nunique(), table["setting"].nunique())
+    log.info(
+        "%d published rows: %d models, %d settings", len(table), table["model"].nunique(), table["setting"].nunique()
+    )

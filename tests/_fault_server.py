@@ -14,15 +14,22 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+
 def completion(content: str, finish_reason: str = "stop") -> tuple[int, dict[str, str], dict[str, Any]]:
-    body = {"id": "chatcmpl-fault", "object": "chat.completion", "created": 0, "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
+    body = {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
     return 200, {}, body
 
 
-def error(status: int, message: str = "fault", headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], dict]:
+def error(
+    status: int, message: str = "fault", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], dict]:
     return status, headers or {}, {"error": {"message": message, "type": "fault", "code": status}}
 
 
@@ -89,8 +96,6 @@ class FaultServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
-
 
 
 def html_page(status: int = 200) -> tuple[int, dict[str, str], bytes]:

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from posir.metrics.params import MetricParams
-
 from tests.conftest import mirror_dir
 
 DATA = mirror_dir()
@@ -41,22 +40,46 @@ def squad_bm25_per_query(max_articles: int | None = 12) -> pd.DataFrame:
     out = Path(tempfile.mkdtemp(prefix="posir-test-"))
     build_squad_benchmark(out / "bench", max_articles)
     spec = ModelSpec.from_config("bm25", {"backend": "bm25", "params": {"k1": 1.5, "b": 0.75}})
-    lexical_search(spec, out / "bench" / "queries.jsonl", [out / "bench" / "corpus.jsonl"], ["eng"], [],
-                   Setting("eng", "eng"), 100, out / "run.trec")
-    return score_run(out / "bench" / "qrels" / "test.tsv", out / "bench" / "positions.tsv", out / "run.trec",
-                           out / "per_query.tsv")
+    lexical_search(
+        spec,
+        out / "bench" / "queries.jsonl",
+        [out / "bench" / "corpus.jsonl"],
+        ["eng"],
+        [],
+        Setting("eng", "eng"),
+        100,
+        out / "run.trec",
+    )
+    return score_run(
+        out / "bench" / "qrels" / "test.tsv", out / "bench" / "positions.tsv", out / "run.trec", out / "per_query.tsv"
+    )
 
 
-def build_squad_benchmark(out_dir: Path, max_articles: int | None = 12, name: str = "squad-test",
-                          metrics: MetricParams = METRICS, **params: object) -> dict:
+def build_squad_benchmark(
+    out_dir: Path,
+    max_articles: int | None = 12,
+    name: str = "squad-test",
+    metrics: MetricParams = METRICS,
+    **params: object,
+) -> dict:
     """A long-document benchmark from real SQuAD dev, written to ``out_dir`` by the workflow's own step."""
     from posir.builders.squad import SquadBenchmark
     from posir.plan.jobs import BuildJob
     from posir.steps.benchmarks import build_benchmark
 
-    entry = SquadBenchmark.from_config(name, {
-        "builder": "squad_long_documents", "language": "eng", "sources": {"squad": "squad"},
-        "params": {"seed": 13, "max_articles": max_articles, **params}})
-    job = BuildJob(entry=entry, metrics=metrics.positions(), input={"squad": str(require(SQUAD))},
-                   output={"card": str(Path(out_dir) / "card.json")})
+    entry = SquadBenchmark.from_config(
+        name,
+        {
+            "builder": "squad_long_documents",
+            "language": "eng",
+            "sources": {"squad": "squad"},
+            "params": {"seed": 13, "max_articles": max_articles, **params},
+        },
+    )
+    job = BuildJob(
+        entry=entry,
+        metrics=metrics.positions(),
+        input={"squad": str(require(SQUAD))},
+        output={"card": str(Path(out_dir) / "card.json")},
+    )
     return build_benchmark(job)

@@ -17,7 +17,10 @@ def snakemake(workdir: Path, *args: str, mirror: Path) -> subprocess.CompletedPr
     env = {**os.environ, "POSIR_MIRROR": str(mirror)}
     return subprocess.run(
         [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
-        env=env, capture_output=True, text=True, timeout=1800,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
 
 
@@ -42,9 +45,11 @@ def planned_resources(output: str) -> list[tuple[str, dict[str, str], dict[str, 
             continue
         wildcards = re.search(r"\n\s+wildcards: (.*)", block)
         resources = re.search(r"\n\s+resources: (.*)", block)
-        jobs.append((
-            name.group(1),
-            dict(p.split("=", 1) for p in wildcards.group(1).split(", ")) if wildcards else {},
-            dict(p.split("=", 1) for p in resources.group(1).split(", ") if "=" in p) if resources else {},
-        ))
+        jobs.append(
+            (
+                name.group(1),
+                dict(p.split("=", 1) for p in wildcards.group(1).split(", ")) if wildcards else {},
+                dict(p.split("=", 1) for p in resources.group(1).split(", ") if "=" in p) if resources else {},
+            )
+        )
     return jobs

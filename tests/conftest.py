@@ -15,7 +15,9 @@ def mirror_dir() -> Path:
     configured = os.environ.get("POSIR_MIRROR", "").split(os.pathsep)[0]
     path = Path(configured) if configured else REPO.parent / "shared" / "data"
     if not (path / "squad" / "dev-v1.1.json").is_file():
-        pytest.fail(f"real data mirror not found at {path}: set POSIR_MIRROR to the directory holding squad/dev-v1.1.json")
+        pytest.fail(
+            f"real data mirror not found at {path}: set POSIR_MIRROR to the directory holding squad/dev-v1.1.json"
+        )
     return path.resolve()
 
 

@@ -12,6 +12,7 @@ the files of every benchmark, whoever built it, are the same.
 Besides the contract this module owns the small record formats the stages
 share: JSONL, TSV tables, ``drops.tsv`` and ``counts.json``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,8 +41,15 @@ PARAGRAPHS = "paragraphs.tsv"
 COUNTS = "counts.json"
 #: Every file of a benchmark directory, by the name rules give it; a query-only variant (its corpus
 #: lives in another benchmark) has no corpus and no documents table.
-CONTRACT = {"corpus": CORPUS, "queries": QUERIES, "qrels": QRELS, "positions": POSITIONS, "documents": DOCUMENTS,
-            "drops": DROPS, "card": CARD}
+CONTRACT = {
+    "corpus": CORPUS,
+    "queries": QUERIES,
+    "qrels": QRELS,
+    "positions": POSITIONS,
+    "documents": DOCUMENTS,
+    "drops": DROPS,
+    "card": CARD,
+}
 QUERY_ONLY_CONTRACT = {k: v for k, v in CONTRACT.items() if k not in ("corpus", "documents")}
 DROP_FIELDS = ("stage", "record", "reason", "detail")
 DOCUMENT_FIELDS = ("doc_id", "char_length", "token_length", "length_bucket")
@@ -83,8 +91,10 @@ def original_id(safe: str) -> str:
 def check_id(record_id: str, where: str) -> None:
     """Refuse an id that would break a TREC run file, naming where it came from."""
     if not record_id or _WHITESPACE.search(record_id):
-        raise BenchmarkError(f"{where}: id {record_id!r} is empty or holds whitespace, which TREC run files cannot "
-                             f"carry; map it with posir.benchmark.safe_id when reading the data")
+        raise BenchmarkError(
+            f"{where}: id {record_id!r} is empty or holds whitespace, which TREC run files cannot "
+            f"carry; map it with posir.benchmark.safe_id when reading the data"
+        )
 
 
 _WHITESPACE = re.compile(r"\s")
@@ -139,7 +149,9 @@ class StageCount:
 
     def check(self) -> None:
         if self.entered - self.left != sum(self.dropped.values()):
-            raise AssertionError(f"stage {self.stage}: {self.entered} in, {self.left} out, drops {self.dropped} do not add up")
+            raise AssertionError(
+                f"stage {self.stage}: {self.entered} in, {self.left} out, drops {self.dropped} do not add up"
+            )
 
 
 def stage_count(stage: str, unit: str, entered: int, drops: Sequence[Drop]) -> StageCount:
@@ -209,12 +221,18 @@ def subsample(built: BuiltBenchmark, max_queries: int | None, seed: int) -> Buil
         kept_queries = [q for q in built.queries if q.qid in keep]
         dropped = [Drop(STAGE_SUBSAMPLE, q.qid, "subsampled") for q in built.queries if q.qid not in keep]
     kept = {q.qid for q in kept_queries}
-    return replace(built, queries=kept_queries, positions=[p for p in built.positions if p.qid in kept],
-                   drops=[*built.drops, *dropped],
-                   stages=[*built.stages, stage_count(STAGE_SUBSAMPLE, "questions", entered, dropped)])
+    return replace(
+        built,
+        queries=kept_queries,
+        positions=[p for p in built.positions if p.qid in kept],
+        drops=[*built.drops, *dropped],
+        stages=[*built.stages, stage_count(STAGE_SUBSAMPLE, "questions", entered, dropped)],
+    )
 
 
-def make_card(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int) -> dict[str, Any]:
+def make_card(
+    built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int
+) -> dict[str, Any]:
     """The dataset card: what went in and out of every stage, and how queries spread over buckets and bins."""
     names = [b.name for b in buckets]
     doc_buckets = Counter(bucket_of(n, buckets) for n in built.doc_token_lengths.values())
@@ -255,8 +273,9 @@ def _described_source(source: Any) -> Any:
     return source
 
 
-def finish(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int,
-           out_dir: Path) -> dict[str, Any]:
+def finish(
+    built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[LengthBucket], n_bins: int, out_dir: Path
+) -> dict[str, Any]:
     """Validate the contract and write every file of it (and the builder's extra tables); return the card."""
     if built.documents is not None:
         validate(built.documents, built.queries, built.positions, built.evidence)
@@ -265,9 +284,19 @@ def finish(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[Leng
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     if built.documents is not None:
         write_jsonl(out / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in built.documents))
-        write_table(out / DOCUMENTS, DOCUMENT_FIELDS,
-                    ((d.doc_id, len(d.text), built.doc_token_lengths[d.doc_id],
-                      bucket_of(built.doc_token_lengths[d.doc_id], buckets)) for d in built.documents))
+        write_table(
+            out / DOCUMENTS,
+            DOCUMENT_FIELDS,
+            (
+                (
+                    d.doc_id,
+                    len(d.text),
+                    built.doc_token_lengths[d.doc_id],
+                    bucket_of(built.doc_token_lengths[d.doc_id], buckets),
+                )
+                for d in built.documents
+            ),
+        )
     write_jsonl(out / QUERIES, ({"_id": q.qid, "text": q.text} for q in built.queries))
     write_table(out / QRELS, ("query-id", "corpus-id", "score"), ((p.qid, p.doc_id, 1) for p in built.positions))
     write_positions(out / POSITIONS, built.positions)
@@ -278,8 +307,15 @@ def finish(built: BuiltBenchmark, provenance: Provenance, buckets: Sequence[Leng
     return card
 
 
-def finish_collection(name: str, documents: Sequence[Document], drops: Sequence[Drop], stages: Sequence[StageCount],
-                      origin: str, parameters: Mapping[str, Any], out_dir: Path) -> dict[str, Any]:
+def finish_collection(
+    name: str,
+    documents: Sequence[Document],
+    drops: Sequence[Drop],
+    stages: Sequence[StageCount],
+    origin: str,
+    parameters: Mapping[str, Any],
+    out_dir: Path,
+) -> dict[str, Any]:
     """A text collection (not a benchmark: texts only, e.g. for a renormalization mean) with its drops and card."""
     card = {
         "name": name,
@@ -347,12 +383,14 @@ def _json_default(value: Any) -> Any:
 
 def write_json(path: Path, value: Any) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n",
-                          encoding="utf-8")
+    Path(path).write_text(
+        json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8"
+    )
 
 
-def write_counts(path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None,
-                 **details: Any) -> None:
+def write_counts(
+    path: Path, stages: Sequence[StageCount], usage: Mapping[str, Any] | None = None, **details: Any
+) -> None:
     """A stage's ``counts.json``: records in and out per stage (checked to add up), LLM usage, details."""
     for stage in stages:
         stage.check()
@@ -381,10 +419,14 @@ def _read_jsonl(path: Path, required: Sequence[str]) -> Iterator[dict[str, Any]]
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise BenchmarkError(f"{path}, line {line_number}: not valid JSON ({error}). Fix or remove that line.") from error
+                raise BenchmarkError(
+                    f"{path}, line {line_number}: not valid JSON ({error}). Fix or remove that line."
+                ) from error
             missing = [k for k in required if k not in record]
             if missing:
-                raise BenchmarkError(f"{path}, line {line_number}: missing field(s) {missing}. Every record needs {list(required)}.")
+                raise BenchmarkError(
+                    f"{path}, line {line_number}: missing field(s) {missing}. Every record needs {list(required)}."
+                )
             yield record
 
 
@@ -420,7 +462,9 @@ def read_positions(path: Path) -> list[Position]:
     with open(path, encoding="utf-8") as handle:
         reader = csv.DictReader(handle, delimiter="\t")
         if reader.fieldnames is None or tuple(reader.fieldnames[: len(POSITION_FIELDS)]) != POSITION_FIELDS:
-            raise BenchmarkError(f"{path}: positions header must start with {list(POSITION_FIELDS)}, got {reader.fieldnames}")
+            raise BenchmarkError(
+                f"{path}: positions header must start with {list(POSITION_FIELDS)}, got {reader.fieldnames}"
+            )
         for row in reader:
             positions.append(
                 Position(
@@ -433,7 +477,9 @@ def read_positions(path: Path) -> list[Position]:
                     relative_position=float(row["relative_position"]),
                     position_bin=int(row["position_bin"]),
                     length_bucket=row["length_bucket"],
-                    own_relative_position=float(row["own_relative_position"]) if row.get("own_relative_position") else None,
+                    own_relative_position=float(row["own_relative_position"])
+                    if row.get("own_relative_position")
+                    else None,
                 )
             )
     return positions
@@ -469,7 +515,9 @@ def validate(
         if doc is None:
             raise BenchmarkError(f"query {p.qid}: positive document {p.doc_id} is not in the corpus")
         if len(doc.text) != p.doc_char_length:
-            raise BenchmarkError(f"query {p.qid}: doc_char_length {p.doc_char_length} != len({p.doc_id}) = {len(doc.text)}")
+            raise BenchmarkError(
+                f"query {p.qid}: doc_char_length {p.doc_char_length} != len({p.doc_id}) = {len(doc.text)}"
+            )
         if not 0 <= p.span_start < p.span_end <= len(doc.text):
             raise BenchmarkError(f"query {p.qid}: span [{p.span_start}, {p.span_end}) outside document {p.doc_id}")
         if evidence is not None and doc.text[p.span_start : p.span_end] != evidence[p.qid]:

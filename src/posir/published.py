@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-from pydantic import Field, model_validator
-
 import pandas as pd
+from pydantic import Field, model_validator
 
 from posir.languages import Setting
 from posir.metrics.measures import NDCG_10
@@ -66,12 +65,16 @@ def _number(value: Any, where: str) -> float:
         raise PublishedError(f"{where}: expected a number, got {value!r}")
     if not 0.0 <= float(value) <= 1.0:
         hint = " (it looks like a percentage: divide by 100)" if 1.0 < float(value) <= 100.0 else ""
-        raise PublishedError(f"{where}: {value!r} is outside [0, 1]; {NDCG} and {PSI} are fractions{hint}. "
-                             f"Fix the published file or its source")
+        raise PublishedError(
+            f"{where}: {value!r} is outside [0, 1]; {NDCG} and {PSI} are fractions{hint}. "
+            f"Fix the published file or its source"
+        )
     return float(value)
 
 
-def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str], origin: str = "published file") -> SummaryFrames:
+def summaries_from_eval_metrics(
+    data: Mapping[str, Any], buckets: Sequence[str], origin: str = "published file"
+) -> SummaryFrames:
     """One summary frame per (model, setting) of a PosIR ``*_eval_metrics.json`` object."""
     if not isinstance(data, Mapping) or not data:
         raise PublishedError(f"{origin}: expected a non-empty object {{model: {{setting: metrics}}}}")
@@ -94,20 +97,29 @@ def summaries_from_eval_metrics(data: Mapping[str, Any], buckets: Sequence[str],
             missing = [k for k in [NDCG, PSI, *[f"{m}({b})" for m in (NDCG, PSI) for b in buckets]] if k not in metrics]
             if missing:
                 raise PublishedError(f"{where}: missing {missing}")
-            rows: list[dict[str, object]] = [{
-                BUCKET: ALL, N_QUERIES: math.nan, BIN_MEAN: math.nan,
-                QUERY_MEAN: _number(metrics[NDCG], f"{where}/{NDCG}"),
-                PSI_COLUMN: _number(metrics[PSI], f"{where}/{PSI}"),
-                PSI_BINS_USED: math.nan, PSI_BINS_SKIPPED: "",
-            }]
+            rows: list[dict[str, object]] = [
+                {
+                    BUCKET: ALL,
+                    N_QUERIES: math.nan,
+                    BIN_MEAN: math.nan,
+                    QUERY_MEAN: _number(metrics[NDCG], f"{where}/{NDCG}"),
+                    PSI_COLUMN: _number(metrics[PSI], f"{where}/{PSI}"),
+                    PSI_BINS_USED: math.nan,
+                    PSI_BINS_SKIPPED: "",
+                }
+            ]
             for bucket in buckets:
-                rows.append({
-                    BUCKET: bucket, N_QUERIES: math.nan,
-                    BIN_MEAN: _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
-                    QUERY_MEAN: math.nan,
-                    PSI_COLUMN: _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"),
-                    PSI_BINS_USED: math.nan, PSI_BINS_SKIPPED: "",
-                })
+                rows.append(
+                    {
+                        BUCKET: bucket,
+                        N_QUERIES: math.nan,
+                        BIN_MEAN: _number(metrics[f"{NDCG}({bucket})"], f"{where}/{NDCG}({bucket})"),
+                        QUERY_MEAN: math.nan,
+                        PSI_COLUMN: _number(metrics[f"{PSI}({bucket})"], f"{where}/{PSI}({bucket})"),
+                        PSI_BINS_USED: math.nan,
+                        PSI_BINS_SKIPPED: "",
+                    }
+                )
             frames[(str(model), setting)] = pd.DataFrame(rows)
     return frames
 

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 #: Query parameters that hold a secret when a URL carries one.
-SECRET_PARAMETERS = re.compile(r"(?i)^(api[-_]?key|apikey|key|token|access[-_]?token|auth|authorization|secret|"
-                               r"password|passwd|pwd|sig|signature|x-api-key|code)$")
+SECRET_PARAMETERS = re.compile(
+    r"(?i)^(api[-_]?key|apikey|key|token|access[-_]?token|auth|authorization|secret|"
+    r"password|passwd|pwd|sig|signature|x-api-key|code)$"
+)
 REDACTED = "[redacted]"
 #: The statuses no retry can cure: the request, the key, the URL or the model is wrong.
 REFUSED_STATUS = frozenset({400, 401, 403, 404, 405})
@@ -46,8 +48,11 @@ def url_credentials(url: str) -> list[str]:
     found = []
     if parts.username or parts.password:
         found.append("user:password@ part")
-    found += [f"query parameter '{name}'" for name, _ in parse_qsl(parts.query, keep_blank_values=True)
-              if SECRET_PARAMETERS.match(name)]
+    found += [
+        f"query parameter '{name}'"
+        for name, _ in parse_qsl(parts.query, keep_blank_values=True)
+        if SECRET_PARAMETERS.match(name)
+    ]
     return found
 
 
@@ -61,8 +66,13 @@ def redact_url(url: str) -> str:
     netloc = f"{host}:{parts.port}" if parts.port else host
     if parts.username or parts.password:
         netloc = f"{REDACTED}@{netloc}"
-    query = urlencode([(name, REDACTED if SECRET_PARAMETERS.match(name) else value)
-                       for name, value in parse_qsl(parts.query, keep_blank_values=True)], safe="[]")
+    query = urlencode(
+        [
+            (name, REDACTED if SECRET_PARAMETERS.match(name) else value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        ],
+        safe="[]",
+    )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
@@ -104,15 +114,19 @@ class FailureBudget:
 
     def check(self, final: bool = False) -> None:
         if self.exceeded(final):
-            raise EndpointOutage(outage_message(self.what, self.endpoint, self.failed, self.calls, self.rate,
-                                                self.rate_key, self.kinds))
+            raise EndpointOutage(
+                outage_message(self.what, self.endpoint, self.failed, self.calls, self.rate, self.rate_key, self.kinds)
+            )
 
 
-def outage_message(what: str, endpoint: str, failed: int, calls: int, rate: float, rate_key: str,
-                   kinds: dict[str, int] | None = None) -> str:
+def outage_message(
+    what: str, endpoint: str, failed: int, calls: int, rate: float, rate_key: str, kinds: dict[str, int] | None = None
+) -> str:
     """The one message of an outage: who, where, how many, why, and what a rerun does."""
     why = ", ".join(f"{kind}: {count}" for kind, count in sorted((kinds or {}).items()))
-    return (f"{what}: {failed} of {calls} calls to {redact_url(endpoint)} failed for transport reasons"
-            f"{f' ({why})' if why else ''} (connection refused, timeouts, HTTP 429/5xx or non-JSON bodies after "
-            f"the retries), more than {rate_key}={rate}. Nothing was written. Check that the endpoint is up, then "
-            f"rerun: the {calls - failed} answers received are cached and only the missing calls are sent again.")
+    return (
+        f"{what}: {failed} of {calls} calls to {redact_url(endpoint)} failed for transport reasons"
+        f"{f' ({why})' if why else ''} (connection refused, timeouts, HTTP 429/5xx or non-JSON bodies after "
+        f"the retries), more than {rate_key}={rate}. Nothing was written. Check that the endpoint is up, then "
+        f"rerun: the {calls - failed} answers received are cached and only the missing calls are sent again."
+    )

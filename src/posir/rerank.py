@@ -18,13 +18,11 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from pydantic import model_validator
 
 from posir.schema import Entry, Int, KeyProblem, NamedEntry, PositiveInt, Str
-
 
 
 class SampleSpec(Entry):
@@ -39,8 +37,12 @@ class SampleSpec(Entry):
     def _room_for_one_cell(self) -> Self:
         # the cells are known once the benchmark is built; that the sample can hold even one is known now
         if self.queries < self.min_per_cell:
-            raise KeyProblem("queries", f"{self.queries} is fewer than min_per_cell ({self.min_per_cell}): no "
-                             f"(bucket, bin) cell could keep its minimum", "raise queries or lower min_per_cell")
+            raise KeyProblem(
+                "queries",
+                f"{self.queries} is fewer than min_per_cell ({self.min_per_cell}): no "
+                f"(bucket, bin) cell could keep its minimum",
+                "raise queries or lower min_per_cell",
+            )
         return self
 
 
@@ -84,9 +86,11 @@ def stratified_sample(cells: Mapping[str, tuple[str, int]], spec: SampleSpec) ->
         members[cell].append(qid)
     base = {cell: min(spec.min_per_cell, len(qids)) for cell, qids in members.items()}
     if sum(base.values()) > spec.queries:
-        raise SampleError(f"sample.queries {spec.queries} cannot keep {spec.min_per_cell} queries in each of the "
-                          f"{len(members)} filled (bucket, bin) cells ({sum(base.values())} needed): raise queries "
-                          f"or lower min_per_cell")
+        raise SampleError(
+            f"sample.queries {spec.queries} cannot keep {spec.min_per_cell} queries in each of the "
+            f"{len(members)} filled (bucket, bin) cells ({sum(base.values())} needed): raise queries "
+            f"or lower min_per_cell"
+        )
     spare = {cell: len(qids) - base[cell] for cell, qids in members.items()}
     left = spec.queries - sum(base.values())
     total_spare = sum(spare.values())
@@ -99,8 +103,9 @@ def stratified_sample(cells: Mapping[str, tuple[str, int]], spec: SampleSpec) ->
     return [qid for qid in cells if qid in kept]
 
 
-def rerank(first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float | None],
-           depth: int) -> list[tuple[str, float | None]]:
+def rerank(
+    first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float | None], depth: int
+) -> list[tuple[str, float | None]]:
     """The pipeline's ranking of one query: the first stage's top ``depth`` by the scorer, then the rest.
 
     ``first_stage`` is the first stage's ranking, best first; ``scores`` the scorer's score of each
@@ -115,7 +120,9 @@ def rerank(first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float 
         score = scores.get(doc)
         if score is not None and not math.isfinite(score):
             raise ValueError(f"document {doc}: the second stage scored it {score}; a score must be a finite number")
-    scored = sorted(((doc, float(scores[doc])) for doc, _ in head if scores.get(doc) is not None),  # type: ignore[arg-type]
-                    key=lambda item: -item[1])
+    scored = sorted(
+        ((doc, float(scores[doc])) for doc, _ in head if scores.get(doc) is not None),  # type: ignore[arg-type]
+        key=lambda item: -item[1],
+    )
     unscored = [(doc, None) for doc, _ in head if scores.get(doc) is None]
     return [*scored, *unscored, *((doc, None) for doc, _ in tail)]

@@ -88,8 +88,18 @@ def with_interval(column: str) -> tuple[str, str, str, str]:
 #: One row per evaluated query: its measures (posir.metrics.measures.PER_QUERY), then its positive's position
 #: (posir.benchmark.POSITION_FIELDS); any further position field of the benchmark (``own_relative_position``)
 #: follows, and, for a dense model, DOC_INPUT_TOKENS.
-SCORE_COLUMNS = (QID, *(measure.column for measure in PER_QUERY), DOC_ID, "doc_token_length", LENGTH_BUCKET,
-                 RELATIVE_POSITION, POSITION_BIN, "span_start", "span_end", "doc_char_length")
+SCORE_COLUMNS = (
+    QID,
+    *(measure.column for measure in PER_QUERY),
+    DOC_ID,
+    "doc_token_length",
+    LENGTH_BUCKET,
+    RELATIVE_POSITION,
+    POSITION_BIN,
+    "span_start",
+    "span_end",
+    "doc_char_length",
+)
 DOC_INPUT_TOKENS = "doc_input_tokens"  # token positions the model processed for the document, summed over windows
 
 # --- a run's aggregates (posir.metrics.aggregate, posir.steps.evaluation.aggregate_scores) ---------
@@ -107,8 +117,17 @@ SUMMARY_COLUMNS = (*BUCKET_STATISTICS, LANGUAGES_OUTSIDE_MODEL, *PSI_TREND_COLUM
 
 PSI_DEFINED_SHARE = "psi_defined_share"  # the share of resamples in which PSI is defined
 #: Per bucket (and ALL): both bucket means and PSI, each with its interval; resamples, coverage, interval kind.
-BOOTSTRAP_COLUMNS = (BUCKET, N_QUERIES, N_RESAMPLES, CONFIDENCE, *with_interval(BIN_MEAN), *with_interval(QUERY_MEAN),
-                     *with_interval(PSI), PSI_DEFINED_SHARE, INTERVAL)
+BOOTSTRAP_COLUMNS = (
+    BUCKET,
+    N_QUERIES,
+    N_RESAMPLES,
+    CONFIDENCE,
+    *with_interval(BIN_MEAN),
+    *with_interval(QUERY_MEAN),
+    *with_interval(PSI),
+    PSI_DEFINED_SHARE,
+    INTERVAL,
+)
 #: Per (bucket, position bin): the bin mean and its interval (the bands of the position curves).
 BOOTSTRAP_BINS_COLUMNS = (BUCKET, POSITION_BIN, N_QUERIES, NDCG, suffixed(NDCG, CI_LOW), suffixed(NDCG, CI_HIGH))
 
@@ -117,25 +136,54 @@ BOOTSTRAP_BINS_COLUMNS = (BUCKET, POSITION_BIN, N_QUERIES, NDCG, suffixed(NDCG, 
 BINS_USED, BINS_SKIPPED = "bins_used", "bins_skipped"
 SLOPE, SPEARMAN_RHO = "slope", "spearman_rho"
 #: Per bucket: the bin means against position (PSI's bins): OLS slope, Pearson, Spearman, Kendall with p-values.
-TREND_FIT_COLUMNS = (BUCKET, BINS_USED, BINS_SKIPPED, SLOPE, "slope_stderr", "slope_p", "intercept", "pearson_r",
-                     "pearson_p", SPEARMAN_RHO, "spearman_p", "kendall_tau", "kendall_p")
+TREND_FIT_COLUMNS = (
+    BUCKET,
+    BINS_USED,
+    BINS_SKIPPED,
+    SLOPE,
+    "slope_stderr",
+    "slope_p",
+    "intercept",
+    "pearson_r",
+    "pearson_p",
+    SPEARMAN_RHO,
+    "spearman_p",
+    "kendall_tau",
+    "kendall_p",
+)
 DIRECTION, TEST = "direction", "test"
 #: Per bucket: PSI beside the chosen trend test's p-value and whether it lies below alpha (trend.flag_psi_trends).
 PSI_TREND_FLAG_COLUMNS = (BUCKET, PSI, BINS_USED, DIRECTION, TEST, P_VALUE, ALPHA, PSI_TREND_SIGNIFICANT)
 DIFFERENCE, PERMUTATION_P, CLIFFS_DELTA = "difference", "permutation_p", "cliffs_delta"
 #: Per bucket: per-query nDCG@10 with the evidence in the first third against the last (trend.thirds_test).
-THIRDS_COLUMNS = (BUCKET, "n_first", "n_last", "mean_first", "mean_last", DIFFERENCE, PERMUTATION_P, "cohens_d",
-                  CLIFFS_DELTA)
+THIRDS_COLUMNS = (
+    BUCKET,
+    "n_first",
+    "n_last",
+    "mean_first",
+    "mean_last",
+    DIFFERENCE,
+    PERMUTATION_P,
+    "cohens_d",
+    CLIFFS_DELTA,
+)
 THIRDS_PREFIX = "thirds_"
 #: A run's trend file: the fit, the PSI flag, the thirds test (its columns prefixed ``thirds_``).
-TREND_COLUMNS = (*TREND_FIT_COLUMNS, *(c for c in PSI_TREND_FLAG_COLUMNS if c not in (BUCKET, BINS_USED)),
-                 *(THIRDS_PREFIX + c for c in THIRDS_COLUMNS if c != BUCKET))
+TREND_COLUMNS = (
+    *TREND_FIT_COLUMNS,
+    *(c for c in PSI_TREND_FLAG_COLUMNS if c not in (BUCKET, BINS_USED)),
+    *(THIRDS_PREFIX + c for c in THIRDS_COLUMNS if c != BUCKET),
+)
 
 #: Every file of an evaluated run, by the name the workflow gives its output, with its columns (the per-query
 #: table's leading ones). A paths section keyed the same way will say where each lies.
 RUN_TABLES: dict[str, tuple[str, ...]] = {
-    "per_query": SCORE_COLUMNS, "bins": BINS_COLUMNS, "summary": SUMMARY_COLUMNS, "bootstrap": BOOTSTRAP_COLUMNS,
-    "bootstrap_bins": BOOTSTRAP_BINS_COLUMNS, "trend": TREND_COLUMNS,
+    "per_query": SCORE_COLUMNS,
+    "bins": BINS_COLUMNS,
+    "summary": SUMMARY_COLUMNS,
+    "bootstrap": BOOTSTRAP_COLUMNS,
+    "bootstrap_bins": BOOTSTRAP_BINS_COLUMNS,
+    "trend": TREND_COLUMNS,
 }
 
 # --- a benchmark's tables: main, long, trends, languages (PosIR Tables 10-11), language bias ----------
@@ -150,9 +198,19 @@ def main_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     trends: list[str] = []
     for suffix in ("", *(f"_{b}" for b in buckets)):
         trends += [PSI_TREND + suffix, PSI_TREND_P + suffix]
-    return (*ID_COLUMNS, N_QUERIES, NDCG, *bucket_columns(NDCG, buckets), PSI, *bucket_columns(PSI, buckets),
-            *bucket_columns(QUERY_MEAN, buckets), *bucket_columns(N_QUERIES, buckets), *trends,
-            LANGUAGES_OUTSIDE_MODEL, N_QUERIES_OUTSIDE_BUCKETS)
+    return (
+        *ID_COLUMNS,
+        N_QUERIES,
+        NDCG,
+        *bucket_columns(NDCG, buckets),
+        PSI,
+        *bucket_columns(PSI, buckets),
+        *bucket_columns(QUERY_MEAN, buckets),
+        *bucket_columns(N_QUERIES, buckets),
+        *trends,
+        LANGUAGES_OUTSIDE_MODEL,
+        N_QUERIES_OUTSIDE_BUCKETS,
+    )
 
 
 def headline_columns(buckets: Sequence[str]) -> tuple[str, ...]:
@@ -176,7 +234,7 @@ SETTING_TYPES = (MONOLINGUAL, CROSS_LINGUAL, ONE_VS_MANY_TYPE)
 
 def languages_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """The languages table (PosIR Tables 10-11): the main table with each setting's languages and type."""
-    return (*ID_COLUMNS, QUERY_LANGUAGE, CORPUS_LANGUAGE, SETTING_TYPE, *main_columns(buckets)[len(ID_COLUMNS):])
+    return (*ID_COLUMNS, QUERY_LANGUAGE, CORPUS_LANGUAGE, SETTING_TYPE, *main_columns(buckets)[len(ID_COLUMNS) :])
 
 
 SHARE = "share"
@@ -188,23 +246,51 @@ LANGUAGE_BIAS_COLUMNS = (MODEL, QUERY_LANGUAGE, DOCUMENT_LANGUAGE, SHARE)
 MODEL_A, MODEL_B = "model_a", "model_b"
 MEAN_DIFFERENCE, RANDOMISATION_P_HOLM = "mean_difference", "randomisation_p_holm"
 #: Per (bucket, model pair): the paired randomisation test and t-test of per-query nDCG@10, Holm-corrected.
-SIGNIFICANCE_COLUMNS = (BUCKET, MODEL_A, MODEL_B, N_QUERIES, "mean_a", "mean_b", MEAN_DIFFERENCE, "randomisation_p",
-                        RANDOMISATION_P_HOLM, "t_statistic", "ttest_p", "ttest_p_holm", "significant", N_RESAMPLES,
-                        ALPHA)
+SIGNIFICANCE_COLUMNS = (
+    BUCKET,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    "mean_a",
+    "mean_b",
+    MEAN_DIFFERENCE,
+    "randomisation_p",
+    RANDOMISATION_P_HOLM,
+    "t_statistic",
+    "ttest_p",
+    "ttest_p_holm",
+    "significant",
+    N_RESAMPLES,
+    ALPHA,
+)
 
 
 def paired_columns(column: str) -> tuple[str, ...]:
     """A statistic of both models of a pair, their difference (a - b) with its interval, the share of resamples in
     which both are defined and in which a's is higher."""
     difference = suffixed(column, DIFFERENCE)
-    return (suffixed(column, "a"), suffixed(column, "b"), *with_interval(difference), suffixed(column, "defined_share"),
-            suffixed(column, "share_a_higher"))
+    return (
+        suffixed(column, "a"),
+        suffixed(column, "b"),
+        *with_interval(difference),
+        suffixed(column, "defined_share"),
+        suffixed(column, "share_a_higher"),
+    )
 
 
 PSI_DIFFERENCE = suffixed(PSI, DIFFERENCE)
 #: Per (bucket, model pair): paired bootstrap intervals of the PSI and bucket nDCG@10 differences.
-PSI_DIFFERENCE_COLUMNS = (BUCKET, MODEL_A, MODEL_B, N_QUERIES, *paired_columns(PSI), *paired_columns(BIN_MEAN),
-                          N_RESAMPLES, CONFIDENCE, INTERVAL)
+PSI_DIFFERENCE_COLUMNS = (
+    BUCKET,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    *paired_columns(PSI),
+    *paired_columns(BIN_MEAN),
+    N_RESAMPLES,
+    CONFIDENCE,
+    INTERVAL,
+)
 
 # --- paper tables (PosIR Tables 2-3) --------------------------------------------------------------
 
@@ -227,19 +313,35 @@ def psi_flag_columns(buckets: Sequence[str]) -> tuple[str, ...]:
 def settings_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """Per-setting rows of every source: its source and kind, the main-table columns, the PSI flags."""
     main = main_columns(buckets)
-    return (SOURCE, *ID_COLUMNS, KIND, *main[len(ID_COLUMNS):], *psi_flag_columns(buckets))
+    return (SOURCE, *ID_COLUMNS, KIND, *main[len(ID_COLUMNS) :], *psi_flag_columns(buckets))
 
 
 def macro_mean_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """Per (source, model): how many and which settings were averaged, the means, the flags of any setting."""
-    return (SOURCE, MODEL, N_SETTINGS, SETTINGS, MISSING_SETTINGS, *headline_columns(buckets),
-            *psi_flag_columns(buckets), LANGUAGES_OUTSIDE_MODEL)
+    return (
+        SOURCE,
+        MODEL,
+        N_SETTINGS,
+        SETTINGS,
+        MISSING_SETTINGS,
+        *headline_columns(buckets),
+        *psi_flag_columns(buckets),
+        LANGUAGES_OUTSIDE_MODEL,
+    )
 
 
 def ranking_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """PosIR Table 2: per model, its reference score and nDCG@10 in percent overall and per bucket."""
-    return (SOURCE, MODEL, N_SETTINGS, MISSING_SETTINGS, LANGUAGES_OUTSIDE_MODEL, REFERENCE, PCT,
-            *bucket_columns(PCT, buckets))
+    return (
+        SOURCE,
+        MODEL,
+        N_SETTINGS,
+        MISSING_SETTINGS,
+        LANGUAGES_OUTSIDE_MODEL,
+        REFERENCE,
+        PCT,
+        *bucket_columns(PCT, buckets),
+    )
 
 
 SCORE_COLUMN, RHO, N_MODELS = "score_column", "rho", "n_models"
@@ -249,8 +351,18 @@ CORRELATION_COLUMNS = ("column", SCORE_COLUMN, RHO, P_VALUE, N_MODELS)
 
 def position_bias_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """PosIR Table 3: per kind, model rows then an Average row per source; nDCG@10 in percent, PSI per bucket."""
-    return (KIND, ROW, SOURCE, MODEL, N_SETTINGS, MISSING_SETTINGS, LANGUAGES_OUTSIDE_MODEL, PCT,
-            *bucket_columns(PSI, buckets), *bucket_columns(PSI_LOW_BINS, buckets))
+    return (
+        KIND,
+        ROW,
+        SOURCE,
+        MODEL,
+        N_SETTINGS,
+        MISSING_SETTINGS,
+        LANGUAGES_OUTSIDE_MODEL,
+        PCT,
+        *bucket_columns(PSI, buckets),
+        *bucket_columns(PSI_LOW_BINS, buckets),
+    )
 
 
 # --- translations of one source side by side (posir.steps.translation) --------------------------------
@@ -266,9 +378,22 @@ def delta(column: str) -> str:
 
 def comparison_columns(buckets: Sequence[str]) -> tuple[str, ...]:
     """One row per (translation, model, setting): nDCG@10 and PSI overall and per bucket, kept documents, deltas."""
-    return (TRANSLATION, BENCHMARK, BACKEND, *ID_COLUMNS, N_QUERIES, DOCUMENTS_KEPT, DOCUMENTS_SOURCE, NDCG,
-            *bucket_columns(NDCG, buckets), delta(NDCG), PSI, *bucket_columns(PSI, buckets), delta(PSI),
-            LANGUAGES_OUTSIDE_MODEL)
+    return (
+        TRANSLATION,
+        BENCHMARK,
+        BACKEND,
+        *ID_COLUMNS,
+        N_QUERIES,
+        DOCUMENTS_KEPT,
+        DOCUMENTS_SOURCE,
+        NDCG,
+        *bucket_columns(NDCG, buckets),
+        delta(NDCG),
+        PSI,
+        *bucket_columns(PSI, buckets),
+        delta(PSI),
+        LANGUAGES_OUTSIDE_MODEL,
+    )
 
 
 # --- analyses: saliency by token position (PosIR section 5.3), segment similarity (Zeng et al. A.4) ----
@@ -276,8 +401,17 @@ def comparison_columns(buckets: Sequence[str]) -> tuple[str, ...]:
 MEAN, STD = "mean", "std"
 #: Per (query, positive) pair: what the model saw, and the evidence's token span; one column per relative token
 #: bin follows (posir.analyses.saliency.bin_columns).
-SALIENCY_PAIR_COLUMNS = (QID, DOC_ID, "n_seen_tokens", "n_document_tokens", "seen_fraction", "similarity",
-                         "evidence_start", "evidence_end", "from_cache")
+SALIENCY_PAIR_COLUMNS = (
+    QID,
+    DOC_ID,
+    "n_seen_tokens",
+    "n_document_tokens",
+    "seen_fraction",
+    "similarity",
+    "evidence_start",
+    "evidence_end",
+    "from_cache",
+)
 BIN_CENTRE, N_PAIRS = "bin_centre", "n_pairs"
 #: Per relative token bin: mean max-normalised saliency over pairs with its t-interval.
 SALIENCY_CURVE_COLUMNS = (POSITION_BIN, BIN_START, BIN_END, BIN_CENTRE, N_PAIRS, MEAN, STD, CI_LOW, CI_HIGH)
@@ -344,8 +478,11 @@ class ResultPaths:
 
     def collection_outputs(self, collection: str) -> dict[str, str]:
         directory = self.collection_dir(collection)
-        return {"corpus": f"{directory}/{fmt.CORPUS}", "drops": f"{directory}/{fmt.DROPS}",
-                "card": f"{directory}/{fmt.CARD}"}
+        return {
+            "corpus": f"{directory}/{fmt.CORPUS}",
+            "drops": f"{directory}/{fmt.DROPS}",
+            "card": f"{directory}/{fmt.CARD}",
+        }
 
     def generation_stage_dir(self, benchmark: str, stage: str) -> str:
         return f"{self.root}/generation/{benchmark}/{stage}"
@@ -356,12 +493,17 @@ class ResultPaths:
     def generation_stage_outputs(self, benchmark: str, stage: str, files: dict[str, str]) -> dict[str, str]:
         """A generation stage's outputs: its own ``files`` (name -> file name), its drops.tsv and counts.json."""
         directory = self.generation_stage_dir(benchmark, stage)
-        return {**{name: f"{directory}/{filename}" for name, filename in files.items()},
-                "drops": f"{directory}/{fmt.DROPS}", "counts": f"{directory}/{fmt.COUNTS}"}
+        return {
+            **{name: f"{directory}/{filename}" for name, filename in files.items()},
+            "drops": f"{directory}/{fmt.DROPS}",
+            "counts": f"{directory}/{fmt.COUNTS}",
+        }
 
     def translation_judge(self, variant: str) -> dict[str, str]:
-        return {"judged": f"{self.root}/translation/{variant}/judge.tsv",
-                "usage": f"{self.root}/translation/{variant}/judge.usage.json"}
+        return {
+            "judged": f"{self.root}/translation/{variant}/judge.tsv",
+            "usage": f"{self.root}/translation/{variant}/judge.usage.json",
+        }
 
     # --- embeddings, runs, scores, aggregates -----------------------------------------------------------
 
@@ -369,20 +511,28 @@ class ResultPaths:
         return f"{self.root}/embeddings/{model}/{text_set}/{kind}.npy"
 
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
-        return {"embeddings": self.embeddings(model, text_set, kind),
-                "ids": f"{self.root}/embeddings/{model}/{text_set}/{kind}.ids.tsv"}
+        return {
+            "embeddings": self.embeddings(model, text_set, kind),
+            "ids": f"{self.root}/embeddings/{model}/{text_set}/{kind}.ids.tsv",
+        }
 
     def renorm_mean(self, model: str, collection: str) -> dict[str, str]:
-        return {"mean": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.npy",
-                "provenance": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.json"}
+        return {
+            "mean": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.npy",
+            "provenance": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.json",
+        }
 
     def run(self, benchmark: str, model: str, setting: str) -> str:
         return f"{self.root}/runs/{benchmark}/{model}/{setting}.trec"
 
     def rerank_outputs(self, benchmark: str, model: str, setting: str) -> dict[str, str]:
         stem = f"{self.root}/runs/{benchmark}/{model}/{setting}"
-        return {"run": f"{stem}.trec", "evaluated": f"{stem}.queries.tsv", "card": f"{stem}.card.json",
-                "scores": f"{stem}.scores.tsv"}
+        return {
+            "run": f"{stem}.trec",
+            "evaluated": f"{stem}.queries.tsv",
+            "card": f"{stem}.card.json",
+            "scores": f"{stem}.scores.tsv",
+        }
 
     def reranked_queries(self, benchmark: str, model: str, setting: str) -> str:
         return self.rerank_outputs(benchmark, model, setting)["evaluated"]
@@ -398,8 +548,10 @@ class ResultPaths:
 
     def score_outputs(self, benchmark: str, model: str, setting: str) -> dict[str, str]:
         """What scoring one run writes besides its position figure: per-query scores and the aggregates."""
-        return {"per_query": self.scores(benchmark, model, setting),
-                **{suffix: self.aggregate(benchmark, model, setting, suffix) for suffix in AGGREGATES}}
+        return {
+            "per_query": self.scores(benchmark, model, setting),
+            **{suffix: self.aggregate(benchmark, model, setting, suffix) for suffix in AGGREGATES},
+        }
 
     # --- tables, figures, analyses ----------------------------------------------------------------------
 
@@ -436,8 +588,17 @@ class ResultPaths:
 # --- readers ------------------------------------------------------------------------------------
 
 #: Columns of our TSVs that hold ids and labels, never numbers: "007" stays "007", "" stays "".
-TEXT_COLUMNS = {QID: str, DOC_ID: str, LENGTH_BUCKET: str, BUCKET: str, PSI_BINS_SKIPPED: str, MODEL: str,
-                SETTING: str, LANGUAGES_OUTSIDE_MODEL: str, PSI_TREND_DIRECTION: str}
+TEXT_COLUMNS = {
+    QID: str,
+    DOC_ID: str,
+    LENGTH_BUCKET: str,
+    BUCKET: str,
+    PSI_BINS_SKIPPED: str,
+    MODEL: str,
+    SETTING: str,
+    LANGUAGES_OUTSIDE_MODEL: str,
+    PSI_TREND_DIRECTION: str,
+}
 
 
 def read_result_tsv(path: Path) -> pd.DataFrame:

@@ -17,8 +17,9 @@ def exact_inner_product_search(queries: np.ndarray, documents: np.ndarray, k: in
     return scores, indices
 
 
-def best_window_search(queries: np.ndarray, windows: np.ndarray, window_documents: np.ndarray, n_documents: int,
-                       k: int, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def best_window_search(
+    queries: np.ndarray, windows: np.ndarray, window_documents: np.ndarray, n_documents: int, k: int, batch: int = 256
+) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` documents per query where a document scores as its best window (exact, MaxP over windows).
 
     ``window_documents[i]`` is the document of window ``i``; windows of a document need not be adjacent.
@@ -36,12 +37,12 @@ def best_window_search(queries: np.ndarray, windows: np.ndarray, window_document
     indices = np.full((len(queries), k), -1, dtype=np.int64)
     grouped = np.ascontiguousarray(windows[order], dtype=np.float32)
     for first in range(0, len(queries), batch):
-        block = np.ascontiguousarray(queries[first:first + batch], dtype=np.float32) @ grouped.T
+        block = np.ascontiguousarray(queries[first : first + batch], dtype=np.float32) @ grouped.T
         best = np.maximum.reduceat(block, starts, axis=1)  # one column per document that has windows
         top = min(k, best.shape[1])
         part = np.argpartition(-best, top - 1, axis=1)[:, :top]
         part_scores = np.take_along_axis(best, part, axis=1)
         ranked = np.argsort(-part_scores, axis=1, kind="stable")
-        scores[first:first + len(block), :top] = np.take_along_axis(part_scores, ranked, axis=1)
-        indices[first:first + len(block), :top] = present[np.take_along_axis(part, ranked, axis=1)]
+        scores[first : first + len(block), :top] = np.take_along_axis(part_scores, ranked, axis=1)
+        indices[first : first + len(block), :top] = present[np.take_along_axis(part, ranked, axis=1)]
     return scores, indices

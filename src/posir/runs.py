@@ -79,6 +79,8 @@ def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
             if not parts:
                 continue
             if len(parts) != 6:
-                raise ValueError(f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)")
+                raise ValueError(
+                    f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)"
+                )
             run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
     return run

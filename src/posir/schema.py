@@ -15,12 +15,19 @@ fix (:func:`explain`). Checks a type cannot express live in the declarations' va
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import AfterValidator, AllowInfNan, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    ValidationError,
+)
 from pydantic.json_schema import SkipJsonSchema
-
 
 #: Names of benchmarks, models, sources, collections, ...: they become directory and file names and
 #: Snakemake wildcards, so they stay within letters, digits, '.', '_' and '-'.
@@ -47,14 +54,18 @@ SettingName = Annotated[
     str, Strict(), StringConstraints(pattern=r"^[a-z]{3}-[a-z]{3}$"), Field(description="<query>-<corpus> ISO 639-3")
 ]
 Sha256 = Annotated[str, Strict(), StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
+
+
 def _without_credentials(url: str) -> str:
     from posir.remote import url_credentials
 
     found = url_credentials(url)
     if found:
-        raise ValueError(f"the URL carries credentials ({', '.join(found)}); keys are read from the environment "
-                         f"only: remove them from the URL, export the key in an environment variable and name that "
-                         f"variable in api_key_env")
+        raise ValueError(
+            f"the URL carries credentials ({', '.join(found)}); keys are read from the environment "
+            f"only: remove them from the URL, export the key in an environment variable and name that "
+            f"variable in api_key_env"
+        )
     return url
 
 

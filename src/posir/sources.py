@@ -14,9 +14,8 @@ import shutil
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import model_validator

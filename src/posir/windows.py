@@ -41,17 +41,25 @@ def default_window(budget: int | None, window: int | None, stride: int | None) -
     window; a configured window must fit the budget and a stride must lie within 1..window.
     """
     if budget is None and window is None:
-        raise KeyProblem("window_tokens", "the model reads any length, so there is no budget to fill",
-                         "set window_tokens (e.g. 256)")
+        raise KeyProblem(
+            "window_tokens", "the model reads any length, so there is no budget to fill", "set window_tokens (e.g. 256)"
+        )
     size = budget if window is None else window
     assert size is not None
     if budget is not None and size > budget:
-        raise KeyProblem("window_tokens", f"{size} is more than the {budget} document tokens one pass holds (prompt "
-                         f"and special tokens take the rest); a window would be truncated", "use a smaller window")
+        raise KeyProblem(
+            "window_tokens",
+            f"{size} is more than the {budget} document tokens one pass holds (prompt "
+            f"and special tokens take the rest); a window would be truncated",
+            "use a smaller window",
+        )
     step = max(1, size // 2) if stride is None else stride
     if not 1 <= step <= size:
-        raise KeyProblem("stride_tokens", f"{step} is not within 1..window ({size} tokens)",
-                         "a stride past the window would leave tokens unscored")
+        raise KeyProblem(
+            "stride_tokens",
+            f"{step} is not within 1..window ({size} tokens)",
+            "a stride past the window would leave tokens unscored",
+        )
     return size, step
 
 
@@ -108,7 +116,7 @@ def longest_prefix_within(text: str, start: int, count_tokens: Callable[[str], i
     if count_tokens(text[start:n]) <= budget:
         return n
     lo, step = start + 1, 1  # lo: an end that is kept (one character always is, so windows always advance)
-    while lo + step < n and count_tokens(text[start:lo + step]) <= budget:
+    while lo + step < n and count_tokens(text[start : lo + step]) <= budget:
         lo, step = lo + step, step * 2
     hi = min(lo + step, n)  # an end that does not fit
     while hi - lo > 1:
@@ -204,6 +212,6 @@ def score_windowed(
     cursor = 0
     for d in documents:
         n = len(windows[d])
-        out.append(aggregate(flat[cursor:cursor + n], method))
+        out.append(aggregate(flat[cursor : cursor + n], method))
         cursor += n
     return out

@@ -15,12 +15,12 @@ from posir.models.bm25_backend import Bm25Analyzer, bm25_search
 
 EMPTIED = {"beyond", "tomorrow"}
 
+
 def bm25_params(**overrides: object) -> dict:
     """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
     from posir.models.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
-
 
 
 class _EmptyingStemmer:
@@ -55,4 +55,3 @@ def test_a_query_stemmed_to_empty_tokens_is_searched_not_crashed(emptying_stemme
     assert indices[0][0] == 0 and scores[0][0] > 0
     assert (indices[1] == -1).all(), "a query with no indexed token retrieves nothing"
     assert indices[2][0] == 1
-

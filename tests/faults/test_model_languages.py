@@ -10,11 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import yaml
 
-from posir.tables import build, render
 from posir.config import Evaluation, MetricParams, Setting, WorkflowConfig, load_config
-from posir.steps.evaluation import aggregate_scores
 from posir.results import read_result_tsv
-
+from posir.steps.evaluation import aggregate_scores
+from posir.tables import build, render
 from tests.conftest import REPO
 
 
@@ -26,8 +25,7 @@ def shipped_config(**benchmarks: dict) -> WorkflowConfig:
 
 def test_shipped_models_declare_their_languages():
     # PosIR's Chinese is cmn (Mandarin); the model cards say Chinese (zho), which covers it
-    cmn = {"builder": "posir_import", "language": "cmn",
-           "posir_import": {"path": "/posir", "subset": "cmn-Hans/game"}}
+    cmn = {"builder": "posir_import", "language": "cmn", "posir_import": {"path": "/posir", "subset": "cmn-Hans/game"}}
     config = shipped_config(**{"posir.game.cmn": cmn})
     outside = config.languages_outside_model
     use = Evaluation("xquad-long", "use-m3", Setting("hin", "eng"))
@@ -45,17 +43,21 @@ def test_shipped_models_declare_their_languages():
 
 
 def _summary(tmp_path, name: str, outside: list[str]) -> pd.DataFrame:
-    per_query = pd.DataFrame({"qid": ["a", "b"], "ndcg@10": [1.0, 0.5], "length_bucket": ["Q1", "Q1"],
-                              "position_bin": [0, 1]})
-    aggregate_scores(per_query, MetricParams().tables(), tmp_path / f"{name}.bins.tsv",
-                     tmp_path / f"{name}.summary.tsv", outside)
+    per_query = pd.DataFrame(
+        {"qid": ["a", "b"], "ndcg@10": [1.0, 0.5], "length_bucket": ["Q1", "Q1"], "position_bin": [0, 1]}
+    )
+    aggregate_scores(
+        per_query, MetricParams().tables(), tmp_path / f"{name}.bins.tsv", tmp_path / f"{name}.summary.tsv", outside
+    )
     return read_result_tsv(tmp_path / f"{name}.summary.tsv")
 
 
 def test_flagged_rows_are_marked_in_the_main_and_languages_tables(tmp_path):
     buckets = ["Q1", "Q2", "Q3", "Q4"]
-    summaries = {("use-m3", "hin-eng"): _summary(tmp_path, "hin", ["hin"]),
-                 ("use-m3", "deu-eng"): _summary(tmp_path, "deu", [])}
+    summaries = {
+        ("use-m3", "hin-eng"): _summary(tmp_path, "hin", ["hin"]),
+        ("use-m3", "deu-eng"): _summary(tmp_path, "deu", []),
+    }
     main = build.main_table(summaries, buckets)
     assert main.set_index("setting").loc["hin-eng", "languages_outside_model"] == "hin"
     markdown = render.main_markdown(main)

@@ -13,10 +13,10 @@ import copy
 import json
 
 import pytest
-from tests._realdata import EXCERPT, METRICS, require
 
-from posir.tables import build, render
 from posir.published import PublishedError, summaries_from_eval_metrics
+from posir.tables import build, render
+from tests._realdata import EXCERPT, METRICS, require
 
 BUCKETS = METRICS.bucket_names
 HEADERS = {b.name: b.header for b in METRICS.buckets}
@@ -31,8 +31,11 @@ def excerpt() -> dict:
 def test_values_outside_the_unit_interval_are_refused_naming_the_cell(excerpt, key, value):
     broken = copy.deepcopy(excerpt)
     broken["bge-m3"]["eng-eng"][key] = value
-    with pytest.raises(PublishedError, match=rf"bge-m3/eng-eng/{key.replace('(', '[(]').replace(')', '[)]')}: "
-                                             rf"{value} is outside \[0, 1\]"):
+    with pytest.raises(
+        PublishedError,
+        match=rf"bge-m3/eng-eng/{key.replace('(', '[(]').replace(')', '[)]')}: "
+        rf"{value} is outside \[0, 1\]",
+    ):
         summaries_from_eval_metrics(broken, BUCKETS, origin="excerpt")
 
 
@@ -43,8 +46,9 @@ def _without_one_setting(excerpt: dict) -> dict:
 
 
 def test_a_model_missing_a_setting_is_marked_in_every_mean(excerpt):
-    settings = build.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
-                                     BUCKETS, METRICS.n_bins)
+    settings = build.settings_table(
+        {"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)}, BUCKETS, METRICS.n_bins
+    )
     ranking, correlation = build.ranking_table(settings, BUCKETS, {"bge-m3": 54.6})
     row = ranking.set_index("model").loc["bge-m3"]
     assert row["n_settings"] == 9 and row["missing_settings"] == "deu-deu"
@@ -60,8 +64,12 @@ def test_a_model_missing_a_setting_is_marked_in_every_mean(excerpt):
 
 
 def test_a_table_told_to_refuse_incomplete_models_names_the_model_and_settings(excerpt):
-    settings = build.settings_table({"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)},
-                                     BUCKETS, METRICS.n_bins)
-    with pytest.raises(build.IncompleteModelError, match=r"'bge-m3' has no result for 1 of the 10 monolingual "
-                                                          r"settings .*\(deu-deu\)"):
+    settings = build.settings_table(
+        {"PosIR paper": summaries_from_eval_metrics(_without_one_setting(excerpt), BUCKETS)}, BUCKETS, METRICS.n_bins
+    )
+    with pytest.raises(
+        build.IncompleteModelError,
+        match=r"'bge-m3' has no result for 1 of the 10 monolingual "
+        r"settings .*\(deu-deu\)",
+    ):
         build.ranking_table(settings, BUCKETS, None, incomplete="refuse")

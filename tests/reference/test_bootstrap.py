@@ -7,7 +7,6 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from tests._realdata import METRICS, squad_bm25_per_query
 
 from posir.config import ConfigError
 from posir.metrics import aggregate
@@ -18,6 +17,7 @@ from posir.metrics.bootstrap import (
     resample_totals,
     statistics,
 )
+from tests._realdata import METRICS, squad_bm25_per_query
 
 BUCKETS = METRICS.bucket_names
 N_BINS = METRICS.n_bins
@@ -38,7 +38,9 @@ def subsample(frame: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:
 def test_statistic_of_the_data_equals_aggregate(per_query: pd.DataFrame, min_bin_queries: int) -> None:
     """The resampled statistic is aggregate.summarize's, min-bin rule included (200 empties some PSIs)."""
     data = subsample(per_query, 0.3, seed=1)
-    expected = aggregate.summarize(data, aggregate.bin_table(data, BUCKETS, N_BINS), min_bin_queries).set_index("bucket")
+    expected = aggregate.summarize(data, aggregate.bin_table(data, BUCKETS, N_BINS), min_bin_queries).set_index(
+        "bucket"
+    )
     got, _ = bootstrap_summary(data, BUCKETS, N_BINS, min_bin_queries, BootstrapParams.from_config(dict(resamples=20)))
     got = got.set_index("bucket")
     for column in STATS:
@@ -58,8 +60,9 @@ def test_observed_totals_are_the_bin_table(per_query: pd.DataFrame) -> None:
 
 def test_resamples_stay_within_their_bucket(per_query: pd.DataFrame) -> None:
     data = per_query[per_query["length_bucket"] == "Q1"]
-    totals = resample_totals(data["ndcg@10"].to_numpy(), data["position_bin"].to_numpy(), N_BINS, 50,
-                             np.random.default_rng(0))
+    totals = resample_totals(
+        data["ndcg@10"].to_numpy(), data["position_bin"].to_numpy(), N_BINS, 50, np.random.default_rng(0)
+    )
     assert (totals.counts.sum(axis=1) == len(data)).all()
     # resampling changes the bin counts but never invents bins the bucket does not have
     observed = np.bincount(data["position_bin"], minlength=N_BINS)
@@ -71,8 +74,9 @@ def test_resamples_stay_within_their_bucket(per_query: pd.DataFrame) -> None:
 def test_intervals_contain_the_point_estimate(per_query: pd.DataFrame, fraction: float) -> None:
     for seed in range(3):
         data = subsample(per_query, fraction, seed) if fraction < 1 else per_query
-        summary, bins = bootstrap_summary(data, BUCKETS, N_BINS, METRICS.min_bin_queries,
-                                          BootstrapParams.from_config(dict(resamples=500, seed=seed)))
+        summary, bins = bootstrap_summary(
+            data, BUCKETS, N_BINS, METRICS.min_bin_queries, BootstrapParams.from_config(dict(resamples=500, seed=seed))
+        )
         for column in STATS:
             defined = summary[column].notna()
             assert (summary.loc[defined, f"{column}_ci_low"] <= summary.loc[defined, column]).all(), column
@@ -85,8 +89,12 @@ def test_intervals_contain_the_point_estimate(per_query: pd.DataFrame, fraction:
 
 def test_percentile_and_centered_agree_for_means(per_query: pd.DataFrame) -> None:
     params = {"resamples": 400, "seed": 5}
-    centered, _ = bootstrap_summary(per_query, BUCKETS, N_BINS, 10, BootstrapParams.from_config(dict(**params, interval="centered")))
-    percentile, _ = bootstrap_summary(per_query, BUCKETS, N_BINS, 10, BootstrapParams.from_config(dict(**params, interval="percentile")))
+    centered, _ = bootstrap_summary(
+        per_query, BUCKETS, N_BINS, 10, BootstrapParams.from_config(dict(**params, interval="centered"))
+    )
+    percentile, _ = bootstrap_summary(
+        per_query, BUCKETS, N_BINS, 10, BootstrapParams.from_config(dict(**params, interval="percentile"))
+    )
     for column in ("ndcg@10_query_mean", "ndcg@10_bin_mean"):
         assert np.allclose(centered[f"{column}_ci_low"], percentile[f"{column}_ci_low"], atol=2e-3)
         assert (percentile[f"{column}_ci_low"] <= percentile[column]).all()
@@ -98,7 +106,9 @@ def test_intervals_shrink_as_query_counts_grow(per_query: pd.DataFrame) -> None:
     widths = {}
     for fraction in (0.1, 0.3, 1.0):
         data = subsample(per_query, fraction, seed=3) if fraction < 1 else per_query
-        summary, _ = bootstrap_summary(data, BUCKETS, N_BINS, METRICS.min_bin_queries, BootstrapParams.from_config(dict(resamples=500)))
+        summary, _ = bootstrap_summary(
+            data, BUCKETS, N_BINS, METRICS.min_bin_queries, BootstrapParams.from_config(dict(resamples=500))
+        )
         summary = summary.set_index("bucket")
         widths[fraction] = {c: summary[f"{c}_ci_high"] - summary[f"{c}_ci_low"] for c in STATS}
     for column in STATS:
@@ -131,8 +141,9 @@ def test_params_from_config_section() -> None:
     params = BootstrapParams.from_config({"resamples": 50, "seed": 1, "confidence": 0.9, "interval": "percentile"})
     assert params == BootstrapParams(resamples=50, seed=1, confidence=0.9, interval="percentile")
     # the defaults are the declaration's
-    assert BootstrapParams.from_config({}) == BootstrapParams(resamples=1000, seed=13, confidence=0.95,
-                                                              interval="centered")
+    assert BootstrapParams.from_config({}) == BootstrapParams(
+        resamples=1000, seed=13, confidence=0.95, interval="centered"
+    )
     with pytest.raises(ConfigError, match=r"config: metrics\.bootstrap\.confidence: 1\.0: .*less than 1"):
         BootstrapParams.from_config({"confidence": 1.0}, "metrics.bootstrap")
     with pytest.raises(ConfigError, match=r"config: interval: bca is not allowed; allowed values: centered or perc"):
@@ -145,6 +156,7 @@ def test_each_bucket_is_resampled_on_its_own(per_query: pd.DataFrame) -> None:
     together, _ = bootstrap_summary(per_query, BUCKETS, N_BINS, 10, params)
     alone, _ = bootstrap_summary(per_query[per_query["length_bucket"] == "Q3"], BUCKETS, N_BINS, 10, params)
     columns = [f"{c}_ci_{side}" for c in STATS for side in ("low", "high")]
-    pd.testing.assert_series_equal(together.set_index("bucket").loc["Q3", columns],
-                                   alone.set_index("bucket").loc["Q3", columns])
+    pd.testing.assert_series_equal(
+        together.set_index("bucket").loc["Q3", columns], alone.set_index("bucket").loc["Q3", columns]
+    )
     assert alone.set_index("bucket").loc["Q1", "n_queries"] == 0

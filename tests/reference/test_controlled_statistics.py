@@ -13,20 +13,27 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from posir.metrics.bootstrap import BootstrapParams
-from posir.metrics.controlled import (FEWER_THAN_3_POSITIONS, NO_VARIATION, controlled_psi, controlled_statistics,
-                                      position_matrix)
+from posir.metrics.controlled import (
+    FEWER_THAN_3_POSITIONS,
+    NO_VARIATION,
+    controlled_psi,
+    controlled_statistics,
+    position_matrix,
+)
 
 # 8 queries x 4 positions: evidence found worse the later it sits (primacy), with ties and one reversal
-SCORES = np.array([
-    [1.0, 1.0, 0.5, 0.0],
-    [1.0, 0.63, 0.63, 0.43],
-    [0.5, 0.39, 0.0, 0.0],
-    [1.0, 1.0, 1.0, 1.0],
-    [0.63, 0.5, 0.43, 0.39],
-    [0.0, 0.39, 0.0, 0.0],
-    [1.0, 0.5, 0.63, 0.33],
-    [0.43, 0.43, 0.39, 0.0],
-])
+SCORES = np.array(
+    [
+        [1.0, 1.0, 0.5, 0.0],
+        [1.0, 0.63, 0.63, 0.43],
+        [0.5, 0.39, 0.0, 0.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [0.63, 0.5, 0.43, 0.39],
+        [0.0, 0.39, 0.0, 0.0],
+        [1.0, 0.5, 0.63, 0.33],
+        [0.43, 0.43, 0.39, 0.0],
+    ]
+)
 TARGETS = [0.0, 1 / 3, 2 / 3, 1.0]
 
 
@@ -35,13 +42,21 @@ def params(interval: str = "percentile", resamples: int = 2000) -> BootstrapPara
 
 
 def long_table(scores: np.ndarray, **groups: object) -> pd.DataFrame:
-    return pd.DataFrame([{**groups, "qid": f"q{i}", "position_index": j, "ndcg@10": float(scores[i, j])}
-                         for i in range(scores.shape[0]) for j in range(scores.shape[1])])
+    return pd.DataFrame(
+        [
+            {**groups, "qid": f"q{i}", "position_index": j, "ndcg@10": float(scores[i, j])}
+            for i in range(scores.shape[0])
+            for j in range(scores.shape[1])
+        ]
+    )
 
 
 def run(scores: np.ndarray, **kwargs):
-    tests, positions = controlled_statistics(long_table(scores, model="m", length="Q2"), params(**kwargs),
-                                             targets=TARGETS[: scores.shape[1]] if scores.shape[1] == 4 else None)
+    tests, positions = controlled_statistics(
+        long_table(scores, model="m", length="Q2"),
+        params(**kwargs),
+        targets=TARGETS[: scores.shape[1]] if scores.shape[1] == 4 else None,
+    )
     return tests.iloc[0], positions
 
 
@@ -68,7 +83,7 @@ def test_friedman_against_scipy_and_the_untied_formula():
     untied = np.array([[0.9, 0.5, 0.2], [0.8, 0.7, 0.1], [0.3, 0.6, 0.2], [1.0, 0.4, 0.5]])
     n, k = untied.shape
     rank_sums = np.apply_along_axis(stats.rankdata, 1, untied).sum(axis=0)
-    by_hand = 12 / (n * k * (k + 1)) * np.sum(rank_sums ** 2) - 3 * n * (k + 1)
+    by_hand = 12 / (n * k * (k + 1)) * np.sum(rank_sums**2) - 3 * n * (k + 1)
     tests, _ = controlled_statistics(long_table(untied), params(), group_columns=())
     assert tests.iloc[0]["friedman_statistic"] == pytest.approx(by_hand)
 

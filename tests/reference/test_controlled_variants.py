@@ -40,11 +40,16 @@ def count():
 
 @pytest.fixture(scope="module")
 def source(squad_dev, count) -> Source:
-    built = build_squad_long(squad_dev, SquadParams.from_config({"seed": 13, "max_articles": ARTICLES}), count,
-                             length_buckets(), N_BINS)
+    built = build_squad_long(
+        squad_dev, SquadParams.from_config({"seed": 13, "max_articles": ARTICLES}), count, length_buckets(), N_BINS
+    )
     # every annotated answer of a question, not only the one its span holds: filler must contain none of them
-    answers = {qa["id"]: [a["text"] for a in qa["answers"]]
-               for article in squad_dev["data"][:ARTICLES] for p in article["paragraphs"] for qa in p["qas"]}
+    answers = {
+        qa["id"]: [a["text"] for a in qa["answers"]]
+        for article in squad_dev["data"][:ARTICLES]
+        for p in article["paragraphs"]
+        for qa in p["qas"]
+    }
     return Source.from_built(built, "eng", "\n\n", answers)
 
 
@@ -61,7 +66,9 @@ def moved_variants(moved):
 
 @pytest.fixture(scope="module")
 def inserted(source, count):
-    params = ControlledParams(mode="insert", unit="sentence", positions=5, queries=24, seed=13, lengths=(512, 1024), rounds=10)
+    params = ControlledParams(
+        mode="insert", unit="sentence", positions=5, queries=24, seed=13, lengths=(512, 1024), rounds=10
+    )
     return plan_family(source, params, count, length_buckets(), N_BINS)
 
 
@@ -79,7 +86,7 @@ def test_a_moved_document_holds_the_original_units_and_the_span_text(source, mov
             original = originals[position.doc_id].text
             text = documents[position.doc_id].text
             nat = natural[position.qid]
-            assert text[position.span_start:position.span_end] == original[nat.span_start:nat.span_end]
+            assert text[position.span_start : position.span_end] == original[nat.span_start : nat.span_end]
             assert len(text) == len(original) == position.doc_char_length
             assert Counter(text) == Counter(original)
             plan = next(p for p in moved.plans if p.qid == position.qid)
@@ -125,8 +132,9 @@ def run_bm25(built, tmp_path, name):
     """The workflow's path: BM25 run written and read as a TREC file, scored by pytrec_eval."""
     documents = built.documents
     queries = built.queries
-    scores, indices = bm25_search([d.text for d in documents], [q.text for q in queries], 100, "eng", "eng",
-                                  bm25_params(k1=1.5, b=0.75))
+    scores, indices = bm25_search(
+        [d.text for d in documents], [q.text for q in queries], 100, "eng", "eng", bm25_params(k1=1.5, b=0.75)
+    )
     run_path = tmp_path / f"{name}.run"
     write_trec_run(run_path, [q.qid for q in queries], [d.doc_id for d in documents], scores, indices, tag="bm25")
     qrels = read_qrels(tmp_path / name / "qrels" / "test.tsv")
@@ -159,8 +167,11 @@ def test_bm25_scores_every_query_alike_at_every_position(source, moved, moved_va
     # a real test: BM25 misses some queries and ranks others below the top
     assert min(values) < 1.0 and 0 < sum(v == 1.0 for v in values) < len(values)
     # and the statistics say so: no variation to test in any length bucket, a controlled PSI of 0
-    tests, positions = controlled_statistics(pd.concat(tables), BootstrapParams(resamples=200, seed=13, confidence=0.95, interval="centered"),
-                                             targets=moved.params.targets)
+    tests, positions = controlled_statistics(
+        pd.concat(tables),
+        BootstrapParams(resamples=200, seed=13, confidence=0.95, interval="centered"),
+        targets=moved.params.targets,
+    )
     assert sorted(tests["length"]) == ["Q1", "Q2", "Q3", "Q4"] and tests["n_queries"].sum() == 80
     assert (tests["note"] == NO_VARIATION).all() and (tests["psi"] == 0).all()
     assert tests["friedman_p"].isna().all() and positions["wilcoxon_p"].isna().all()
@@ -169,8 +180,9 @@ def test_bm25_scores_every_query_alike_at_every_position(source, moved, moved_va
 def test_cards_record_every_query_and_every_drop(source, moved, moved_variants, tmp_path):
     key = VariantKey(0, 3)
     built = moved_variants[key]
-    card = finish(built, Provenance("squad-long-moved", "controlled", "eng", {}, {}), length_buckets(), N_BINS,
-                  tmp_path)
+    card = finish(
+        built, Provenance("squad-long-moved", "controlled", "eng", {}, {}), length_buckets(), N_BINS, tmp_path
+    )
     assert json.loads((tmp_path / "card.json").read_text(encoding="utf-8")) == json.loads(json.dumps(card))
     block = card["controlled"]
     assert block["mode"] == "move" and block["variant"]["target_position"] == 0.75
@@ -178,8 +190,9 @@ def test_cards_record_every_query_and_every_drop(source, moved, moved_variants, 
     assert {r["qid"] for r in block["queries"]} == set(positions)
     for record in block["queries"]:
         assert record["relative_position"] == positions[record["qid"]].relative_position
-        assert record["units_moved"] == (0 if record["slot"] == record["evidence_unit"] else
-                                         abs(record["slot"] - record["evidence_unit"]) + 1)
+        assert record["units_moved"] == (
+            0 if record["slot"] == record["evidence_unit"] else abs(record["slot"] - record["evidence_unit"]) + 1
+        )
     dropped = {d["qid"] for d in block["dropped"]}
     assert dropped | set(positions) == {p.qid for p in source.positions}
     assert not dropped & set(positions)
@@ -195,8 +208,13 @@ def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_roun
     params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=10)
     again = plan_family(source, params, count, length_buckets(), N_BINS)
     assert [(p.qid, p.round) for p in again.plans] == [(p.qid, p.round) for p in moved.plans]
-    other = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=14, rounds=10), count,
-                        length_buckets(), N_BINS)
+    other = plan_family(
+        source,
+        ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=14, rounds=10),
+        count,
+        length_buckets(),
+        N_BINS,
+    )
     assert {p.qid for p in other.plans} != {p.qid for p in moved.plans}
     for family in (moved, other):
         per_round = Counter((p.round, p.natural.doc_id) for p in family.plans)
@@ -208,8 +226,13 @@ def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_roun
     top = max(taken.values())
     assert all(taken[s] >= min(size, top - 1) for s, size in sizes.items())
     assert len(sizes) > 40 and len(taken) == min(80, len(sizes))
-    capped = plan_family(source, ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13,
-                                                  rounds=1), count, length_buckets(), N_BINS)
+    capped = plan_family(
+        source,
+        ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=1),
+        count,
+        length_buckets(),
+        N_BINS,
+    )
     assert capped.rounds == 1 and len({p.natural.doc_id for p in capped.plans}) == len(capped.plans)
     assert len(capped.plans) == min(80, len({p.doc_id for p in source.positions if p.qid not in dropped}))
 
@@ -252,8 +275,10 @@ def test_insert_variants_hold_one_haystack_at_every_position(source, inserted):
         for position in built.positions:
             nat = natural[position.qid]
             text = documents[position.doc_id].text
-            assert text[position.span_start:position.span_end] == \
-                originals[nat.doc_id].text[nat.span_start:nat.span_end]
+            assert (
+                text[position.span_start : position.span_end]
+                == originals[nat.doc_id].text[nat.span_start : nat.span_end]
+            )
             texts.setdefault((position.qid, key.length), []).append(text)
             # the corpus holds the query's evidence unit in its positive and nowhere else
             plan = next(p for p in inserted.plans if p.qid == position.qid)
@@ -298,8 +323,9 @@ def test_token_views_mark_where_minilm_stops_reading(moved):
 
 
 def test_a_family_from_a_benchmark_directory_is_the_family_from_its_builder(squad_dev, count, source, moved, tmp_path):
-    built = build_squad_long(squad_dev, SquadParams.from_config({"seed": 13, "max_articles": ARTICLES}), count,
-                             length_buckets(), N_BINS)
+    built = build_squad_long(
+        squad_dev, SquadParams.from_config({"seed": 13, "max_articles": ARTICLES}), count, length_buckets(), N_BINS
+    )
     finish(built, Provenance("squad-long", "squad_long", "eng", {}, {}), length_buckets(), N_BINS, tmp_path)
     read = Source.read(tmp_path, "eng", "\n\n")
     assert read.doc_token_lengths == source.doc_token_lengths

@@ -22,7 +22,9 @@ def test_hand_example_matches_formula_and_scipy() -> None:
     t = (9 / 35) * math.sqrt(4 / (1 - (9 / 35) ** 2))
     assert result.p_value == pytest.approx(2 * stats.t.sf(t, df=4), abs=1e-12)
     reference_result = stats.spearmanr(reference, scores)
-    assert (result.rho, result.p_value) == pytest.approx((reference_result.statistic, reference_result.pvalue), abs=1e-12)
+    assert (result.rho, result.p_value) == pytest.approx(
+        (reference_result.statistic, reference_result.pvalue), abs=1e-12
+    )
 
 
 def test_ties_use_average_ranks_like_scipy() -> None:

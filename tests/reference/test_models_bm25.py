@@ -7,13 +7,11 @@ import re
 import unicodedata
 from pathlib import Path
 
-import pytest
-
-from posir.models.bm25_backend import Bm25Analyzer, bm25_search
-
 import bm25s
+import pytest
 import Stemmer
 
+from posir.models.bm25_backend import Bm25Analyzer, bm25_search
 from tests.conftest import mirror_dir
 
 XQUAD = mirror_dir() / "xquad"
@@ -24,7 +22,6 @@ def bm25_params(**overrides: object) -> dict:
     from posir.models.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
-
 
 
 def xquad_texts(language: str, n_questions: int = 3) -> tuple[str, list[str]]:
@@ -59,8 +56,10 @@ def test_tokens_non_empty_and_stemmed_where_available(xquad: str) -> None:
         else:
             assert tokens == raw
     if expected_stemmer:
-        changed = sum(a != b for a, b in zip(full.analyze(context), [t for t in full.raw_tokens(context)
-                                                                      if t not in full.stopwords]))
+        changed = sum(
+            a != b
+            for a, b in zip(full.analyze(context), [t for t in full.raw_tokens(context) if t not in full.stopwords])
+        )
         assert changed >= 5  # stemming really applies to this language's words
     plain = analyzer(code, stem=False, stopwords=False)
     assert plain.stemmer_name is None and not plain.stopwords

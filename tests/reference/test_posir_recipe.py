@@ -17,7 +17,6 @@ import pytest
 
 from posir.config import MetricParams
 from posir.metrics import aggregate
-
 from tests._realdata import squad_bm25_per_query
 
 
@@ -26,13 +25,20 @@ def posir_recipe(per_query: pd.DataFrame) -> pd.DataFrame:
     frame = per_query.copy()
     frame["relpos"] = (frame["span_start"] + frame["span_end"]) / 2 / frame["doc_char_length"]
     frame["pos_bin"] = pd.cut(frame["relpos"], bins=np.linspace(0, 1, 21), include_lowest=True)
-    frame["bucket"] = pd.cut(frame["doc_token_length"], bins=[0, 512, 1024, 1536, np.inf],
-                             labels=["Q1", "Q2", "Q3", "Q4"])
+    frame["bucket"] = pd.cut(
+        frame["doc_token_length"], bins=[0, 512, 1024, 1536, np.inf], labels=["Q1", "Q2", "Q3", "Q4"]
+    )
     rows = []
     for bucket, group in frame.groupby("bucket", observed=True):
         bin_means = group.groupby("pos_bin", observed=True)["ndcg@10"].mean()
-        rows.append({"bucket": str(bucket), "ndcg": bin_means.mean(), "psi": 1 - bin_means.min() / bin_means.max(),
-                     "bins": len(bin_means)})
+        rows.append(
+            {
+                "bucket": str(bucket),
+                "ndcg": bin_means.mean(),
+                "psi": 1 - bin_means.min() / bin_means.max(),
+                "bins": len(bin_means),
+            }
+        )
     return pd.DataFrame(rows).set_index("bucket")
 
 

@@ -10,11 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
-from tests.conftest import REPO
 
 from posir import results
-from posir.tables import build
 from posir.config import ConfigError, load_config
 from posir.metrics import aggregate
 from posir.published import (
@@ -27,15 +24,26 @@ from posir.published import (
     summaries_from_eval_metrics,
 )
 from posir.steps.paper import write_paper_tables
+from posir.tables import build
+from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
+from tests.conftest import REPO
 
 BUCKETS = METRICS.bucket_names
 
 # The reference values: PosIR Tables 2 and 3 for the two models of the excerpt.
 PAPER_EXCERPT = {
-    "bge-m3": {"ndcg": "43.22", "ndcg_q": ["57.16", "43.48", "35.13", "29.72"], "psi_q": ["0.30", "0.43", "0.49", "0.44"],
-               "cross_ndcg": "36.30", "cross_psi_q": ["0.34", "0.47", "0.52", "0.47"]},
-    "Qwen3-Embedding-0.6B": {"ndcg": "53.63", "ndcg_q": ["62.93", "54.41", "48.11", "43.32"],
-                             "psi_q": ["0.21", "0.38", "0.47", "0.49"]},
+    "bge-m3": {
+        "ndcg": "43.22",
+        "ndcg_q": ["57.16", "43.48", "35.13", "29.72"],
+        "psi_q": ["0.30", "0.43", "0.49", "0.44"],
+        "cross_ndcg": "36.30",
+        "cross_psi_q": ["0.34", "0.47", "0.52", "0.47"],
+    },
+    "Qwen3-Embedding-0.6B": {
+        "ndcg": "53.63",
+        "ndcg_q": ["62.93", "54.41", "48.11", "43.32"],
+        "psi_q": ["0.21", "0.38", "0.47", "0.49"],
+    },
 }
 
 
@@ -96,15 +104,35 @@ def test_published_and_own_rows_in_one_table(tmp_path: Path) -> None:
     own_summary = aggregate.summarize(per_query, bins, METRICS.min_bin_queries)
     own_path = tmp_path / "bm25.summary.tsv"
     own_summary.to_csv(own_path, sep="\t", index=False)
-    outputs = {key: tmp_path / f"{key}.out" for key in
-               ["settings_csv", "settings_md", "settings_tex", "ranking_csv", "ranking_md", "ranking_tex",
-                "correlation_csv", "position_bias_csv", "position_bias_md", "position_bias_tex"]}
+    outputs = {
+        key: tmp_path / f"{key}.out"
+        for key in [
+            "settings_csv",
+            "settings_md",
+            "settings_tex",
+            "ranking_csv",
+            "ranking_md",
+            "ranking_tex",
+            "correlation_csv",
+            "position_bias_csv",
+            "position_bias_md",
+            "position_bias_tex",
+        ]
+    }
     entry = PublishedEntry.from_config("posir-paper", {"source": "posir_published_excerpt", "label": "PosIR paper"})
-    table = PaperTableEntry.from_config({"benchmarks": ["squad-test"], "published": ["posir-paper"],
-                                         "models": ["bge-m3", "bm25"]}, "paper_tables.mixed")
+    table = PaperTableEntry.from_config(
+        {"benchmarks": ["squad-test"], "published": ["posir-paper"], "models": ["bge-m3", "bm25"]}, "paper_tables.mixed"
+    )
     reference = ReferenceEntry.from_config({"label": "MMTEB", "scores": {"bge-m3": 54.60}}, "references.mmteb")
-    written = write_paper_tables("mixed", table, {("squad-test", "bm25", "eng-eng"): own_path},
-                                 {"posir-paper": (entry, require(EXCERPT))}, reference, METRICS.tables(), outputs)
+    written = write_paper_tables(
+        "mixed",
+        table,
+        {("squad-test", "bm25", "eng-eng"): own_path},
+        {"posir-paper": (entry, require(EXCERPT))},
+        reference,
+        METRICS.tables(),
+        outputs,
+    )
     settings = written["settings"]
     own = settings[settings["source"] == "squad-test"].iloc[0]
     assert own["n_queries"] == len(per_query) == 10570
@@ -129,7 +157,12 @@ def test_bucket_names_must_match_the_configured_buckets() -> None:
 
 
 def test_malformed_published_files_are_refused() -> None:
-    good = {"nDCG@10": 0.5, "PSI": 0.2, **{f"nDCG@10({b})": 0.5 for b in BUCKETS}, **{f"PSI({b})": 0.2 for b in BUCKETS}}
+    good = {
+        "nDCG@10": 0.5,
+        "PSI": 0.2,
+        **{f"nDCG@10({b})": 0.5 for b in BUCKETS},
+        **{f"PSI({b})": 0.2 for b in BUCKETS},
+    }
     assert len(summaries_from_eval_metrics({"m": {"eng-eng": good}}, BUCKETS)) == 1
     with pytest.raises(PublishedError, match="missing"):
         summaries_from_eval_metrics({"m": {"eng-eng": {k: v for k, v in good.items() if k != "PSI(Q3)"}}}, BUCKETS)
@@ -231,5 +264,7 @@ def test_full_file_reproduces_every_number_of_tables_2_and_3() -> None:
         got = " ".join(shown(average[c]) for c in ["ndcg@10_pct", *[f"psi_{b}" for b in BUCKETS]])
         # the paper's cross-lingual PSI Q2 average is 0.27; both the mean of its printed values (0.277)
         # and of the unrounded values (0.278) round to 0.28
-        expected = TABLE_3_AVERAGE[index].replace("0.27", "0.28") if kind == results.CROSS_LINGUAL else TABLE_3_AVERAGE[index]
+        expected = (
+            TABLE_3_AVERAGE[index].replace("0.27", "0.28") if kind == results.CROSS_LINGUAL else TABLE_3_AVERAGE[index]
+        )
         assert got == expected, kind

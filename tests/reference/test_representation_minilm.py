@@ -11,8 +11,13 @@ SENTENCE = "The river flows slowly past the old stone bridge near the village."
 
 
 def test_a_repeated_sentence_is_equally_similar_to_every_segment(minilm) -> None:  # noqa: ANN001
-    documents = pd.DataFrame({"doc_id": ["twelve", "thirteen"], "length_bucket": ["Q1", "Q1"],
-                              "text": [" ".join([SENTENCE] * 12), " ".join([SENTENCE] * 13)]})
+    documents = pd.DataFrame(
+        {
+            "doc_id": ["twelve", "thirteen"],
+            "length_bucket": ["Q1", "Q1"],
+            "text": [" ".join([SENTENCE] * 12), " ".join([SENTENCE] * 13)],
+        }
+    )
     sims = segment_similarities(documents, minilm.encode, 4)
     twelve = sims[sims["doc_id"] == "twelve"]["cosine"].to_numpy()
     # twelve sentences in four parts: every cut lands between sentences, so the segments are identical texts

@@ -51,8 +51,9 @@ class RerankServer:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
-                    server.requests.append({"path": self.path, "body": body,
-                                            "authorization": self.headers.get("Authorization")})
+                    server.requests.append(
+                        {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+                    )
                     fault = server.always or (server.faults.pop(0) if server.faults else None)
                 if self.headers.get("Authorization") != f"Bearer {KEY}":
                     return self.reply(401, {"message": "invalid api token"})
@@ -73,8 +74,9 @@ class RerankServer:
                     order = order[:-1]
                 if self.path == "/rerank":
                     return self.reply(200, [{"index": i, "score": scores[i]} for i in order])
-                return self.reply(200, {"id": "r1", "results": [{"index": i, "relevance_score": scores[i]}
-                                                                for i in order]})
+                return self.reply(
+                    200, {"id": "r1", "results": [{"index": i, "relevance_score": scores[i]} for i in order]}
+                )
 
             def reply(self, status: int, payload, headers: dict | None = None) -> None:
                 self.reply_raw(status, json.dumps(payload).encode(), headers)
@@ -101,8 +103,9 @@ def encode(minilm_path):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(minilm_path, device="cpu")
-    return lambda texts: np.asarray(model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
-                                                 show_progress_bar=False))
+    return lambda texts: np.asarray(
+        model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    )
 
 
 @pytest.fixture
@@ -123,8 +126,16 @@ def api_key(monkeypatch):
 
 
 def spec(server: RerankServer, protocol: str = "cohere", **extra) -> ScorerSpec:
-    entry = {"backend": "rerank-api", "protocol": protocol, "base_url": server.base_url, "api_key_env": KEY_ENV,
-             "max_retries": 3, "backoff_base": 0.01, "backoff_max": 1.0, "timeout": 5}
+    entry = {
+        "backend": "rerank-api",
+        "protocol": protocol,
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        "max_retries": 3,
+        "backoff_base": 0.01,
+        "backoff_max": 1.0,
+        "timeout": 5,
+    }
     if protocol != "tei":
         entry["model"] = "minilm-cosine"
     return ScorerSpec.from_config("api", {**entry, **extra})
@@ -141,8 +152,13 @@ def test_each_protocol_returns_the_served_scores_in_input_order(server, encode, 
     first = server.requests[0]
     assert first["authorization"] == f"Bearer {KEY}"
     if protocol == "tei":
-        assert first["body"] == {"query": QUERY, "texts": DOCUMENTS[:2], "raw_scores": False, "truncate": True,
-                                 "return_text": False}
+        assert first["body"] == {
+            "query": QUERY,
+            "texts": DOCUMENTS[:2],
+            "raw_scores": False,
+            "truncate": True,
+            "return_text": False,
+        }
     else:
         assert first["body"]["model"] == "minilm-cosine" and first["body"]["top_n"] == 2
 

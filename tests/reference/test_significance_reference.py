@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
-from tests._realdata import METRICS, build_squad_benchmark
 
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.significance import align_scores, paired_t, pairwise_tests, psi_differences, randomisation_p
+from tests._realdata import METRICS, build_squad_benchmark
 
 BUCKETS = METRICS.bucket_names
 
@@ -34,7 +34,7 @@ def test_randomisation_p_is_fishers_exact_test(seed: int) -> None:
     rng = np.random.default_rng(seed)
     a, b = rng.uniform(0, 1, 10), rng.uniform(0, 1, 10)
     b[:3] = a[:3]  # zero differences, as tied queries in IR
-    assert randomisation_p(a, b, n_resamples=2 ** 10, seed=0) == pytest.approx(_fisher_exact(a, b), abs=1e-12)
+    assert randomisation_p(a, b, n_resamples=2**10, seed=0) == pytest.approx(_fisher_exact(a, b), abs=1e-12)
 
 
 def test_paired_t_matches_statsmodels() -> None:
@@ -58,10 +58,22 @@ def two_bm25() -> pd.DataFrame:
     tables = {}
     for name, params in {"bm25": {"k1": 1.5, "b": 0.75}, "bm25-flat": {"k1": 0.5, "b": 0.1}}.items():
         spec = ModelSpec.from_config(name, {"backend": "bm25", "params": params})
-        lexical_search(spec, out / "bench" / "queries.jsonl", [out / "bench" / "corpus.jsonl"], ["eng"], [],
-                       Setting("eng", "eng"), 100, out / f"{name}.trec")
-        tables[name] = score_run(out / "bench" / "qrels" / "test.tsv", out / "bench" / "positions.tsv",
-                                 out / f"{name}.trec", out / f"{name}.tsv")
+        lexical_search(
+            spec,
+            out / "bench" / "queries.jsonl",
+            [out / "bench" / "corpus.jsonl"],
+            ["eng"],
+            [],
+            Setting("eng", "eng"),
+            100,
+            out / f"{name}.trec",
+        )
+        tables[name] = score_run(
+            out / "bench" / "qrels" / "test.tsv",
+            out / "bench" / "positions.tsv",
+            out / f"{name}.trec",
+            out / f"{name}.tsv",
+        )
     return align_scores(tables)
 
 
@@ -76,14 +88,16 @@ def test_real_runs_holm_matches_statsmodels_per_bucket(two_bm25: pd.DataFrame) -
     overall = tests[(tests["bucket"] == "all")].set_index(["model_a", "model_b"])
     assert overall.loc[("bm25", "bm25-flat"), "n_queries"] == len(two_bm25)
     assert overall.loc[("bm25", "bm25-flat"), "mean_difference"] == pytest.approx(
-        two_bm25["bm25"].mean() - two_bm25["bm25-flat"].mean())
+        two_bm25["bm25"].mean() - two_bm25["bm25-flat"].mean()
+    )
 
 
 def test_real_runs_psi_difference_is_paired(two_bm25: pd.DataFrame) -> None:
     params = BootstrapParams.from_config(dict(resamples=300, seed=2))
     minimum = 5
-    same = psi_differences(two_bm25.assign(copy=two_bm25["bm25"]), ["bm25", "copy"], BUCKETS, METRICS.n_bins,
-                           minimum, params)
+    same = psi_differences(
+        two_bm25.assign(copy=two_bm25["bm25"]), ["bm25", "copy"], BUCKETS, METRICS.n_bins, minimum, params
+    )
     # a model against itself: every resample draws the same queries for both, so every difference is 0
     assert (same["psi_difference"].dropna() == 0).all()
     defined = same["psi_difference"].notna()

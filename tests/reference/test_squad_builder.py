@@ -2,15 +2,14 @@
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from posir.benchmark import PARAGRAPHS, validate
-from posir.builders.squad import SquadParams, build_squad_long, partition_article
 from posir.builders.sampling import LengthAwareSampler
+from posir.builders.squad import SquadParams, build_squad_long, partition_article
 from posir.metrics.positions import length_buckets, position_bin, relative_position
 from posir.text import qwen3_token_counter
-
-import numpy as np
 
 
 def placement(built) -> dict[tuple[int, int], str]:
@@ -21,7 +20,9 @@ def placement(built) -> dict[tuple[int, int], str]:
 
 @pytest.fixture(scope="module")
 def built(squad_dev):
-    return build_squad_long(squad_dev, SquadParams.from_config({"seed": 13}), qwen3_token_counter(), length_buckets(), 20)
+    return build_squad_long(
+        squad_dev, SquadParams.from_config({"seed": 13}), qwen3_token_counter(), length_buckets(), 20
+    )
 
 
 def test_every_paragraph_lands_in_exactly_one_document_in_file_order(squad_dev, built):
@@ -99,7 +100,9 @@ def test_bad_answer_offsets_are_dropped_and_counted(squad_dev):
     only_bad = {**first["qas"][0], "answers": [shifted]}
     bad_then_good = {**first["qas"][1], "answers": [shifted, good]}
     article["paragraphs"][0] = {"context": first["context"], "qas": [only_bad, bad_then_good, *first["qas"][2:]]}
-    built = build_squad_long({"data": [article]}, SquadParams.from_config({}), qwen3_token_counter(), length_buckets(), 20)
+    built = build_squad_long(
+        {"data": [article]}, SquadParams.from_config({}), qwen3_token_counter(), length_buckets(), 20
+    )
     by_stage = {s.stage: s for s in built.stages}
     assert by_stage["validate_answers"].dropped == {"answer_offset_mismatch": 2}
     assert by_stage["attach_questions"].dropped == {"no_valid_answer": 1}
@@ -116,8 +119,13 @@ def test_squad_it_defects_are_detected_dropped_and_counted(mirror):
 
     with gzip.open(mirror / "squad-it" / "SQuAD_it-test.json.gz", "rt", encoding="utf-8") as handle:
         squad_it = json.load(handle)
-    built = build_squad_long(squad_it, SquadParams.from_config({"question_id_pattern": "[0-9a-f]{24}"}), qwen3_token_counter(),
-                             length_buckets(), 20)
+    built = build_squad_long(
+        squad_it,
+        SquadParams.from_config({"question_id_pattern": "[0-9a-f]{24}"}),
+        qwen3_token_counter(),
+        length_buckets(),
+        20,
+    )
     by_stage = {s.stage: s for s in built.stages}
     assert by_stage["validate_answers"].entered == 21489
     assert by_stage["validate_answers"].dropped["answer_offset_mismatch"] == 98

@@ -7,21 +7,31 @@ import re
 
 import pandas as pd
 import pytest
-from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 
 from posir import results
-from posir.tables import build, render
 from posir.metrics import aggregate
 from posir.published import read_published
+from posir.tables import build, render
+from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 
 BUCKETS = METRICS.bucket_names
 HEADERS = {b.name: b.header for b in METRICS.buckets}
 
 
-@pytest.mark.parametrize(("value", "digits", "text"), [
-    (53.525, 2, "53.53"), (0.175, 2, "0.18"), (math.nextafter(0.175, 1), 2, "0.18"), (math.nextafter(0.175, 0), 2, "0.18"),
-    (43.21713, 2, "43.22"), (0.155, 2, "0.16"), (0.1749, 2, "0.17"), (1.0, 2, "1.00"), (0.0537, 2, "0.05"),
-])
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (53.525, 2, "53.53"),
+        (0.175, 2, "0.18"),
+        (math.nextafter(0.175, 1), 2, "0.18"),
+        (math.nextafter(0.175, 0), 2, "0.18"),
+        (43.21713, 2, "43.22"),
+        (0.155, 2, "0.16"),
+        (0.1749, 2, "0.17"),
+        (1.0, 2, "1.00"),
+        (0.0537, 2, "0.05"),
+    ],
+)
 def test_display_rounds_halves_up(value: float, digits: int, text: str) -> None:
     assert str(build.display_decimal(value, digits)) == text
 
@@ -48,10 +58,12 @@ def test_average_of_printed_values_differs_from_exact_mean(excerpt_settings: pd.
 
 
 def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame) -> None:
-    ranking, correlation = build.ranking_table(excerpt_settings, BUCKETS, {"bge-m3": 54.6},
-                                                models=["Qwen3-Embedding-0.6B", "bge-m3"])
-    text = render.render_markdown(render.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB",
-                                                           labels={"bge-m3": "BGE-M3"}))
+    ranking, correlation = build.ranking_table(
+        excerpt_settings, BUCKETS, {"bge-m3": 54.6}, models=["Qwen3-Embedding-0.6B", "bge-m3"]
+    )
+    text = render.render_markdown(
+        render.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB", labels={"bge-m3": "BGE-M3"})
+    )
     lines = text.splitlines()
     assert lines[0] == "| Model | MMTEB | nDCG@10 | Q1 (512) | Q2 (1024) | Q3 (1536) | Q4 (>1536) |"
     assert lines[1] == "|:---|---:|---:|---:|---:|---:|---:|"
@@ -62,12 +74,21 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
 
 def test_latex_is_booktabs_and_escaped(excerpt_settings: pd.DataFrame) -> None:
     position = build.position_bias_table(excerpt_settings, BUCKETS)
-    rendering = render.position_bias_rendering(position, BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"},
-                                               caption="PSI 100% by length", label="tab:psi")
+    rendering = render.position_bias_rendering(
+        position, BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"}, caption="PSI 100% by length", label="tab:psi"
+    )
     text = render.render_latex(rendering)
-    for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrrrrr}", r"\label{tab:psi}",
-                    r"\caption{PSI 100\% by length}", r"\multicolumn{6}{l}{\textit{Multilingual Retrieval}}",
-                    r"\multicolumn{6}{l}{\textit{Cross-lingual Retrieval}}", r"bge\_m3 \& co & 43.22"):
+    for command in (
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\begin{tabular}{lrrrrr}",
+        r"\label{tab:psi}",
+        r"\caption{PSI 100\% by length}",
+        r"\multicolumn{6}{l}{\textit{Multilingual Retrieval}}",
+        r"\multicolumn{6}{l}{\textit{Cross-lingual Retrieval}}",
+        r"bge\_m3 \& co & 43.22",
+    ):
         assert command in text, command
     rows = [line for line in text.splitlines() if line.endswith(r"\\") and not line.startswith(r"\multicolumn")]
     assert rows and all(len(re.findall(r"(?<!\\)&", row)) == 5 for row in rows)

@@ -16,8 +16,21 @@ from posir.translate.apertium import Apertium, ApertiumError, deformat
 from posir.translate.backends import ApertiumTranslator
 from posir.translate.cache import TranslationCache
 
-EDGE_CASES = ["abc\n\n", "a\n \nb", "a \n\n b", "a\r\nb", "a\u00a0b", "  lead", "x", "", "a~b", "50? ",
-              "Tabs\tand  two  spaces", "Para one.\n\nPara two?\nline", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"]
+EDGE_CASES = [
+    "abc\n\n",
+    "a\n \nb",
+    "a \n\n b",
+    "a\r\nb",
+    "a\u00a0b",
+    "  lead",
+    "x",
+    "",
+    "a~b",
+    "50? ",
+    "Tabs\tand  two  spaces",
+    "Para one.\n\nPara two?\nline",
+    "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~",
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +44,10 @@ def english_texts(mirror) -> list[str]:
 def test_deformat_equals_apertium_destxt(english_texts) -> None:
     texts = EDGE_CASES + english_texts
     joined = "\0".join(texts)  # destxt drops '\0': one process, then compare text by text
-    outputs = [subprocess.run(["apertium-destxt"], input=t.encode(), capture_output=True, check=True).stdout.decode()
-               for t in EDGE_CASES]
+    outputs = [
+        subprocess.run(["apertium-destxt"], input=t.encode(), capture_output=True, check=True).stdout.decode()
+        for t in EDGE_CASES
+    ]
     assert [deformat(t) for t in EDGE_CASES] == outputs
     whole = subprocess.run(["apertium-destxt"], input=joined.encode(), capture_output=True, check=True).stdout.decode()
     # Joined by '\0' (dropped by destxt), the texts' streams concatenate, except the end-of-text '.[]'.
@@ -42,15 +57,17 @@ def test_deformat_equals_apertium_destxt(english_texts) -> None:
 def test_a_lone_text_equals_the_apertium_command(english_texts) -> None:
     engine = Apertium("eng-spa")
     for text in [*english_texts[:3], english_texts[-1], *EDGE_CASES[:6]]:
-        expected = subprocess.run(["apertium", "-u", "eng-spa"], input=text.encode(), capture_output=True,
-                                  check=True).stdout.decode()
+        expected = subprocess.run(
+            ["apertium", "-u", "eng-spa"], input=text.encode(), capture_output=True, check=True
+        ).stdout.decode()
         assert engine.translate_batch([text]) == [expected]
 
 
 def test_batches_stay_aligned_and_the_cache_prevents_recomputation(english_texts, tmp_path: Path) -> None:
     texts = english_texts[:60] + [""] + english_texts[:5]  # duplicates and an empty text
-    first = ApertiumTranslator(Apertium("eng-spa"), TranslationCache(tmp_path / "cache.sqlite"), chunk_texts=25,
-                               progress=False)
+    first = ApertiumTranslator(
+        Apertium("eng-spa"), TranslationCache(tmp_path / "cache.sqlite"), chunk_texts=25, progress=False
+    )
     out = first.translate(texts, "documents")
     usage = first.usage()["documents"]
     first.close()
@@ -63,8 +80,9 @@ def test_batches_stay_aligned_and_the_cache_prevents_recomputation(english_texts
         def translate_batch(self, texts):  # the cache must answer everything
             raise AssertionError(f"apertium was called for {len(texts)} texts")
 
-    second = ApertiumTranslator(NeverCalled("eng-spa"), TranslationCache(tmp_path / "cache.sqlite"), chunk_texts=25,
-                                progress=False)
+    second = ApertiumTranslator(
+        NeverCalled("eng-spa"), TranslationCache(tmp_path / "cache.sqlite"), chunk_texts=25, progress=False
+    )
     again = second.translate(texts, "documents")
     assert [r.text for r in again] == [r.text for r in out]
     assert second.usage()["documents"]["cache_hits"] == 60 and second.usage()["documents"]["translated"] == 0

@@ -55,60 +55,107 @@ def test_comparison_rows_cover_translations_models_and_settings() -> None:
     assert {r["label"] for r in rows} == {"human (XQuAD es)", "apertium eng-spa"}
 
 
-@pytest.mark.parametrize("entry,message", [
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
-                 r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
-                 r"config: benchmarks\.bad\.translations\.spa\.source_file: missing; add it\n"
-                 r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it"),
-    ({"builder": "translation", "from": "squad-long",
-      "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}}},
-     r"config: benchmarks\.bad\.translations\.spa\.target_file: 'nope' is not defined under 'sources'"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "llm"}}},
-     r"config: benchmarks\.bad\.translations\.spa: \(backend: llm\) needs the llm section; add an 'llm' section"),
-    ({"builder": "translation", "from": "squad-long",
-                  "translations": {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}}},
-                 r"config: benchmarks\.bad\.translations\.spa\.prompt: unknown key 'prompt'; allowed keys: backend, "
-                 r"chunk_texts, datadir, .*pair"),
-    ({"builder": "translation", "from": "xquad-long",
-      "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}}},
-     r"config: benchmarks\.bad\.from: 'xquad-long' \(xquad_cross_lingual\) holds queries only, its documents are "
-     r"another benchmark's; translate that benchmark instead"),
-    ({"builder": "translation", "from": "squad-es-long",
-      "translations": {"deu": {"backend": "apertium", "pair": "spa-deu"}}},
-     r"config: benchmarks\.bad\.from_language: 'squad-es-long' has no 'eng' variant \(it has \['spa'\]\)"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium",
-                                                                               "pair": "eng-spa"}},
-      "filters": {"outliers": {"statistic": "chars"}}},
-     r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars is not allowed; allowed values: tokens or ratio"),
-    ({"builder": "translation", "from": "squad-long", "translations": {"eng": {"backend": "apertium",
-                                                                               "pair": "eng-spa"}}},
-     r"config: benchmarks\.bad\.translations\.eng: the source language \(from_language\) cannot also be a target; "
-     r"remove it"),
-])
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        (
+            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
+            r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it",
+        ),
+        (
+            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
+            r"config: benchmarks\.bad\.translations\.spa\.source_file: missing; add it\n"
+            r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "squad-long",
+                "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}},
+            },
+            r"config: benchmarks\.bad\.translations\.spa\.target_file: 'nope' is not defined under 'sources'",
+        ),
+        (
+            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "llm"}}},
+            r"config: benchmarks\.bad\.translations\.spa: \(backend: llm\) needs the llm section; add an 'llm' section",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "squad-long",
+                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}},
+            },
+            r"config: benchmarks\.bad\.translations\.spa\.prompt: unknown key 'prompt'; allowed keys: backend, "
+            r"chunk_texts, datadir, .*pair",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "xquad-long",
+                "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}},
+            },
+            r"config: benchmarks\.bad\.from: 'xquad-long' \(xquad_cross_lingual\) holds queries only, "
+            r"its documents are another benchmark's; translate that benchmark instead",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "squad-es-long",
+                "translations": {"deu": {"backend": "apertium", "pair": "spa-deu"}},
+            },
+            r"config: benchmarks\.bad\.from_language: 'squad-es-long' has no 'eng' variant \(it has \['spa'\]\)",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "squad-long",
+                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+                "filters": {"outliers": {"statistic": "chars"}},
+            },
+            r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars is not allowed; "
+            r"allowed values: tokens or ratio",
+        ),
+        (
+            {
+                "builder": "translation",
+                "from": "squad-long",
+                "translations": {"eng": {"backend": "apertium", "pair": "eng-spa"}},
+            },
+            r"config: benchmarks\.bad\.translations\.eng: the source language \(from_language\) "
+            r"cannot also be a target; remove it",
+        ),
+    ],
+)
 def test_bad_translation_entries_name_the_key(entry: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(config(bad=entry))
 
 
-@pytest.mark.parametrize("spec,problem", [
-    ({"backend": "apertium"}, r"pair: missing; add it"),
-    ({"backend": "parallel"}, r"source_file: missing; add it"),
-    ({"backend": "apertium", "pair": "eng-spa", "prompt": "x"}, r"prompt: unknown key 'prompt'"),
-    ({"backend": "apertium", "pair": "english-spanish"}, r"pair: 'english-spanish' does not match the pattern"),
-])
+@pytest.mark.parametrize(
+    "spec,problem",
+    [
+        ({"backend": "apertium"}, r"pair: missing; add it"),
+        ({"backend": "parallel"}, r"source_file: missing; add it"),
+        ({"backend": "apertium", "pair": "eng-spa", "prompt": "x"}, r"prompt: unknown key 'prompt'"),
+        ({"backend": "apertium", "pair": "english-spanish"}, r"pair: 'english-spanish' does not match the pattern"),
+    ],
+)
 def test_each_backend_has_its_own_keys(spec: dict[str, Any], problem: str) -> None:
     """What each backend needs and allows is checked at load time."""
-    with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.spa\.(?:apertium\.|parallel\.)?"
-                                          + problem):
+    with pytest.raises(
+        ConfigError, match=r"config: benchmarks\.bad\.translations\.spa\.(?:apertium\.|parallel\.)?" + problem
+    ):
         load_config(config(bad={"builder": "translation", "from": "squad-long", "translations": {"spa": spec}}))
 
 
 def test_an_entry_alone_is_refused_with_the_translation_error_type() -> None:
     """A translation entry read on its own (as its jobs do) raises TranslationConfigError, naming the key."""
-    entry = {"builder": "translation", "from": "squad-long",
-             "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
-             "filters": {"outliers": {"statistic": "chars"}}}
+    entry = {
+        "builder": "translation",
+        "from": "squad-long",
+        "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+        "filters": {"outliers": {"statistic": "chars"}},
+    }
     with pytest.raises(TranslationConfigError, match=r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars"):
         TranslationEntry.from_config("bad", entry)
     good = TranslationEntry.from_config("bad", {**entry, "filters": {}})
@@ -118,18 +165,42 @@ def test_an_entry_alone_is_refused_with_the_translation_error_type() -> None:
 
 def test_variant_names_may_not_collide_and_from_must_exist() -> None:
     # squad-long-apertium's Spanish variant directory is squad-long-apertium-spa: no benchmark may have that name
-    clash = config(**{"squad-long-apertium-spa": {"builder": "squad_long_documents", "language": "spa",
-                                                  "sources": {"squad": "squad_es_dev_v1_1"}}})
-    with pytest.raises(ConfigError, match=r"config: benchmarks\.squad-long-apertium\.translations\.spa: its variant "
-                                          r"directory 'squad-long-apertium-spa' collides with a benchmark"):
+    clash = config(
+        **{
+            "squad-long-apertium-spa": {
+                "builder": "squad_long_documents",
+                "language": "spa",
+                "sources": {"squad": "squad_es_dev_v1_1"},
+            }
+        }
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"config: benchmarks\.squad-long-apertium\.translations\.spa: its variant "
+        r"directory 'squad-long-apertium-spa' collides with a benchmark",
+    ):
         load_config(clash)
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.from: 'nothing' must name another benchmark"):
-        load_config(config(bad={"builder": "translation", "from": "nothing",
-                                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}))
+        load_config(
+            config(
+                bad={
+                    "builder": "translation",
+                    "from": "nothing",
+                    "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+                }
+            )
+        )
     # a target language is an ISO 639-3 code (so '<name>-<lang>' never reads as another benchmark's name)
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.long\b.*: 'long' does not match"):
-        load_config(config(bad={"builder": "translation", "from": "squad-long",
-                                "translations": {"long": {"backend": "apertium", "pair": "eng-spa"}}}))
+        load_config(
+            config(
+                bad={
+                    "builder": "translation",
+                    "from": "squad-long",
+                    "translations": {"long": {"backend": "apertium", "pair": "eng-spa"}},
+                }
+            )
+        )
 
 
 def _messages(error: jsonschema.ValidationError) -> Iterator[str]:
@@ -140,8 +211,16 @@ def _messages(error: jsonschema.ValidationError) -> Iterator[str]:
 
 
 def test_schema_requires_from_and_translations_but_no_sources() -> None:
-    jsonschema.validate(config(ok={"builder": "translation", "from": "squad-long",
-                                   "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}), SCHEMA)
+    jsonschema.validate(
+        config(
+            ok={
+                "builder": "translation",
+                "from": "squad-long",
+                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+            }
+        ),
+        SCHEMA,
+    )
     with pytest.raises(jsonschema.ValidationError) as raised:
         jsonschema.validate(config(bad={"builder": "translation", "from": "squad-long"}), SCHEMA)
     assert "'translations' is a required property" in set(_messages(raised.value))
@@ -166,13 +245,24 @@ def test_judge_and_comparison_rules_are_planned(tmp_path, mirror) -> None:
         c.pop(key)
     load_config(c)  # the config the dry run reads is valid
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
-    dry = snakemake(tmp_path, "-n", "--cores", "2", "results/tables/xquad-parallel-apertium/translation_judge.md",
-                    "results/tables/xquad-spa/translation_comparison.md", mirror=mirror)
+    dry = snakemake(
+        tmp_path,
+        "-n",
+        "--cores",
+        "2",
+        "results/tables/xquad-parallel-apertium/translation_judge.md",
+        "results/tables/xquad-spa/translation_comparison.md",
+        mirror=mirror,
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_jobs(dry.stdout)
     assert ("judge_translation", {"benchmark": "xquad-parallel-apertium", "language": "spa"}) in jobs
     rules = {rule for rule, _ in jobs}
-    assert {"translation_judge_table", "translation_comparison", "translate_benchmark",
-            "build_parallel_variant"} <= rules
+    assert {
+        "translation_judge_table",
+        "translation_comparison",
+        "translate_benchmark",
+        "build_parallel_variant",
+    } <= rules
     translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
     assert translated == {"xquad-parallel-apertium", "xquad-parallel-human"}

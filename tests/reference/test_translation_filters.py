@@ -25,8 +25,11 @@ def xquad_pairs(mirror) -> dict[str, list[tuple[str, str]]]:
     english = json.loads((mirror / "xquad" / "xquad.en.json").read_text(encoding="utf-8"))
     spanish = json.loads((mirror / "xquad" / "xquad.es.json").read_text(encoding="utf-8"))
     _, by_id, _ = parallel_pairs(english, spanish, "xquad.es.json")
-    paragraphs = [(p["context"], q["context"]) for a, b in zip(english["data"], spanish["data"])
-                  for p, q in zip(a["paragraphs"], b["paragraphs"])]
+    paragraphs = [
+        (p["context"], q["context"])
+        for a, b in zip(english["data"], spanish["data"])
+        for p, q in zip(a["paragraphs"], b["paragraphs"])
+    ]
     return {"paragraphs": paragraphs, "questions": list(by_id.values())}
 
 
@@ -42,14 +45,20 @@ def test_clean_translations_are_left_alone(xquad_pairs, detect) -> None:
     assert len(xquad_pairs["paragraphs"]) == 240 and len(xquad_pairs["questions"]) == 1190
     for unit, delimiters in (("paragraphs", "\n"), ("questions", "\n:")):
         for source, target in xquad_pairs[unit]:
-            assert flt.find_meta_prefix(target, source, PARAMS.prefix, "eng", detect, delimiters=delimiters) is None, target
+            assert flt.find_meta_prefix(target, source, PARAMS.prefix, "eng", detect, delimiters=delimiters) is None, (
+                target
+            )
             assert flt.detect_refusal(target, source, PARAMS.refusal, "eng", "spa", detect) is None, target
 
 
 def test_prefixed_translations_are_fixed(xquad_pairs, detect) -> None:
     source, target = xquad_pairs["paragraphs"][0]
-    for prefix in ("Here is the Spanish translation of the text:\n\n", "Sure! Here's the translation:\n",
-                   "Translation into Spanish: ", "Aquí está la traducción al español:\n\n"):
+    for prefix in (
+        "Here is the Spanish translation of the text:\n\n",
+        "Sure! Here's the translation:\n",
+        "Translation into Spanish: ",
+        "Aquí está la traducción al español:\n\n",
+    ):
         fix = flt.find_meta_prefix(prefix + target, source, PARAMS.prefix, "eng", detect)
         assert fix is not None and fix.text == target and fix.prefix == prefix and fix.rule == "pattern"
     # No blacklist pattern: a translation keyword and a line break, confirmed as English by langdetect.
@@ -57,8 +66,9 @@ def test_prefixed_translations_are_fixed(xquad_pairs, detect) -> None:
     fix = flt.find_meta_prefix(meta + target, source, PARAMS.prefix, "eng", detect)
     assert fix is not None and fix.rule == "keyword" and fix.text == target
     question_source, question = xquad_pairs["questions"][0]
-    fix = flt.find_meta_prefix("Translation: " + question, question_source, PARAMS.prefix, "eng", detect,
-                               delimiters="\n:")
+    fix = flt.find_meta_prefix(
+        "Translation: " + question, question_source, PARAMS.prefix, "eng", detect, delimiters="\n:"
+    )
     assert fix is not None and fix.text == question
 
 
@@ -73,11 +83,18 @@ def test_prefix_is_content_when_the_source_carries_it(detect) -> None:
 
 def test_refusals_and_untranslated_output_are_flagged(xquad_pairs, detect) -> None:
     source, _ = xquad_pairs["paragraphs"][3]
-    english = flt.detect_refusal("I'm sorry, but I can't translate this text as it contains copyrighted material.",
-                                 source, PARAMS.refusal, "eng", "spa", detect)
+    english = flt.detect_refusal(
+        "I'm sorry, but I can't translate this text as it contains copyrighted material.",
+        source,
+        PARAMS.refusal,
+        "eng",
+        "spa",
+        detect,
+    )
     assert english is not None and english.reason == flt.REFUSAL_PATTERN
-    spanish = flt.detect_refusal("Lo siento, pero no puedo traducir este texto.", source, PARAMS.refusal, "eng",
-                                 "spa", detect)
+    spanish = flt.detect_refusal(
+        "Lo siento, pero no puedo traducir este texto.", source, PARAMS.refusal, "eng", "spa", detect
+    )
     assert spanish is not None and spanish.reason == flt.REFUSAL_PATTERN
     copy = flt.detect_refusal(source, source, PARAMS.refusal, "eng", "spa", detect)
     assert copy is not None and copy.reason == flt.WRONG_LANGUAGE and copy.detected_language == "en"
@@ -113,10 +130,15 @@ def test_iqr_bounds_are_asymmetric() -> None:
     bounds = flt.iqr_bounds([10, 20, 30, 40, 50], lower_factor=3.0, upper_factor=1.5)
     assert (bounds.q1, bounds.q3, bounds.iqr) == (20.0, 40.0, 20.0)
     assert (bounds.low, bounds.high) == (-40.0, 70.0)
-    _, out = flt.length_outliers({"a": 1, "b": 2, **{f"x{i}": 10 + i for i in range(10)}, "c": 100},
-                                 flt.OutlierParams.from_config({"min_documents": 5}))
+    _, out = flt.length_outliers(
+        {"a": 1, "b": 2, **{f"x{i}": 10 + i for i in range(10)}, "c": 100},
+        flt.OutlierParams.from_config({"min_documents": 5}),
+    )
     assert out == {"c": flt.ABOVE_UPPER}  # 1 and 2 stay inside the looser lower bound
-    assert flt.length_outliers({"a": 1.0}, flt.OutlierParams.from_config({})) == (None, {})  # too few to estimate quartiles
+    assert flt.length_outliers({"a": 1.0}, flt.OutlierParams.from_config({})) == (
+        None,
+        {},
+    )  # too few to estimate quartiles
 
 
 def test_cascading_deletion_removes_queries_of_removed_documents() -> None:
@@ -124,7 +146,9 @@ def test_cascading_deletion_removes_queries_of_removed_documents() -> None:
     kept, drops = flt.cascade_deletion(positions, {"d1": "refusal_detection_documents/refusal_pattern"})
     assert [p.qid for p in kept] == ["q2"]
     assert [(d.stage, d.record, d.reason) for d in drops] == [
-        (flt.STAGE_CASCADE, "q1", "positive_document_removed"), (flt.STAGE_CASCADE, "q3", "positive_document_removed")]
+        (flt.STAGE_CASCADE, "q1", "positive_document_removed"),
+        (flt.STAGE_CASCADE, "q3", "positive_document_removed"),
+    ]
 
 
 def test_spans_map_into_the_translated_paragraph() -> None:
@@ -144,14 +168,23 @@ def test_spans_map_into_the_translated_paragraph() -> None:
 
 def test_filter_config_errors_name_the_key() -> None:
     where = "benchmarks.t.filters"  # where the workflow reads them: a translation entry's filters
-    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.prefix\.windw: unknown key 'windw'; "
-                                          r"allowed keys: .*\bwindow\b"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: benchmarks\.t\.filters\.prefix\.windw: unknown key 'windw'; "
+        r"allowed keys: .*\bwindow\b",
+    ):
         flt.FilterParams.from_config({"prefix": {"windw": 3}}, where)
-    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.outliers\.statistic: chars is not "
-                                          r"allowed; allowed values: tokens or ratio"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: benchmarks\.t\.filters\.outliers\.statistic: chars is not "
+        r"allowed; allowed values: tokens or ratio",
+    ):
         flt.FilterParams.from_config({"outliers": {"statistic": "chars"}}, where)
-    with pytest.raises(ConfigError, match=r"config: benchmarks\.t\.filters\.refusal\.patterns: '\(unclosed' is not "
-                                          r"a valid regular expression .*; fix it"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: benchmarks\.t\.filters\.refusal\.patterns: '\(unclosed' is not "
+        r"a valid regular expression .*; fix it",
+    ):
         flt.FilterParams.from_config({"refusal": {"patterns": ["(unclosed"]}}, where)
     # without a place, the path starts at the section's own keys
     with pytest.raises(ConfigError, match=r"^config: prefix\.windw: unknown key 'windw'"):

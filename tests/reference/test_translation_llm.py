@@ -24,14 +24,21 @@ from posir.llm.server import local_llm_server
 from posir.plan.jobs import BuildJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.steps.benchmarks import build_parallel_variant
 from posir.steps.translation import judge_translation, translate_benchmark, write_judge_tables
-from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
 from posir.translate.backends import LLMTranslator
+from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
 from posir.translate.spec import TranslationEntry
 
 METRICS = MetricParams.from_config({})
-ENTRY = TranslationEntry.from_config("tiny-llm", {
-    "builder": "translation", "from": "tiny", "translations": {"spa": {"backend": "llm"}},
-    "filters": {"refusal": {"llm_confirm": True}}, "judge": {"sample": 2, "max_chars": 1200}})
+ENTRY = TranslationEntry.from_config(
+    "tiny-llm",
+    {
+        "builder": "translation",
+        "from": "tiny",
+        "translations": {"spa": {"backend": "llm"}},
+        "filters": {"refusal": {"llm_confirm": True}},
+        "judge": {"sample": 2, "max_chars": 1200},
+    },
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +46,19 @@ def tiny_source(mirror, tmp_path_factory) -> Path:
     """Two shortest XQuAD parallel English documents with up to 2 questions each, in our format."""
     root = tmp_path_factory.mktemp("tiny")
     english = mirror / "xquad" / "xquad.en.json"
-    entry = ParallelBenchmark.from_config("xquad-parallel", {"builder": "xquad_parallel", "languages": ["eng"],
-                                                             "sources": {"eng": "xquad_eng"}, "params": {"seed": 13}})
-    build_parallel_variant(BuildJob(entry=entry, metrics=METRICS.positions(), wildcards={"language": "eng"},
-                                    input={"english": str(english), "language": str(english)},
-                                    output={"card": str(root / "full" / fmt.CARD)}))
+    entry = ParallelBenchmark.from_config(
+        "xquad-parallel",
+        {"builder": "xquad_parallel", "languages": ["eng"], "sources": {"eng": "xquad_eng"}, "params": {"seed": 13}},
+    )
+    build_parallel_variant(
+        BuildJob(
+            entry=entry,
+            metrics=METRICS.positions(),
+            wildcards={"language": "eng"},
+            input={"english": str(english), "language": str(english)},
+            output={"card": str(root / "full" / fmt.CARD)},
+        )
+    )
     docs = sorted(fmt.read_corpus(root / "full" / fmt.CORPUS), key=lambda d: len(d.text))[:2]
     keep = {d.doc_id for d in docs}
     positions = [p for p in fmt.read_positions(root / "full" / fmt.POSITIONS) if p.doc_id in keep]
@@ -61,20 +76,45 @@ def tiny_source(mirror, tmp_path_factory) -> Path:
 def llm_run(tiny_source, tmp_path_factory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("llm")
     with local_llm_server(n_ctx=4096, threads=1) as base_url:  # 1: the CPU is shared
-        llm = LLMConfig.from_section({"base_url": base_url, "model": "smollm2", "api_key_env": None,
-                                      "max_tokens": 256, "concurrency": 1, "max_retries": 1,
-                                      "cache_path": str(root / "llm-cache.sqlite")})
-        contract = {name: str(tiny_source / file) for name, file in fmt.CONTRACT.items()
-                    if name not in ("drops", "card")}  # the source variant's files, as the translate rule reads them
+        llm = LLMConfig.from_section(
+            {
+                "base_url": base_url,
+                "model": "smollm2",
+                "api_key_env": None,
+                "max_tokens": 256,
+                "concurrency": 1,
+                "max_retries": 1,
+                "cache_path": str(root / "llm-cache.sqlite"),
+            }
+        )
+        contract = {
+            name: str(tiny_source / file) for name, file in fmt.CONTRACT.items() if name not in ("drops", "card")
+        }  # the source variant's files, as the translate rule reads them
         out = root / "tiny-llm-spa"
-        card = translate_benchmark(TranslateJob(entry=ENTRY, separator="\n\n", llm=llm, metrics=METRICS.positions(),
-                                                input=contract, output={"card": str(out / fmt.CARD)},
-                                                wildcards={"language": "spa"}), progress=False)
+        card = translate_benchmark(
+            TranslateJob(
+                entry=ENTRY,
+                separator="\n\n",
+                llm=llm,
+                metrics=METRICS.positions(),
+                input=contract,
+                output={"card": str(out / fmt.CARD)},
+                wildcards={"language": "spa"},
+            ),
+            progress=False,
+        )
         # The answered queries again, through a new client on the same cache: no HTTP request may be made.
         # (Failed answers are not cached and would be asked again; the weak model's take minutes.)
-        answered = [q.text for q in fmt.read_queries(tiny_source / fmt.QUERIES)
-                    if q.qid not in {d["record"] for d in fmt.read_table(root / "tiny-llm-spa" / fmt.DROPS)
-                                     if d["stage"] == "translate_queries"}]
+        answered = [
+            q.text
+            for q in fmt.read_queries(tiny_source / fmt.QUERIES)
+            if q.qid
+            not in {
+                d["record"]
+                for d in fmt.read_table(root / "tiny-llm-spa" / fmt.DROPS)
+                if d["stage"] == "translate_queries"
+            }
+        ]
         client = LLMClient(llm, progress=False)
         again = LLMTranslator(client, load_prompt("translate"), "eng", "spa")
         again_results = again.translate(answered, "queries")
@@ -82,13 +122,27 @@ def llm_run(tiny_source, tmp_path_factory) -> dict[str, Any]:
         again.close()
         judged = None
         if card["counts"]["documents"]:
-            judged = judge_translation(JudgeJob(
-                entry=ENTRY, llm=llm, wildcards={"language": "spa"},
-                input={"source": str(tiny_source / fmt.CORPUS), "corpus": str(out / fmt.CORPUS),
-                       "documents": str(out / fmt.DOCUMENTS)},
-                output={"judged": str(root / "judge.tsv")}))
-    return {"card": card, "again": (answered, again_results, again_usage), "out": root / "tiny-llm-spa", "judged": judged, "root": root,
-            "source": tiny_source}
+            judged = judge_translation(
+                JudgeJob(
+                    entry=ENTRY,
+                    llm=llm,
+                    wildcards={"language": "spa"},
+                    input={
+                        "source": str(tiny_source / fmt.CORPUS),
+                        "corpus": str(out / fmt.CORPUS),
+                        "documents": str(out / fmt.DOCUMENTS),
+                    },
+                    output={"judged": str(root / "judge.tsv")},
+                )
+            )
+    return {
+        "card": card,
+        "again": (answered, again_results, again_usage),
+        "out": root / "tiny-llm-spa",
+        "judged": judged,
+        "root": root,
+        "source": tiny_source,
+    }
 
 
 def test_every_unit_is_translated_or_dropped_with_a_reason(llm_run) -> None:
@@ -140,10 +194,13 @@ def test_judge_rates_a_sample_and_summarises(llm_run, tmp_path) -> None:
             assert row["error_kind"]
     usage = json.loads((llm_run["root"] / "judge.usage.json").read_text())
     assert usage["judge_translation"]["items"] == len(judged)
-    table = write_judge_tables(JudgeTableJob(judged_keys=[("tiny-llm", "spa", "llm")],
-                                             input={"judged": [str(llm_run["root"] / "judge.tsv")]},
-                                             output={"csv": str(tmp_path / "t.csv"),
-                                                     "markdown": str(tmp_path / "t.md")}))
+    table = write_judge_tables(
+        JudgeTableJob(
+            judged_keys=[("tiny-llm", "spa", "llm")],
+            input={"judged": [str(llm_run["root"] / "judge.tsv")]},
+            output={"csv": str(tmp_path / "t.csv"), "markdown": str(tmp_path / "t.md")},
+        )
+    )
     row = table.iloc[0]
     assert row["sampled"] == len(judged) and row["judged"] + row["failed"] == row["sampled"]
     assert (tmp_path / "t.md").read_text().startswith("| benchmark")

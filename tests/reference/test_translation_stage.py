@@ -24,30 +24,51 @@ from posir.config import MetricParams
 from posir.plan.jobs import BuildJob, TranslateJob
 from posir.steps.benchmarks import build_parallel_variant
 from posir.steps.translation import translate_benchmark
-from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
 from posir.translate.apertium import Apertium
 from posir.translate.backends import ApertiumTranslator, Translation
 from posir.translate.cache import TranslationCache
+from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
 from posir.translate.spec import TranslationEntry
 
 METRICS = MetricParams.from_config({})
-PARALLEL = ParallelBenchmark.from_config("xquad-parallel", {
-    "builder": "xquad_parallel", "languages": ["eng", "spa"], "sources": {"eng": "xquad_eng", "spa": "xquad_spa"},
-    "params": {"seed": 13}})
-APERTIUM = TranslationEntry.from_config("xquad-parallel-apertium", {
-    "builder": "translation", "from": "xquad-parallel", "translations": {"spa": {"backend": "apertium",
-                                                                                  "pair": "eng-spa"}}})
-HUMAN = TranslationEntry.from_config("xquad-parallel-human", {
-    "builder": "translation", "from": "xquad-parallel",
-    "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "xquad_spa"}}})
+PARALLEL = ParallelBenchmark.from_config(
+    "xquad-parallel",
+    {
+        "builder": "xquad_parallel",
+        "languages": ["eng", "spa"],
+        "sources": {"eng": "xquad_eng", "spa": "xquad_spa"},
+        "params": {"seed": 13},
+    },
+)
+APERTIUM = TranslationEntry.from_config(
+    "xquad-parallel-apertium",
+    {
+        "builder": "translation",
+        "from": "xquad-parallel",
+        "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+    },
+)
+HUMAN = TranslationEntry.from_config(
+    "xquad-parallel-human",
+    {
+        "builder": "translation",
+        "from": "xquad-parallel",
+        "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "xquad_spa"}},
+    },
+)
 
 
 def translate_job(entry: TranslationEntry, source: Path, out: Path, **inputs: Path) -> TranslateJob:
     """The translate rule's job: the source variant's contract files (and a backend's files) in, a variant out."""
     contract = {name: str(source / file) for name, file in fmt.CONTRACT.items() if name not in ("drops", "card")}
-    return TranslateJob(entry=entry, separator="\n\n", metrics=METRICS.positions(),
-                        input={**contract, **{role: str(path) for role, path in inputs.items()}},
-                        output={"card": str(out / fmt.CARD)}, wildcards={"language": "spa"})
+    return TranslateJob(
+        entry=entry,
+        separator="\n\n",
+        metrics=METRICS.positions(),
+        input={**contract, **{role: str(path) for role, path in inputs.items()}},
+        output={"card": str(out / fmt.CARD)},
+        wildcards={"language": "spa"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +77,22 @@ def built(mirror, tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("xquad")
     english, spanish = mirror / "xquad" / "xquad.en.json", mirror / "xquad" / "xquad.es.json"
     for language, path in (("eng", english), ("spa", spanish)):
-        build_parallel_variant(BuildJob(entry=PARALLEL, metrics=METRICS.positions(), wildcards={"language": language},
-                                        input={"english": str(english), "language": str(path)},
-                                        output={"card": str(root / f"xquad-parallel-{language}" / fmt.CARD)}))
-    return {"eng": root / "xquad-parallel-eng", "spa": root / "xquad-parallel-spa", "root": root, "english": english,
-            "spanish": spanish}
+        build_parallel_variant(
+            BuildJob(
+                entry=PARALLEL,
+                metrics=METRICS.positions(),
+                wildcards={"language": language},
+                input={"english": str(english), "language": str(path)},
+                output={"card": str(root / f"xquad-parallel-{language}" / fmt.CARD)},
+            )
+        )
+    return {
+        "eng": root / "xquad-parallel-eng",
+        "spa": root / "xquad-parallel-spa",
+        "root": root,
+        "english": english,
+        "spanish": spanish,
+    }
 
 
 class Faulty:
@@ -104,8 +136,11 @@ def faulty_run(built, tmp_path_factory) -> dict[str, Any]:
         by_doc.setdefault(p.doc_id, []).append(p)
     multi = [d.doc_id for d in docs if d.text.count("\n\n") >= 1 and len(by_doc.get(d.doc_id, [])) >= 3]
     prefixed, refused, runaway, failed = multi[:4]
-    queries = [q for q in fmt.read_queries(source / fmt.QUERIES) if by_doc_of(positions, q.qid) not in
-               {prefixed, refused, runaway, failed}]
+    queries = [
+        q
+        for q in fmt.read_queries(source / fmt.QUERIES)
+        if by_doc_of(positions, q.qid) not in {prefixed, refused, runaway, failed}
+    ]
     fixed_query, refused_query = queries[0].qid, queries[1].qid
     faults: dict[str, Any] = {
         f"{prefixed}#p0": lambda t: "Here is the Spanish translation of the text:\n\n" + t,
@@ -119,9 +154,15 @@ def faulty_run(built, tmp_path_factory) -> dict[str, Any]:
     translator = Faulty(ApertiumTranslator(Apertium("eng-spa"), cache, chunk_texts=200, progress=False), faults)
     out = tmp_path_factory.mktemp("faulty") / "xquad-parallel-apertium-spa"
     card = translate_benchmark(translate_job(APERTIUM, source, out), translator=translator, progress=False)
-    return {"card": card, "out": out, "source": source, "docs": {"prefixed": prefixed, "refused": refused,
-            "runaway": runaway, "failed": failed}, "fixed_query": fixed_query, "refused_query": refused_query,
-            "by_doc": by_doc}
+    return {
+        "card": card,
+        "out": out,
+        "source": source,
+        "docs": {"prefixed": prefixed, "refused": refused, "runaway": runaway, "failed": failed},
+        "fixed_query": fixed_query,
+        "refused_query": refused_query,
+        "by_doc": by_doc,
+    }
 
 
 def by_doc_of(positions: list[fmt.Position], qid: str) -> str:
@@ -163,8 +204,11 @@ def test_drop_accounting_adds_up(faulty_run) -> None:
     assert source_docs == kept_docs + sum(drops[s] for s in DOCUMENT_STAGES) == 75
     assert source_queries == kept_queries + sum(drops[s] for s in QUERY_STAGES) == 1190
     accounting = card["translation"]["accounting"]
-    assert accounting["documents"] == {"source": 75, "kept": kept_docs,
-                                       "dropped": {s: drops[s] for s in DOCUMENT_STAGES}}
+    assert accounting["documents"] == {
+        "source": 75,
+        "kept": kept_docs,
+        "dropped": {s: drops[s] for s in DOCUMENT_STAGES},
+    }
     assert accounting["queries"]["kept"] == kept_queries == card["counts"]["queries"]
     assert card["counts"]["documents"] == kept_docs == sum(card["counts"]["documents_per_bucket"].values())
     stages = {s["stage"]: s for s in card["stages"]}
@@ -187,8 +231,12 @@ def test_qrels_and_positions_stay_aligned_with_the_source(faulty_run) -> None:
     for p in fmt.read_positions(out / fmt.POSITIONS):
         src = original[p.qid]
         assert (p.doc_id, p.relative_position, p.position_bin, p.length_bucket, p.doc_token_length) == (
-            src.doc_id, pytest.approx(src.relative_position, abs=1e-6), src.position_bin, src.length_bucket,
-            src.doc_token_length)
+            src.doc_id,
+            pytest.approx(src.relative_position, abs=1e-6),
+            src.position_bin,
+            src.length_bucket,
+            src.doc_token_length,
+        )
         assert p.doc_char_length == len(corpus[p.doc_id].text) and 0 <= p.span_start < p.span_end <= p.doc_char_length
         assert p.own_relative_position is not None and abs(p.own_relative_position - src.relative_position) < 0.25
     assert all(documents[d]["length_bucket"] == source_documents[d]["length_bucket"] for d in documents)
@@ -198,8 +246,10 @@ def test_qrels_and_positions_stay_aligned_with_the_source(faulty_run) -> None:
 
 def test_human_translation_files_reproduce_the_parallel_builder(built, tmp_path) -> None:
     out = tmp_path / "xquad-parallel-human-spa"
-    card = translate_benchmark(translate_job(HUMAN, built["eng"], out, parallel_source=built["english"],
-                                             parallel_target=built["spanish"]), progress=False)
+    card = translate_benchmark(
+        translate_job(HUMAN, built["eng"], out, parallel_source=built["english"], parallel_target=built["spanish"]),
+        progress=False,
+    )
     assert fmt.read_corpus(out / fmt.CORPUS) == fmt.read_corpus(built["spa"] / fmt.CORPUS)
     assert fmt.read_queries(out / fmt.QUERIES) == fmt.read_queries(built["spa"] / fmt.QUERIES)
     # Clean human translations: no filter removes anything, the IQR bounds included.
@@ -208,6 +258,8 @@ def test_human_translation_files_reproduce_the_parallel_builder(built, tmp_path)
     assert card["translation"]["backend"]["backend"] == "parallel"
     # The estimated spans sit close to XQuAD's own Spanish answer spans.
     truth = {p.qid: p for p in fmt.read_positions(built["spa"] / fmt.POSITIONS)}
-    errors = [abs(p.own_relative_position - truth[p.qid].own_relative_position)
-              for p in fmt.read_positions(out / fmt.POSITIONS)]
+    errors = [
+        abs(p.own_relative_position - truth[p.qid].own_relative_position)
+        for p in fmt.read_positions(out / fmt.POSITIONS)
+    ]
     assert sum(errors) / len(errors) < 0.01 and max(errors) < 0.05

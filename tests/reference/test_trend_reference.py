@@ -59,8 +59,10 @@ def test_rank_correlations_match_ranks_and_pair_counts(noisy_bins: pd.DataFrame)
     concordant = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i, j in pairs)
     assert row["kendall_tau"] == pytest.approx(concordant / len(pairs))
     # no ties among 7 bins: scipy's p is exact, i.e. the share of the 7! orderings with |tau| as large
-    taus = [sum(np.sign(i - j) * np.sign(p[i] - p[j]) for i, j in pairs) / len(pairs)
-            for p in itertools.permutations(range(len(x)))]
+    taus = [
+        sum(np.sign(i - j) * np.sign(p[i] - p[j]) for i, j in pairs) / len(pairs)
+        for p in itertools.permutations(range(len(x)))
+    ]
     exact = np.mean(np.abs(taus) >= abs(row["kendall_tau"]) - 1e-12)
     assert row["kendall_p"] == pytest.approx(exact, rel=1e-9)
 
@@ -79,12 +81,15 @@ def _hand_permutation_p(a: np.ndarray, b: np.ndarray) -> float:
     return min(1.0, 2 * min(np.mean(null >= observed - tolerance), np.mean(null <= observed + tolerance)))
 
 
-@pytest.mark.parametrize("a,b", [([1.0, 1.0, 0.5, 1.0], [0.0, 0.5, 0.0, 0.33, 0.0]),
-                                 ([0.2, 0.9, 0.4], [0.3, 0.1, 0.0, 0.6, 0.25, 0.05])])
+@pytest.mark.parametrize(
+    "a,b", [([1.0, 1.0, 0.5, 1.0], [0.0, 0.5, 0.0, 0.33, 0.0]), ([0.2, 0.9, 0.4], [0.3, 0.1, 0.0, 0.6, 0.25, 0.05])]
+)
 def test_permutation_p_is_exact_when_resamples_cover_every_split(a: list[float], b: list[float]) -> None:
     a_, b_ = np.array(a), np.array(b)
     splits = math.comb(len(a) + len(b), len(a))
-    assert permutation_p(a_, b_, n_resamples=10 * splits, seed=0) == pytest.approx(_hand_permutation_p(a_, b_), abs=1e-12)
+    assert permutation_p(a_, b_, n_resamples=10 * splits, seed=0) == pytest.approx(
+        _hand_permutation_p(a_, b_), abs=1e-12
+    )
 
 
 def test_randomised_permutation_p_is_seeded_and_close_to_exact() -> None:
@@ -99,9 +104,14 @@ def test_randomised_permutation_p_is_seeded_and_close_to_exact() -> None:
 def test_thirds_test_uses_the_right_queries_per_bucket() -> None:
     rng = np.random.default_rng(11)
     n = 60
-    per_query = pd.DataFrame({"qid": [f"q{i}" for i in range(n)], "ndcg@10": rng.uniform(0, 1, n),
-                              "length_bucket": np.where(np.arange(n) % 2, "Q1", "Q2"),
-                              "relative_position": rng.uniform(0, 1, n)})
+    per_query = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(n)],
+            "ndcg@10": rng.uniform(0, 1, n),
+            "length_bucket": np.where(np.arange(n) % 2, "Q1", "Q2"),
+            "relative_position": rng.uniform(0, 1, n),
+        }
+    )
     per_query["position_bin"] = np.minimum((per_query["relative_position"] * 20).astype(int), 19)
     table = thirds_test(per_query, ["Q1", "Q2"], n_resamples=500, seed=2).set_index("bucket")
     for bucket, frame in [("all", per_query), ("Q1", per_query[per_query["length_bucket"] == "Q1"])]:

@@ -24,12 +24,17 @@ LANGUAGES = {"ara": "ar", "deu": "de", "spa": "es", "hin": "hi", "ron": "ro", "r
 @pytest.fixture(scope="module")
 def xquad(mirror):
     files = {"eng": "en", **LANGUAGES}
-    return {iso3: json.loads((mirror / "xquad" / f"xquad.{two}.json").read_text(encoding="utf-8")) for iso3, two in files.items()}
+    return {
+        iso3: json.loads((mirror / "xquad" / f"xquad.{two}.json").read_text(encoding="utf-8"))
+        for iso3, two in files.items()
+    }
 
 
 @pytest.fixture(scope="module")
 def squad_long(squad_dev):
-    return build_squad_long(squad_dev, SquadParams.from_config({"seed": 13}), qwen3_token_counter(), length_buckets(), 20)
+    return build_squad_long(
+        squad_dev, SquadParams.from_config({"seed": 13}), qwen3_token_counter(), length_buckets(), 20
+    )
 
 
 def _locations(squad_dev, built):
@@ -42,24 +47,42 @@ def test_every_xquad_question_lands_on_the_long_document_holding_its_paragraph(x
     locations = _locations(squad_dev, squad_long)
     by_id = {d.doc_id: d for d in squad_long.documents}
     for language in ("eng", "deu", "zho"):
-        variant = cross_lingual_queries(xquad["eng"], xquad[language], squad_long.documents, locations,
-                                        squad_long.doc_token_lengths, length_buckets(), 20)
+        variant = cross_lingual_queries(
+            xquad["eng"],
+            xquad[language],
+            squad_long.documents,
+            locations,
+            squad_long.doc_token_lengths,
+            length_buckets(),
+            20,
+        )
         assert len(variant.queries) == 1190 and not variant.drops
         validate(squad_long.documents, variant.queries, variant.positions, variant.evidence)
         contexts = {qa["id"]: p["context"] for a in xquad["eng"]["data"] for p in a["paragraphs"] for qa in p["qas"]}
         for position in variant.positions:
             assert contexts[position.qid] in by_id[position.doc_id].text
-        questions = {qa["id"]: qa["question"] for a in xquad[language]["data"] for p in a["paragraphs"] for qa in p["qas"]}
+        questions = {
+            qa["id"]: qa["question"] for a in xquad[language]["data"] for p in a["paragraphs"] for qa in p["qas"]
+        }
         assert all(q.text == questions[q.qid].strip() for q in variant.queries)
 
 
 def test_cross_lingual_spans_come_from_xquad_english_not_squad(xquad, squad_dev, squad_long):
     squad_first = {qa["id"]: qa["answers"][0] for a in squad_dev["data"] for p in a["paragraphs"] for qa in p["qas"]}
-    xquad_answer = {qa["id"]: qa["answers"][0] for a in xquad["eng"]["data"] for p in a["paragraphs"] for qa in p["qas"]}
+    xquad_answer = {
+        qa["id"]: qa["answers"][0] for a in xquad["eng"]["data"] for p in a["paragraphs"] for qa in p["qas"]
+    }
     differing = {q for q, answer in xquad_answer.items() if answer != squad_first[q]}
     assert len(differing) == 190
-    variant = cross_lingual_queries(xquad["eng"], xquad["deu"], squad_long.documents,
-                                    _locations(squad_dev, squad_long), squad_long.doc_token_lengths, length_buckets(), 20)
+    variant = cross_lingual_queries(
+        xquad["eng"],
+        xquad["deu"],
+        squad_long.documents,
+        _locations(squad_dev, squad_long),
+        squad_long.doc_token_lengths,
+        length_buckets(),
+        20,
+    )
     assert {q for q in differing} <= set(variant.evidence)
     assert all(variant.evidence[q] == xquad_answer[q]["text"] for q in differing)
     # the long documents reach every bucket: cross-lingual results cover Q1-Q4
@@ -70,8 +93,10 @@ def test_parallel_partition_is_identical_across_languages(xquad):
     count = qwen3_token_counter()
     params = SquadParams.from_config({"seed": 13})
     partition = parallel_partition(xquad["eng"], params, count)
-    variants = {lang: parallel_documents(xquad["eng"], xquad[lang], lang, params, count, length_buckets(), 20)
-                for lang in ("eng", "deu", "zho", "hin")}
+    variants = {
+        lang: parallel_documents(xquad["eng"], xquad[lang], lang, params, count, length_buckets(), 20)
+        for lang in ("eng", "deu", "zho", "hin")
+    }
     english = variants["eng"]
     for language, variant in variants.items():
         assert [d.doc_id for d in variant.documents] == [d.doc_id for d in english.documents]

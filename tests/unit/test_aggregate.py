@@ -25,19 +25,24 @@ def _table(rows):
 
 
 def test_bucket_ndcg_is_the_mean_of_bin_means_and_the_query_mean_is_reported_beside_it():
-    per_query = _table([
-        ("a", 1.0, "Q1", 0), ("b", 1.0, "Q1", 0), ("c", 1.0, "Q1", 0),  # bin 0 mean 1.0, 3 queries
-        ("d", 0.0, "Q1", 3),                                             # bin 3 mean 0.0, 1 query
-        ("e", 0.5, "Q2", 1), ("f", 0.25, "Q2", 1),
-    ])
+    per_query = _table(
+        [
+            ("a", 1.0, "Q1", 0),
+            ("b", 1.0, "Q1", 0),
+            ("c", 1.0, "Q1", 0),  # bin 0 mean 1.0, 3 queries
+            ("d", 0.0, "Q1", 3),  # bin 3 mean 0.0, 1 query
+            ("e", 0.5, "Q2", 1),
+            ("f", 0.25, "Q2", 1),
+        ]
+    )
     bins = bin_table(per_query, ["Q1", "Q2"], n_bins=4)
     assert len(bins) == 3 * 4
     q1 = bins[bins["bucket"] == "Q1"].set_index("position_bin")
     assert q1.loc[0, "n_queries"] == 3 and q1.loc[0, "ndcg@10"] == 1.0
     assert q1.loc[1, "n_queries"] == 0 and math.isnan(q1.loc[1, "ndcg@10"])
     summary = summarize(per_query, bins, min_bin_queries=1).set_index("bucket")
-    assert summary.loc["Q1", "ndcg@10_bin_mean"] == pytest.approx(0.5)      # (1.0 + 0.0) / 2
-    assert summary.loc["Q1", "ndcg@10_query_mean"] == pytest.approx(0.75)   # 3 / 4
+    assert summary.loc["Q1", "ndcg@10_bin_mean"] == pytest.approx(0.5)  # (1.0 + 0.0) / 2
+    assert summary.loc["Q1", "ndcg@10_query_mean"] == pytest.approx(0.75)  # 3 / 4
     assert summary.loc["Q1", "psi"] == pytest.approx(1.0)
     assert summary.loc["Q2", "psi"] == 0.0 and summary.loc["Q2", "n_queries"] == 2
     # 'all' bins pool every bucket: bin 0 = 1.0, bin 1 = 0.375, bin 3 = 0.0
@@ -46,11 +51,15 @@ def test_bucket_ndcg_is_the_mean_of_bin_means_and_the_query_mean_is_reported_bes
 
 
 def test_psi_skips_and_names_bins_below_the_minimum():
-    per_query = _table([
-        ("a", 0.8, "Q1", 0), ("b", 0.8, "Q1", 0),
-        ("c", 0.4, "Q1", 1), ("d", 0.4, "Q1", 1),
-        ("e", 0.0, "Q1", 2),  # a single query: too few to trust
-    ])
+    per_query = _table(
+        [
+            ("a", 0.8, "Q1", 0),
+            ("b", 0.8, "Q1", 0),
+            ("c", 0.4, "Q1", 1),
+            ("d", 0.4, "Q1", 1),
+            ("e", 0.0, "Q1", 2),  # a single query: too few to trust
+        ]
+    )
     bins = bin_table(per_query, ["Q1"], n_bins=3)
     summary = summarize(per_query, bins, min_bin_queries=2).set_index("bucket")
     assert summary.loc["Q1", "psi"] == pytest.approx(0.5)

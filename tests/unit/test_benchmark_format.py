@@ -17,7 +17,8 @@ def test_round_trip(tmp_path):
     built = fmt.BuiltBenchmark(docs, queries, positions, drops, [], {"d1": 4, "d2": 3}, {"q1": "beta"})
     card = fmt.finish(built, fmt.Provenance("tiny", "test", "eng", {}, {}), length_buckets(), 20, tmp_path)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == sorted(
-        fmt.CONTRACT.values())
+        fmt.CONTRACT.values()
+    )
     assert card["counts"]["queries_per_bucket"] == {"Q1": 1, "Q2": 0, "Q3": 0, "Q4": 0}
     assert fmt.read_corpus(tmp_path / fmt.CORPUS) == docs
     assert fmt.read_queries(tmp_path / fmt.QUERIES) == queries
@@ -25,8 +26,12 @@ def test_round_trip(tmp_path):
     back = fmt.read_positions(tmp_path / fmt.POSITIONS)
     assert back[0].doc_id == "d1" and back[0].relative_position == pytest.approx(8 / 17, abs=1e-6)
     assert (tmp_path / fmt.DROPS).read_text().splitlines()[1].startswith("attach_questions\tq9")
-    assert fmt.read_table(tmp_path / fmt.DOCUMENTS)[0] == {"doc_id": "d1", "char_length": "17", "token_length": "4",
-                                                          "length_bucket": "Q1"}
+    assert fmt.read_table(tmp_path / fmt.DOCUMENTS)[0] == {
+        "doc_id": "d1",
+        "char_length": "17",
+        "token_length": "4",
+        "length_bucket": "Q1",
+    }
 
 
 def test_a_query_only_variant_writes_no_corpus(tmp_path):
@@ -34,7 +39,8 @@ def test_a_query_only_variant_writes_no_corpus(tmp_path):
     built = fmt.BuiltBenchmark(None, queries, positions, [], [], {"d1": 4, "d2": 3})
     fmt.finish(built, fmt.Provenance("tiny-deu", "test", "deu", {}, {}), length_buckets(), 20, tmp_path)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == sorted(
-        fmt.QUERY_ONLY_CONTRACT.values())
+        fmt.QUERY_ONLY_CONTRACT.values()
+    )
 
 
 def test_subsampling_is_seeded_by_id_and_counted():
@@ -46,8 +52,13 @@ def test_subsampling_is_seeded_by_id_and_counted():
     assert [q.qid for q in first.queries] == [q.qid for q in again.queries] and len(first.queries) == 4
     assert {p.qid for p in first.positions} == {q.qid for q in first.queries}
     assert sum(d.reason == "subsampled" for d in first.drops) == 6
-    assert vars(first.stages[-1]) == {"stage": "subsample_queries", "unit": "questions", "entered": 10, "left": 4,
-                                      "dropped": {"subsampled": 6}}
+    assert vars(first.stages[-1]) == {
+        "stage": "subsample_queries",
+        "unit": "questions",
+        "entered": 10,
+        "left": 4,
+        "dropped": {"subsampled": 6},
+    }
 
 
 def test_validate_catches_a_span_that_does_not_hold_its_evidence():

@@ -39,13 +39,24 @@ def vector(values: tuple[Any, ...]) -> tuple[int, np.ndarray]:
     return count, array
 
 
-KIND = CacheKind(name="test", title="test cache", holds="test values", setting="the test's path",
-                 tables=(Table("items", ("key",), ("count INTEGER NOT NULL", "blob BLOB NOT NULL"), vector),
-                         Table("firsts", ("a", "b"), ("value TEXT NOT NULL",), first_value, first_writer_wins=True,
-                               without_rowid=True)),
-                 legacy_tables=frozenset({"items"}))
-OTHER = CacheKind(name="other", title="other cache", holds="other values", setting="the other path",
-                  tables=(Table("things", ("key",), ("value TEXT NOT NULL",)),))
+KIND = CacheKind(
+    name="test",
+    title="test cache",
+    holds="test values",
+    setting="the test's path",
+    tables=(
+        Table("items", ("key",), ("count INTEGER NOT NULL", "blob BLOB NOT NULL"), vector),
+        Table("firsts", ("a", "b"), ("value TEXT NOT NULL",), first_value, first_writer_wins=True, without_rowid=True),
+    ),
+    legacy_tables=frozenset({"items"}),
+)
+OTHER = CacheKind(
+    name="other",
+    title="other cache",
+    holds="other values",
+    setting="the other path",
+    tables=(Table("things", ("key",), ("value TEXT NOT NULL",)),),
+)
 
 
 def item(i: int) -> tuple[int, bytes]:
@@ -144,8 +155,14 @@ def test_a_malformed_page_is_a_damaged_file_error(tmp_path: Path) -> None:
     page = data.index(np.full(200, 250.0).tobytes()) // 4096 * 4096
     data[page] = 0  # not a b-tree page type
     path.write_bytes(bytes(data))
-    with CacheStore(path, KIND) as store, pytest.raises(CacheDamagedError, match=r"reading items: the file is "
-                                                                                   r"damaged .*malformed.*delete it"):
+    with (
+        CacheStore(path, KIND) as store,
+        pytest.raises(
+            CacheDamagedError,
+            match=r"reading items: the file is "
+            r"damaged .*malformed.*delete it",
+        ),
+    ):
         store.get_many("items", [(f"k{i}",) for i in range(300)])
 
 
@@ -169,8 +186,10 @@ def _writer(path: str, first: int, last: int, seed: int) -> None:
 def test_two_processes_write_and_read_one_file_at_once(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     fork = multiprocessing.get_context("fork")
-    jobs = [fork.Process(target=_writer, args=(str(path), 0, 3000, 1)),
-            fork.Process(target=_writer, args=(str(path), 2000, 5000, 2))]  # a thousand keys written by both
+    jobs = [
+        fork.Process(target=_writer, args=(str(path), 0, 3000, 1)),
+        fork.Process(target=_writer, args=(str(path), 2000, 5000, 2)),
+    ]  # a thousand keys written by both
     for job in jobs:
         job.start()
     for job in jobs:

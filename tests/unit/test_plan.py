@@ -59,8 +59,12 @@ def test_the_default_targets_cover_every_evaluation_and_each_once(default: Plan)
 
 
 def test_a_translation_is_built_only_when_something_evaluates_it(default_config: dict[str, Any]) -> None:
-    config = merged(default_config, evaluation=[{"benchmark": "squad-long", "models": ["bm25"]}],
-                    translation_comparisons=None, paper_tables=None)
+    config = merged(
+        default_config,
+        evaluation=[{"benchmark": "squad-long", "models": ["bm25"]}],
+        translation_comparisons=None,
+        paper_tables=None,
+    )
     targets = plan_of(config).targets()
     assert not any("apertium" in t for t in targets)
     assert "results/tables/squad-long/main.csv" in targets
@@ -116,10 +120,28 @@ def test_a_gpu_model_asks_for_a_gpu_and_a_cpu_model_does_not(default_config: dic
     assert plan.retrieval.second_stage_gpu(run_of("squad-long", "bm25.me5-maxp")) == 0
 
 
-def test_input_scaled_memory_follows_the_input(default: Plan) -> None:
-    small = default.retrieval.retrieve_mem_mb(Wildcards(model="bm25"), SimpleNamespace(size_mb=1))
-    large = default.retrieval.retrieve_mem_mb(Wildcards(model="bm25"), SimpleNamespace(size_mb=100))
-    assert small == 1000 and large == 100 * -(-2 * (100 + 45 * 100) // 100)
+def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleNamespace:
+    """A retrieve job's inputs: a corpus of ``corpus_mb`` MB (sparse), a small query file, ``queries`` positions."""
+    directory.mkdir()
+    with open(directory / "corpus.jsonl", "wb") as corpus:
+        corpus.truncate(corpus_mb * 2**20)
+    (directory / "queries.jsonl").write_text("{}\n")
+    (directory / "positions.tsv").write_text("qid\n" + "q\n" * queries)
+    return SimpleNamespace(
+        corpus=[str(directory / "corpus.jsonl")],
+        queries=str(directory / "queries.jsonl"),
+        positions=str(directory / "positions.tsv"),
+    )
+
+
+def test_input_scaled_memory_follows_the_input(default: Plan, tmp_path: Path) -> None:
+    """BM25 keeps ~45 MB per MB of corpus text; scoring ~3 MB per MB of run (top_k lines of 32 bytes a query)."""
+    memory = default.retrieval.retrieve_mem_mb
+    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "small", 0, 10)) == 1000
+    # 2 x (100 + 45 x 100.000003 MB of corpus and queries), rounded up to 100s
+    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "corpus", 100, 10)) == 9300
+    # 10570 queries x 1000 documents: a 322.6 MB run outweighs a small corpus's index
+    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "run", 1, 10570)) == 2300
 
 
 # --- pipelines ---------------------------------------------------------------------------------------------
@@ -134,8 +156,12 @@ def test_a_pipeline_on_a_chunked_entry_waits_for_its_window_embeddings(default: 
 
 
 def test_no_ordering_edge_without_an_evaluated_chunked_entry(default_config: dict[str, Any]) -> None:
-    config = merged(default_config, evaluation=[{"benchmark": "squad-long", "models": ["bm25", "bm25.minilm-maxp"]}],
-                    paper_tables=None, translation_comparisons=None)
+    config = merged(
+        default_config,
+        evaluation=[{"benchmark": "squad-long", "models": ["bm25", "bm25.minilm-maxp"]}],
+        paper_tables=None,
+        translation_comparisons=None,
+    )
     config["analyses"]["representation"]["runs"] = None
     config["analyses"]["saliency"]["runs"] = None
     plan = plan_of(config)
@@ -186,20 +212,27 @@ def test_a_pipeline_deeper_than_its_first_stage_run_is_refused(default_config: d
 def test_a_sample_that_cannot_keep_one_cell_is_refused_naming_the_pipeline(default_config: dict[str, Any]) -> None:
     config = merged(default_config)
     config["pipelines"]["bm25.minilm-maxp"]["sample"] = {"queries": 3, "min_per_cell": 10}
-    with pytest.raises(ConfigError, match=r"pipelines\.bm25\.minilm-maxp\.sample\.queries: 3 is fewer than "
-                                          r"min_per_cell"):
+    with pytest.raises(
+        ConfigError,
+        match=r"pipelines\.bm25\.minilm-maxp\.sample\.queries: 3 is fewer than "
+        r"min_per_cell",
+    ):
         plan_of(config)
 
 
 @pytest.mark.parametrize("section, name", [("scorers", "minilm-maxp"), ("models", "minilm-l6-chunks")])
-def test_a_configured_window_wider_than_its_model_reads_is_refused_at_start(default_config: dict[str, Any],
-                                                                          section: str, name: str) -> None:
+def test_a_configured_window_wider_than_its_model_reads_is_refused_at_start(
+    default_config: dict[str, Any], section: str, name: str
+) -> None:
     """MiniLM reads 256 tokens, 254 of them text: a 300-token window would be cut silently, so the plan refuses it
     (the bi-encoder scorer of an evaluated pipeline, and an evaluated chunked model entry); 254 fits."""
     config = merged(default_config)
     config[section][name]["window_tokens"] = 300
-    with pytest.raises(ConfigError, match=rf"^config: {section}\.{name}\.window_tokens: 300 is more than the 254 "
-                                          r"document tokens one pass holds .*; use a smaller window"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^config: {section}\.{name}\.window_tokens: 300 is more than the 254 "
+        r"document tokens one pass holds .*; use a smaller window",
+    ):
         plan_of(config)
     config[section][name]["window_tokens"] = 254
     plan_of(config)
@@ -210,6 +243,9 @@ def test_a_missing_prompt_file_is_refused_at_start(default_config: dict[str, Any
     config["scorers"]["judge"] = {"backend": "llm-grade", "prompt": "no_such_prompt"}
     config["pipelines"]["bm25.judge"] = {"first_stage": "bm25", "second_stage": "judge", "depth": 3}
     config["evaluation"][0]["models"] = [*config["evaluation"][0]["models"], "bm25.judge"]
-    with pytest.raises(ConfigError, match=r"scorers\.judge\.prompt: the prompt file .*no_such_prompt\.md does not "
-                                          r"exist"):
+    with pytest.raises(
+        ConfigError,
+        match=r"scorers\.judge\.prompt: the prompt file .*no_such_prompt\.md does not "
+        r"exist",
+    ):
         plan_of(config)

@@ -25,8 +25,9 @@ def test_cross_lingual_entries_import_the_x_folder_and_search_the_english_corpus
     assert deu_eng["corpus_from"] == "posir.game.eng" and deu_eng["language"] == "deu"
     assert deu_eng["posir_import"] == {"path": "/posir", "subset": "deu-Latn/game"}
     assert config["benchmarks"]["posir.game.cmn"]["posir_import"]["subset"] == "cmn-Hans/game"
-    assert {"benchmark": "posir.game.deu-eng", "models": list(DEFAULT_MODELS), "settings": ["deu-eng"]} \
-        in config["evaluation"]
+    assert {"benchmark": "posir.game.deu-eng", "models": list(DEFAULT_MODELS), "settings": ["deu-eng"]} in config[
+        "evaluation"
+    ]
 
 
 def test_merged_over_config_yaml_passes_the_config_checks():

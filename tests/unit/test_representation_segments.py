@@ -1,4 +1,5 @@
-"""Segments cut at whitespace, similarities with a hand-made encoder, bucket summaries (posir.analyses.representation)."""
+"""Segments cut at whitespace, similarities with a hand-made encoder, bucket summaries
+(posir.analyses.representation)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,9 @@ def _letters(texts, role):  # noqa: ANN001, ANN202 - a hand-checkable encoder: l
 
 
 def test_similarities_by_segment_with_a_bag_of_letters_encoder() -> None:
-    documents = pd.DataFrame({"doc_id": ["d1", "d2", "tiny"], "length_bucket": ["Q1", "Q2", "Q1"],
-                              "text": ["aaaa bbbb", "ab ab ab ab", "x"]})
+    documents = pd.DataFrame(
+        {"doc_id": ["d1", "d2", "tiny"], "length_bucket": ["Q1", "Q2", "Q1"], "text": ["aaaa bbbb", "ab ab ab ab", "x"]}
+    )
     sims = segment_similarities(documents, _letters, 2)
     assert sims["doc_id"].tolist() == ["d1", "d1", "d2", "d2"]  # 'tiny' cannot give two segments
     d1 = sims[sims["doc_id"] == "d1"]["cosine"].to_numpy()
@@ -66,8 +68,15 @@ def test_summary_interval_is_scipys_t_interval() -> None:
 
     rng = np.random.default_rng(1)
     values = rng.uniform(0.5, 1, 9)
-    sims = pd.DataFrame({"doc_id": [f"d{i}" for i in range(9)], "length_bucket": "Q1", "segment": 0,
-                         "segment_chars": 10, "cosine": values})
+    sims = pd.DataFrame(
+        {
+            "doc_id": [f"d{i}" for i in range(9)],
+            "length_bucket": "Q1",
+            "segment": 0,
+            "segment_chars": 10,
+            "cosine": values,
+        }
+    )
     row = summarize_segments(sims, ["Q1"], confidence=0.9).set_index("bucket").loc["Q1"]
     low, high = stats.t.interval(0.9, 8, loc=values.mean(), scale=stats.sem(values))
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))

@@ -21,8 +21,9 @@ def test_the_top_depth_is_reordered_and_the_tail_keeps_its_order_below_it():
     assert {d for d, _ in head} == {d for d, _ in run[:10]}
     assert [d for d, _ in head] == sorted(scores, key=lambda d: -scores[d])
     assert [d for d, _ in tail] == [d for d, _ in run[10:]]
-    values = [s for _, s in out]
-    assert all(a > b for a, b in zip(values, values[1:]))  # strictly decreasing: trec_eval keeps this order
+    values = [s for _, s in head]
+    assert all(a > b for a, b in zip(values, values[1:]))  # the scorer's scores, best first
+    assert all(s is None for _, s in tail)  # the tail has no second-stage score: its order is the first stage's
 
 
 def test_ties_keep_the_first_stage_order_and_unscored_documents_sink_below_the_scored():
@@ -81,8 +82,9 @@ def test_the_sample_keeps_every_filled_cell_and_its_size():
 def test_the_sample_is_reproducible_by_seed_and_changes_with_it():
     all_cells = cells(SIZES)
     first = stratified_sample(all_cells, SampleSpec.from_config({"queries": 40, "min_per_cell": 2, "seed": 1}))
-    again = stratified_sample(dict(reversed(list(all_cells.items()))),
-                              SampleSpec.from_config({"queries": 40, "min_per_cell": 2, "seed": 1}))
+    again = stratified_sample(
+        dict(reversed(list(all_cells.items()))), SampleSpec.from_config({"queries": 40, "min_per_cell": 2, "seed": 1})
+    )
     other = stratified_sample(all_cells, SampleSpec.from_config({"queries": 40, "min_per_cell": 2, "seed": 2}))
     assert set(first) == set(again) and set(first) != set(other)
     assert first == [q for q in all_cells if q in set(first)]  # input order
@@ -107,6 +109,9 @@ def test_pipeline_defaults_come_from_the_declaration():
 
 
 def test_a_sample_smaller_than_one_cell_is_refused_at_config_time():
-    with pytest.raises(ConfigError, match=r"config: pipelines\.p\.sample\.queries: 5 is fewer than min_per_cell "
-                                          r"\(10\).*raise queries or lower min_per_cell"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: pipelines\.p\.sample\.queries: 5 is fewer than min_per_cell "
+        r"\(10\).*raise queries or lower min_per_cell",
+    ):
         PipelineSpec.from_config("p", {"first_stage": "bm25", "second_stage": "minilm-maxp", "sample": {"queries": 5}})

@@ -28,12 +28,19 @@ N_QUERIES = 48
 def _positions() -> pd.DataFrame:
     rng = np.random.default_rng(3)
     relative = rng.uniform(0, 1, N_QUERIES).round(4)
-    return pd.DataFrame({
-        "qid": [f"q{i:02d}" for i in range(N_QUERIES)], "doc_id": [f"d{i:02d}" for i in range(N_QUERIES)],
-        "span_start": 10, "span_end": 20, "doc_char_length": 4000, "doc_token_length": 900,
-        "relative_position": relative, "position_bin": (relative * METRICS.n_bins).astype(int),
-        "length_bucket": [BUCKETS[i % len(BUCKETS)] for i in range(N_QUERIES)],
-    })
+    return pd.DataFrame(
+        {
+            "qid": [f"q{i:02d}" for i in range(N_QUERIES)],
+            "doc_id": [f"d{i:02d}" for i in range(N_QUERIES)],
+            "span_start": 10,
+            "span_end": 20,
+            "doc_char_length": 4000,
+            "doc_token_length": 900,
+            "relative_position": relative,
+            "position_bin": (relative * METRICS.n_bins).astype(int),
+            "length_bucket": [BUCKETS[i % len(BUCKETS)] for i in range(N_QUERIES)],
+        }
+    )
 
 
 def _per_query(seed: int) -> pd.DataFrame:
@@ -51,16 +58,27 @@ def run_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("run")
     positions = _positions()
     positions.to_csv(root / "positions.tsv", sep="\t", index=False)
-    (root / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n"
-                                    + "".join(f"{q}\t{d}\t1\n" for q, d in zip(positions["qid"], positions["doc_id"])))
-    (root / "run.trec").write_text("".join(f"{q} Q0 {d} 1 1.0 test\n" for q, d in
-                                           zip(positions["qid"], positions["doc_id"].iloc[::-1])))
+    (root / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t1\n" for q, d in zip(positions["qid"], positions["doc_id"]))
+    )
+    (root / "run.trec").write_text(
+        "".join(f"{q} Q0 {d} 1 1.0 test\n" for q, d in zip(positions["qid"], positions["doc_id"].iloc[::-1]))
+    )
     files = {name: root / f"{name}.tsv" for name in results.RUN_TABLES}
     per_query = score_run(root / "qrels.tsv", root / "positions.tsv", root / "run.trec", files["per_query"])
-    aggregate_scores(per_query, METRICS, files["bins"], files["summary"], ["hin"],
-                     StatisticsParams.from_config({"resamples": 99}, "metrics.statistics"), files["trend"])
-    summary, bins = bootstrap_summary(per_query, BUCKETS, METRICS.n_bins, METRICS.min_bin_queries,
-                                      BootstrapParams.from_config({"resamples": 20}))
+    aggregate_scores(
+        per_query,
+        METRICS,
+        files["bins"],
+        files["summary"],
+        ["hin"],
+        StatisticsParams.from_config({"resamples": 99}, "metrics.statistics"),
+        files["trend"],
+    )
+    summary, bins = bootstrap_summary(
+        per_query, BUCKETS, METRICS.n_bins, METRICS.min_bin_queries, BootstrapParams.from_config({"resamples": 20})
+    )
     summary.to_csv(files["bootstrap"], sep="\t", index=False)
     bins.to_csv(files["bootstrap_bins"], sep="\t", index=False)
     return files
@@ -69,15 +87,17 @@ def run_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_every_file_of_a_run_has_the_contract_columns(run_files: dict[str, Path]) -> None:
     for name, columns in results.RUN_TABLES.items():
         written = _columns(run_files[name])
-        assert written[:len(columns)] == columns, name
+        assert written[: len(columns)] == columns, name
         if name != "per_query":  # further position fields of the benchmark may follow the scores
             assert written == columns, name
 
 
 def test_summaries_from_aggregation_and_publications_share_the_bucket_statistics() -> None:
     per_query = _per_query(1)
-    assert tuple(aggregate.summarize(per_query, aggregate.bin_table(per_query, BUCKETS, METRICS.n_bins), 1).columns) \
+    assert (
+        tuple(aggregate.summarize(per_query, aggregate.bin_table(per_query, BUCKETS, METRICS.n_bins), 1).columns)
         == results.BUCKET_STATISTICS
+    )
     metrics = {"nDCG@10": 0.5, "PSI": 0.2, **{f"{m}({b})": 0.4 for m in ("nDCG@10", "PSI") for b in BUCKETS}}
     published = summaries_from_eval_metrics({"m": {"eng-eng": metrics}}, BUCKETS)
     assert tuple(published[("m", "eng-eng")].columns) == results.BUCKET_STATISTICS
@@ -86,8 +106,9 @@ def test_summaries_from_aggregation_and_publications_share_the_bucket_statistics
 def test_paired_comparisons_have_the_contract_columns() -> None:
     aligned = align_scores({"a": _per_query(1), "b": _per_query(2)})
     assert tuple(pairwise_tests(aligned, ["a", "b"], BUCKETS, 99).columns) == results.SIGNIFICANCE_COLUMNS
-    differences = psi_differences(aligned, ["a", "b"], BUCKETS, METRICS.n_bins, 1,
-                                  BootstrapParams.from_config({"resamples": 20}))
+    differences = psi_differences(
+        aligned, ["a", "b"], BUCKETS, METRICS.n_bins, 1, BootstrapParams.from_config({"resamples": 20})
+    )
     assert tuple(differences.columns) == results.PSI_DIFFERENCE_COLUMNS
 
 
@@ -114,11 +135,23 @@ def test_built_tables_have_the_contract_columns(run_files: dict[str, Path]) -> N
 
 def test_analyses_tables_have_the_contract_columns(tmp_path: Path) -> None:
     from posir.analyses.representation import segment_similarities, summarize_segments
-    from posir.analyses.saliency import (CachedCurve, Pair, SaliencyCache, aggregate_curves, bin_columns, curve_key,
-                                         saliency_table)
+    from posir.analyses.saliency import (
+        CachedCurve,
+        Pair,
+        SaliencyCache,
+        aggregate_curves,
+        bin_columns,
+        curve_key,
+        saliency_table,
+    )
 
-    documents = pd.DataFrame({"doc_id": ["d1", "d2"], "length_bucket": ["Q1", "Q2"],
-                              "text": ["one two three four five six seven eight", "a b c d e f g h i j k l"]})
+    documents = pd.DataFrame(
+        {
+            "doc_id": ["d1", "d2"],
+            "length_bucket": ["Q1", "Q2"],
+            "text": ["one two three four five six seven eight", "a b c d e f g h i j k l"],
+        }
+    )
     rng = np.random.default_rng(0)
     similarities = segment_similarities(documents, lambda texts, role: rng.normal(size=(len(texts), 4)), 2)
     assert tuple(similarities.columns) == results.SEGMENT_COLUMNS

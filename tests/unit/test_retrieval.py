@@ -9,12 +9,12 @@ from posir.models.bm25_backend import Bm25Analyzer, bm25_search
 from posir.retrieval import exact_inner_product_search
 from posir.runs import read_trec_run, write_trec_run
 
+
 def bm25_params(**overrides: object) -> dict:
     """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
     from posir.models.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
-
 
 
 def test_faiss_exact_search_equals_numpy_matmul_and_argsort():
@@ -43,7 +43,9 @@ def test_dimension_mismatch_is_a_clear_error():
 
 def test_trec_run_round_trip_skips_empty_slots(tmp_path):
     path = tmp_path / "run.trec"
-    write_trec_run(path, ["q1", "q2"], ["a", "b", "c"], np.array([[3.0, 2.0], [1.0, 0.0]]), np.array([[2, 0], [1, -1]]), "t")
+    write_trec_run(
+        path, ["q1", "q2"], ["a", "b", "c"], np.array([[3.0, 2.0], [1.0, 0.0]]), np.array([[2, 0], [1, -1]]), "t"
+    )
     assert path.read_text().splitlines()[0] == "q1 Q0 c 1 3.000000 t"
     assert read_trec_run(path) == {"q1": {"c": 3.0, "a": 2.0}, "q2": {"b": 1.0}}
 
@@ -74,8 +76,9 @@ def test_bm25_scores_match_the_lucene_formula_on_stemmed_tokens():
         "Denver is the home of the Broncos football team and many teams more.",
     ]
     queries = ["Which team did the Broncos defeat?", "forest cats"]
-    scores, indices = bm25_search(documents, queries, k=4, document_languages="eng", query_language="eng",
-                                  params=bm25_params(k1=1.5, b=0.75))
+    scores, indices = bm25_search(
+        documents, queries, k=4, document_languages="eng", query_language="eng", params=bm25_params(k1=1.5, b=0.75)
+    )
     analyzer = Bm25Analyzer.for_language("eng", bm25_params())
     doc_tokens = analyzer.tokenize(documents)
     for row, query_tokens in enumerate(analyzer.tokenize(queries)):

@@ -6,8 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posir.schema import ConfigError
-
 from posir.analyses.saliency import (
     SaliencyParams,
     aggregate_curves,
@@ -17,6 +15,7 @@ from posir.analyses.saliency import (
     relative_curve,
     select_pairs,
 )
+from posir.schema import ConfigError
 
 
 def test_a_ramp_over_token_centres_reads_as_the_bin_centres() -> None:
@@ -41,16 +40,22 @@ def test_curve_is_max_normalised_and_the_unseen_tail_is_zero() -> None:
 
 
 def _positions() -> pd.DataFrame:
-    return pd.DataFrame({"qid": [f"q{i:02d}" for i in range(12)],
-                         "doc_id": ["d"] * 12,
-                         "doc_token_length": [900, 1000, 1100, 1152, 1153, 895, 1000, 1000, 1000, 1000, 1000, 1000],
-                         "relative_position": [0.5, 0.4, 0.6, 0.45, 0.5, 0.5, 0.39, 0.61, 0.5, 0.5, 0.55, 0.42],
-                         "span_start": 0, "span_end": 1})
+    return pd.DataFrame(
+        {
+            "qid": [f"q{i:02d}" for i in range(12)],
+            "doc_id": ["d"] * 12,
+            "doc_token_length": [900, 1000, 1100, 1152, 1153, 895, 1000, 1000, 1000, 1000, 1000, 1000],
+            "relative_position": [0.5, 0.4, 0.6, 0.45, 0.5, 0.5, 0.39, 0.61, 0.5, 0.5, 0.55, 0.42],
+            "span_start": 0,
+            "span_end": 1,
+        }
+    )
 
 
 def test_pairs_fit_the_length_range_and_window_inclusively() -> None:
-    chosen = select_pairs(_positions(), SaliencyParams.from_config({"token_length": [896, 1152],
-                                                                              "position_window": [0.4, 0.6]}))
+    chosen = select_pairs(
+        _positions(), SaliencyParams.from_config({"token_length": [896, 1152], "position_window": [0.4, 0.6]})
+    )
     assert chosen["qid"].tolist() == ["q00", "q01", "q02", "q03", "q08", "q09", "q10", "q11"]
 
 
@@ -59,15 +64,21 @@ def test_the_cap_draws_a_seeded_sample_in_qid_order() -> None:
     first = select_pairs(_positions(), params)
     assert len(first) == 3 and first["qid"].is_monotonic_increasing
     assert first.equals(select_pairs(_positions().sample(frac=1, random_state=0), params))
-    others = {tuple(select_pairs(_positions(), SaliencyParams.from_config({"max_pairs": 3, "seed": s}))["qid"]) for s in range(6)}
+    others = {
+        tuple(select_pairs(_positions(), SaliencyParams.from_config({"max_pairs": 3, "seed": s}))["qid"])
+        for s in range(6)
+    }
     assert len(others) > 1
 
 
 def test_params_from_config_are_checked() -> None:
     params = SaliencyParams.from_config({"token_length": [512, 1024], "position_window": [0.3, 0.7], "max_pairs": 10})
     assert params.token_length == (512, 1024) and params.position_window == (0.3, 0.7) and params.n_bins == 100
-    with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.position_window: \[0\.7, 0\.3\] is not a "
-                                          r"range; use \[start, end\] with start <= end"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config: analyses\.saliency\.position_window: \[0\.7, 0\.3\] is not a "
+        r"range; use \[start, end\] with start <= end",
+    ):
         SaliencyParams.from_config({"position_window": [0.7, 0.3]}, "analyses.saliency")
     # a range is [low, high]: one number lacks its second
     with pytest.raises(ConfigError, match=r"config: analyses\.saliency\.token_length\[1\]: missing; add it"):

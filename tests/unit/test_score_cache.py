@@ -85,8 +85,9 @@ def test_the_key_is_the_identity_and_the_texts(tmp_path):
     with ScoreCache(tmp_path / "scores.sqlite") as cache:
         CachedScorer(TermRecall(), cache).score(["q"], ["q d"])
         rows = sqlite3.connect(tmp_path / "scores.sqlite").execute("SELECT scorer, query, document FROM scores")
-        assert list(rows) == [(identity_hash({"backend": "term-recall", "version": 1}), text_hash("q"),
-                               text_hash("q d"))]
+        assert list(rows) == [
+            (identity_hash({"backend": "term-recall", "version": 1}), text_hash("q"), text_hash("q d"))
+        ]
 
         class Other(TermRecall):
             def identity(self):

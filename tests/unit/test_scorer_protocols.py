@@ -35,23 +35,34 @@ def test_no_yes_and_no_no_means_no_score():
 
 
 def test_answer_words():
-    assert [answer_word(t) for t in ("Yes", " no", "\u2581YES", "\u0120no\n", "nope")] == ["yes", "no", "yes", "no",
-                                                                                         "nope"]
+    assert [answer_word(t) for t in ("Yes", " no", "\u2581YES", "\u0120no\n", "nope")] == [
+        "yes",
+        "no",
+        "yes",
+        "no",
+        "nope",
+    ]
 
 
 def completion(logprobs: dict | None) -> ChatCompletion:
-    choice = {"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "Yes"},
-              "logprobs": logprobs}
-    return ChatCompletion.model_validate({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                          "choices": [choice]})
+    choice = {
+        "index": 0,
+        "finish_reason": "length",
+        "message": {"role": "assistant", "content": "Yes"},
+        "logprobs": logprobs,
+    }
+    return ChatCompletion.model_validate(
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+    )
 
 
 def test_first_token_logprobs_from_a_chat_completion():
     # the shape llama.cpp's server returns (with its extra id/bytes fields)
-    top = [{"id": 1, "token": "Yes", "bytes": [89, 101, 115], "logprob": -0.1},
-           {"id": 2, "token": "No", "bytes": [78, 111], "logprob": -2.5}]
-    response = completion({"content": [{"id": 1, "token": "Yes", "bytes": [89], "logprob": -0.1,
-                                        "top_logprobs": top}]})
+    top = [
+        {"id": 1, "token": "Yes", "bytes": [89, 101, 115], "logprob": -0.1},
+        {"id": 2, "token": "No", "bytes": [78, 111], "logprob": -2.5},
+    ]
+    response = completion({"content": [{"id": 1, "token": "Yes", "bytes": [89], "logprob": -0.1, "top_logprobs": top}]})
     assert first_token_logprobs(response) == [("Yes", -0.1), ("No", -2.5)]
 
 
@@ -62,32 +73,57 @@ def test_a_completion_without_logprobs_has_none():
 
 def test_request_bodies():
     assert request_body("cohere", "rerank-v3.5", "q", ["a", "b"]) == {
-        "model": "rerank-v3.5", "query": "q", "documents": ["a", "b"], "top_n": 2}
+        "model": "rerank-v3.5",
+        "query": "q",
+        "documents": ["a", "b"],
+        "top_n": 2,
+    }
     assert request_body("jina", "jina-reranker-v2", "q", ["a"]) == {
-        "model": "jina-reranker-v2", "query": "q", "documents": ["a"], "top_n": 1, "return_documents": False}
+        "model": "jina-reranker-v2",
+        "query": "q",
+        "documents": ["a"],
+        "top_n": 1,
+        "return_documents": False,
+    }
     assert request_body("tei", None, "q", ["a", "b"], raw_scores=True) == {
-        "query": "q", "texts": ["a", "b"], "raw_scores": True, "truncate": True, "return_text": False}
+        "query": "q",
+        "texts": ["a", "b"],
+        "raw_scores": True,
+        "truncate": True,
+        "return_text": False,
+    }
 
 
 def test_responses_are_put_back_in_input_order():
-    cohere = {"id": "r", "results": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}],
-              "meta": {}}
+    cohere = {
+        "id": "r",
+        "results": [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}],
+        "meta": {},
+    }
     assert parse_scores("cohere", cohere, 2) == [0.1, 0.9]
     assert parse_scores("jina", {"model": "m", "usage": {"total_tokens": 5}, "results": cohere["results"]}, 2) == [
-        0.1, 0.9]
+        0.1,
+        0.9,
+    ]
     assert parse_scores("tei", [{"index": 1, "score": -2.0}, {"index": 0, "score": 3}], 2) == [3.0, -2.0]
 
 
-@pytest.mark.parametrize("protocol, payload, message", [
-    ("cohere", [{"index": 0, "score": 1.0}], "'results' list"),
-    ("tei", {"results": []}, "JSON list"),
-    ("cohere", {"results": [{"index": 0, "relevance_score": 1.0}]}, "1 results for 2 documents"),
-    ("tei", [{"index": 0, "score": 1.0}, {"index": 0, "score": 2.0}], "repeated"),
-    ("tei", [{"index": 0, "score": 1.0}, {"index": 2, "score": 2.0}], "out of range"),
-    ("tei", [{"index": 0, "score": 1.0}, {"index": 1, "score": "high"}], "no finite 'score'"),
-    ("jina", {"results": [{"index": 0, "relevance_score": 1.0}, {"index": 1, "relevance_score": float("nan")}]},
-     "no finite"),
-])
+@pytest.mark.parametrize(
+    "protocol, payload, message",
+    [
+        ("cohere", [{"index": 0, "score": 1.0}], "'results' list"),
+        ("tei", {"results": []}, "JSON list"),
+        ("cohere", {"results": [{"index": 0, "relevance_score": 1.0}]}, "1 results for 2 documents"),
+        ("tei", [{"index": 0, "score": 1.0}, {"index": 0, "score": 2.0}], "repeated"),
+        ("tei", [{"index": 0, "score": 1.0}, {"index": 2, "score": 2.0}], "out of range"),
+        ("tei", [{"index": 0, "score": 1.0}, {"index": 1, "score": "high"}], "no finite 'score'"),
+        (
+            "jina",
+            {"results": [{"index": 0, "relevance_score": 1.0}, {"index": 1, "relevance_score": float("nan")}]},
+            "no finite",
+        ),
+    ],
+)
 def test_protocol_violations(protocol, payload, message):
     with pytest.raises(ProtocolViolation, match=message):
         parse_scores(protocol, payload, 2)

@@ -59,8 +59,9 @@ def test_bad_window_or_stride_is_refused(window, stride):
 
 def test_count_windows_agree_with_offset_windows_for_a_word_tokenizer():
     for window, stride in [(4, 2), (3, 3), (5, 1), (8, 8)]:
-        assert count_windows(TEXT, word_count, window, stride) == token_windows(TEXT, word_offsets(TEXT), window,
-                                                                                stride)
+        assert count_windows(TEXT, word_count, window, stride) == token_windows(
+            TEXT, word_offsets(TEXT), window, stride
+        )
 
 
 def test_count_windows_on_a_long_text_cover_it_and_respect_the_budget():

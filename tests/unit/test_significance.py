@@ -12,8 +12,8 @@ from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.significance import (
     AlignmentError,
     align_scores,
-    holm,
     family_resamples,
+    holm,
     pairwise_tests,
     psi_differences,
 )
@@ -22,8 +22,14 @@ from posir.tables.render import psi_difference_rendering, render_latex, render_m
 
 def _table(scores: list[float], buckets: list[str] | None = None, qids: list[str] | None = None) -> pd.DataFrame:
     n = len(scores)
-    return pd.DataFrame({"qid": qids or [f"q{i}" for i in range(n)], "ndcg@10": scores,
-                         "length_bucket": buckets or ["Q1"] * n, "position_bin": [i % 4 for i in range(n)]})
+    return pd.DataFrame(
+        {
+            "qid": qids or [f"q{i}" for i in range(n)],
+            "ndcg@10": scores,
+            "length_bucket": buckets or ["Q1"] * n,
+            "position_bin": [i % 4 for i in range(n)],
+        }
+    )
 
 
 def test_alignment_follows_qids_not_row_order() -> None:
@@ -58,17 +64,22 @@ def three_models() -> pd.DataFrame:
     n = 40
     buckets = ["Q1"] * 20 + ["Q2"] * 20
     base = rng.uniform(0, 1, n)
-    tables = {"good": _table(list(np.clip(base + 0.3, 0, 1)), buckets),
-              "mid": _table(list(np.clip(base + rng.normal(0, 0.05, n), 0, 1)), buckets),
-              "bad": _table(list(np.clip(base - 0.3, 0, 1)), buckets)}
+    tables = {
+        "good": _table(list(np.clip(base + 0.3, 0, 1)), buckets),
+        "mid": _table(list(np.clip(base + rng.normal(0, 0.05, n), 0, 1)), buckets),
+        "bad": _table(list(np.clip(base - 0.3, 0, 1)), buckets),
+    }
     return align_scores(tables)
 
 
 def test_every_pair_in_every_bucket_with_holm_over_the_bucket(three_models: pd.DataFrame) -> None:
     tests = pairwise_tests(three_models, ["good", "mid", "bad"], ["Q1", "Q2"], n_resamples=2000, seed=1)
     assert len(tests) == 3 * 3
-    assert tests[["model_a", "model_b"]].drop_duplicates().values.tolist() == [["good", "mid"], ["good", "bad"],
-                                                                                 ["mid", "bad"]]
+    assert tests[["model_a", "model_b"]].drop_duplicates().values.tolist() == [
+        ["good", "mid"],
+        ["good", "bad"],
+        ["mid", "bad"],
+    ]
     for _, family in tests.groupby("bucket"):
         assert family["randomisation_p_holm"].to_numpy() == pytest.approx(holm(family["randomisation_p"]))
         assert family["ttest_p_holm"].to_numpy() == pytest.approx(holm(family["ttest_p"]))
@@ -94,7 +105,9 @@ def test_markdown_and_latex_mark_significant_differences(three_models: pd.DataFr
     cells = [c.strip() for c in good_bad.strip("|").split("|")]
     expected = tests[(tests["model_a"] == "good") & (tests["model_b"] == "bad")].set_index("bucket")
     for cell, bucket in zip(cells[2:5], ["all", "Q1", "Q2"]):
-        assert cell == f"{100 * expected.loc[bucket, 'mean_difference']:.2f}" + ("†" if expected.loc[bucket, "significant"] else "")
+        assert cell == f"{100 * expected.loc[bucket, 'mean_difference']:.2f}" + (
+            "†" if expected.loc[bucket, "significant"] else ""
+        )
     assert cells[5] == "–"  # Q3 holds no queries
     latex = render_latex(rendering)
     assert r"\toprule" in latex and r"$^{\dagger}$" in latex and "Holm" in latex
@@ -105,13 +118,20 @@ def test_psi_difference_table_reads_value_and_interval() -> None:
     n = 200
     bins = rng.integers(0, 4, n)
     a = np.where(bins == 3, 0.2, 0.8) + rng.normal(0, 0.05, n)
-    aligned = align_scores({"a": _table(list(np.clip(a, 0, 1))).assign(position_bin=bins),
-                            "b": _table(list(np.clip(a * 0 + 0.6, 0, 1))).assign(position_bin=bins)})
+    aligned = align_scores(
+        {
+            "a": _table(list(np.clip(a, 0, 1))).assign(position_bin=bins),
+            "b": _table(list(np.clip(a * 0 + 0.6, 0, 1))).assign(position_bin=bins),
+        }
+    )
     diff = psi_differences(aligned, ["a", "b"], ["Q1"], 4, 5, BootstrapParams.from_config(dict(resamples=200, seed=3)))
     text = render_markdown(psi_difference_rendering(diff, ["Q1"]))
     row = diff.set_index("bucket").loc["Q1"]
     assert row["psi_b"] == pytest.approx(0.0) and row["psi_difference"] > 0.6
-    assert f"{row['psi_difference']:.2f} [{row['psi_difference_ci_low']:.2f}, {row['psi_difference_ci_high']:.2f}]†" in text
+    assert (
+        f"{row['psi_difference']:.2f} [{row['psi_difference_ci_low']:.2f}, {row['psi_difference_ci_high']:.2f}]†"
+        in text
+    )
 
 
 def test_a_family_gets_enough_resamples_for_holm_to_reach_alpha() -> None:
@@ -127,8 +147,13 @@ def test_ties_change_nothing_but_the_time() -> None:
 
     a = np.array([0.2, 0.5, 1.0, 1.0, 0.0, 0.3, 1.0, 0.7])
     b = np.array([0.1, 0.5, 1.0, 0.6, 0.0, 0.0, 1.0, 0.2])
-    exact = permutation_test((a, b), lambda x, y, axis=-1: np.mean(x - y, axis=axis), permutation_type="samples",
-                             vectorized=True, n_resamples=10_000).pvalue  # 2^8 sign patterns: exact
+    exact = permutation_test(
+        (a, b),
+        lambda x, y, axis=-1: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=10_000,
+    ).pvalue  # 2^8 sign patterns: exact
     assert randomisation_p(a, b, 9999, 1) == pytest.approx(exact)
     assert randomisation_p(a, a.copy(), 9999, 1) == 1.0
     assert randomisation_p(a, np.where(np.arange(8) == 2, 0.0, a), 9999, 1) == 1.0  # one query differs

@@ -15,7 +15,7 @@ from posir.text import (
     remove_span,
 )
 
-DOC = 'Marie Curie said “science is beautiful”.\n\nShe won two   Nobel Prizes — in 1903 and in 1911.'
+DOC = "Marie Curie said “science is beautiful”.\n\nShe won two   Nobel Prizes — in 1903 and in 1911."
 
 
 def located(document: str, reference: str) -> str:

@@ -81,9 +81,15 @@ def test_cliffs_delta_counts_pairs_with_ties() -> None:
 
 
 def test_thirds_cut_at_closed_upper_edges() -> None:
-    per_query = pd.DataFrame({
-        "qid": list("abcdef"), "ndcg@10": [1.0, 1.0, 0.5, 0.5, 0.0, 0.0], "length_bucket": ["Q1"] * 6,
-        "relative_position": [0.0, 1 / 3, 0.5, 2 / 3, 0.7, 1.0], "position_bin": [0, 6, 10, 13, 14, 19]})
+    per_query = pd.DataFrame(
+        {
+            "qid": list("abcdef"),
+            "ndcg@10": [1.0, 1.0, 0.5, 0.5, 0.0, 0.0],
+            "length_bucket": ["Q1"] * 6,
+            "relative_position": [0.0, 1 / 3, 0.5, 2 / 3, 0.7, 1.0],
+            "position_bin": [0, 6, 10, 13, 14, 19],
+        }
+    )
     row = thirds_test(per_query, ["Q1"], n_resamples=100).set_index("bucket").loc["Q1"]
     assert (row["n_first"], row["n_last"]) == (2, 2)  # 1/3 is first, 2/3 is middle
     assert row["difference"] == 1.0 and row["cliffs_delta"] == 1.0
@@ -91,9 +97,15 @@ def test_thirds_cut_at_closed_upper_edges() -> None:
 
 def test_flag_uses_the_chosen_test_and_never_flags_an_undefined_trend() -> None:
     summary = pd.DataFrame({"bucket": ["all", "Q1", "Q2"], "psi": [0.5, 0.4, 0.9]})
-    trends = pd.DataFrame({"bucket": ["all", "Q1", "Q2"], "bins_used": [20, 20, 2],
-                           "spearman_rho": [-0.8, 0.3, math.nan], "spearman_p": [0.001, 0.2, math.nan],
-                           "kendall_p": [0.04, 0.01, math.nan]})
+    trends = pd.DataFrame(
+        {
+            "bucket": ["all", "Q1", "Q2"],
+            "bins_used": [20, 20, 2],
+            "spearman_rho": [-0.8, 0.3, math.nan],
+            "spearman_p": [0.001, 0.2, math.nan],
+            "kendall_p": [0.04, 0.01, math.nan],
+        }
+    )
     flags = flag_psi_trends(summary, trends, alpha=0.05).set_index("bucket")
     assert flags["psi_trend_significant"].tolist() == [True, False, False]
     assert flags["direction"].tolist() == ["primacy", "recency", "none"]

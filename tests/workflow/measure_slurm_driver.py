@@ -66,9 +66,12 @@ def main() -> None:
         print(f"{'configuration':40} {'wall s':>7} {'driver CPU s':>13} {'children CPU s':>15}")
         for name, args in configurations.items():
             runs = [measure([*args, *extra], Path(tmp), snakefile) for _ in range(repeat)]
-            print(f"{name:40} {statistics.median(r.wall_s for r in runs):7.1f} "
-                  f"{statistics.median(r.cpu_self_s for r in runs):13.2f} "
-                  f"{statistics.median(r.cpu_children_s for r in runs):15.2f}", flush=True)
+            print(
+                f"{name:40} {statistics.median(r.wall_s for r in runs):7.1f} "
+                f"{statistics.median(r.cpu_self_s for r in runs):13.2f} "
+                f"{statistics.median(r.cpu_children_s for r in runs):15.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,19 @@ MUNGE_RUN_DIR = Path("/run/munge")
 # One cluster at a time on a machine: two of them would fight over /etc/slurm/slurm.conf.
 LOCK_FILE = Path("/run/posir-single-node-slurm.lock")
 PARTITION = "posir"
-BINARIES = ("munged", "munge", "unmunge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun",
-            "scontrol", "scancel")
+BINARIES = (
+    "munged",
+    "munge",
+    "unmunge",
+    "slurmctld",
+    "slurmd",
+    "sinfo",
+    "squeue",
+    "sbatch",
+    "srun",
+    "scontrol",
+    "scancel",
+)
 # Debian puts the daemons in /usr/sbin, which a non-login root shell may lack on PATH.
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
@@ -91,8 +102,10 @@ def missing_prerequisites() -> str | None:
         return "single-node SLURM needs root (daemons, /etc/slurm/slurm.conf, the munge user)"
     missing = [name for name in BINARIES if shutil.which(name, path=SEARCH_PATH) is None]
     if missing:
-        return (f"single-node SLURM: missing {', '.join(missing)}; install with "
-                "`apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge`")
+        return (
+            f"single-node SLURM: missing {', '.join(missing)}; install with "
+            "`apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge`"
+        )
     try:
         pwd.getpwnam("munge")
     except KeyError:
@@ -109,8 +122,9 @@ def skip_unless_possible() -> None:
 
 
 @contextlib.contextmanager
-def single_node_slurm(workdir: Path, *, cpus: int | None = None, real_memory_mb: int | None = None,
-                      timeout_s: float = 60.0) -> Iterator[SlurmCluster]:
+def single_node_slurm(
+    workdir: Path, *, cpus: int | None = None, real_memory_mb: int | None = None, timeout_s: float = 60.0
+) -> Iterator[SlurmCluster]:
     """Run a one-node cluster whose state, logs and pid files live under `workdir`.
 
     cpus and real_memory_mb default to what `slurmd -C` finds (memory: 85 % of it, rounded down to
@@ -124,9 +138,16 @@ def single_node_slurm(workdir: Path, *, cpus: int | None = None, real_memory_mb:
         cpus = cpus or int(hardware["CPUs"])
         memory = real_memory_mb or max(1000, math.floor(int(hardware["RealMemory"]) * 0.85 / 1000) * 1000)
         ctld_port, slurmd_port = _free_ports(2)
-        cluster = SlurmCluster(workdir=workdir, node=node, partition=PARTITION, cpus=cpus,
-                               real_memory_mb=memory, ctld_port=ctld_port, slurmd_port=slurmd_port,
-                               log_dir=workdir / "log")
+        cluster = SlurmCluster(
+            workdir=workdir,
+            node=node,
+            partition=PARTITION,
+            cpus=cpus,
+            real_memory_mb=memory,
+            ctld_port=ctld_port,
+            slurmd_port=slurmd_port,
+            log_dir=workdir / "log",
+        )
         _fresh_state(workdir)
         stack.enter_context(_installed_conf(_slurm_conf(cluster, hardware)))
         stack.enter_context(_default_conf_for_clients())
@@ -146,12 +167,20 @@ def single_node_slurm(workdir: Path, *, cpus: int | None = None, real_memory_mb:
 
 # --- slurm.conf ---------------------------------------------------------------------------------
 
+
 def _slurm_conf(cluster: SlurmCluster, hardware: dict[str, str]) -> str:
     d = cluster.workdir
-    topology = " ".join(f"{key}={hardware[key]}" for key in
-                        ("Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore") if key in hardware)
+    topology = " ".join(
+        f"{key}={hardware[key]}"
+        for key in ("Boards", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
+        if key in hardware
+    )
     if cluster.cpus != int(hardware["CPUs"]):
         topology = ""  # a CPU count other than the hardware's cannot keep the hardware's topology
+    node = (
+        f"NodeName={cluster.node} NodeAddr=127.0.0.1 CPUs={cluster.cpus} {topology} "
+        f"RealMemory={cluster.real_memory_mb} State=UNKNOWN"
+    )
     return f"""{MARKER}
 ClusterName=posir-test
 # NodeAddr and the controller address are loopback: no name service needed.
@@ -190,7 +219,7 @@ JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MinJobAge=300
 KillWait=5
-NodeName={cluster.node} NodeAddr=127.0.0.1 CPUs={cluster.cpus} {topology} RealMemory={cluster.real_memory_mb} State=UNKNOWN
+{node}
 PartitionName={cluster.partition} Nodes={cluster.node} Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -235,12 +264,20 @@ def _default_conf_for_clients() -> Iterator[None]:
 
 # --- daemons ------------------------------------------------------------------------------------
 
+
 def _start(argv: list[str], name: str, log_dir: Path, **popen: object) -> _Daemon:
     log = log_dir / f"{name}.stderr.log"
     with open(log, "ab") as out:
         # A session of its own: a Ctrl-C meant for pytest must not reach the daemons before _stop does.
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env=_env(), **popen)  # type: ignore[arg-type]
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=_env(),
+            **popen,
+        )  # type: ignore[arg-type]
     return _Daemon(name, process, log)
 
 
@@ -250,8 +287,9 @@ def _start_munged(log_dir: Path) -> _Daemon:
     MUNGE_RUN_DIR.chmod(0o755)
     # --force: a socket or pid file left by a munged that died is stale (we checked none answers).
     # Started as the munge user directly (not through runuser), so the PID we hold is munged's own.
-    return _start(["munged", "--foreground", "--force"], "munged", log_dir, user="munge", group="munge",
-                  extra_groups=[])
+    return _start(
+        ["munged", "--foreground", "--force"], "munged", log_dir, user="munge", group="munge", extra_groups=[]
+    )
 
 
 def _stop(daemons: list[_Daemon], cluster: SlurmCluster) -> None:
@@ -274,7 +312,9 @@ def _stop(daemons: list[_Daemon], cluster: SlurmCluster) -> None:
             daemon.process.wait(timeout=5)
 
 
-def _wait(ready: Callable[[], bool], timeout_s: float, what: str, daemons: list[_Daemon], cluster: SlurmCluster) -> None:
+def _wait(
+    ready: Callable[[], bool], timeout_s: float, what: str, daemons: list[_Daemon], cluster: SlurmCluster
+) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if ready():
@@ -301,8 +341,12 @@ def _munge_works() -> bool:
         credential = _run(["munge", "-n"], check=False, timeout=5)
         if credential.returncode != 0:
             return False
-        return subprocess.run(["unmunge"], input=credential.stdout, capture_output=True, text=True,
-                              timeout=5, env=_env()).returncode == 0
+        return (
+            subprocess.run(
+                ["unmunge"], input=credential.stdout, capture_output=True, text=True, timeout=5, env=_env()
+            ).returncode
+            == 0
+        )
     except subprocess.TimeoutExpired:
         return False
 
@@ -320,6 +364,7 @@ def _ensure_munge_key() -> None:
 
 
 # --- small pieces -------------------------------------------------------------------------------
+
 
 def _hardware() -> dict[str, str]:
     """`slurmd -C`'s first line as a dict: CPUs, topology and RealMemory as slurmd will see them."""
@@ -354,7 +399,9 @@ def _exclusive_lock(timeout_s: float) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise SlurmStartError(f"another single_node_slurm holds {LOCK_FILE} for over {timeout_s:.0f} s")
+                    raise SlurmStartError(
+                        f"another single_node_slurm holds {LOCK_FILE} for over {timeout_s:.0f} s"
+                    ) from None
                 time.sleep(0.5)
         try:
             yield

@@ -16,23 +16,55 @@ from tests.conftest import REPO
 
 def dry_run(tmp_path, config, mirror) -> subprocess.CompletedProcess:
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    return subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                           str(tmp_path), "-n", "--cores", "1"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "-n",
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
+    )
 
 
 def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
     config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
-    config["benchmarks"]["imported"] = {"builder": "posir_import",
-                                        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True}}
+    config["benchmarks"]["imported"] = {
+        "builder": "posir_import",
+        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True},
+    }
     config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
     config["evaluation"] = [{"benchmark": b, "models": ["bm25"]} for b in ("squad-long", "gen", "imported")]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                          str(tmp_path), "-n", "--cores", "1"], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)})
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "-n",
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
+    )
     out = dry.stdout + dry.stderr
     assert dry.returncode == 0, out[-3000:]
     planned = {}
@@ -43,8 +75,14 @@ def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
                 planned.setdefault(line.split("benchmark=")[1].split(",")[0], set()).add(rule)
     assert {"build_benchmark", "encode_texts"} & planned["squad-long"] == {"build_benchmark"}
     assert "assemble_generated_benchmark" in planned["gen"] and "build_benchmark" not in planned["gen"]
-    assert {"read_raw_corpus", "generate_queries", "locate_spans", "span_contrast", "grade_relevance",
-            "remove_false_negatives"} <= planned["gen"]
+    assert {
+        "read_raw_corpus",
+        "generate_queries",
+        "locate_spans",
+        "span_contrast",
+        "grade_relevance",
+        "remove_false_negatives",
+    } <= planned["gen"]
     assert "import_posir_benchmark" in planned["imported"] and "build_benchmark" not in planned["imported"]
 
 
@@ -54,14 +92,20 @@ def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
     config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
-    config["benchmarks"]["imported"] = {"builder": "posir_import",
-                                        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True}}
+    config["benchmarks"]["imported"] = {
+        "builder": "posir_import",
+        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True},
+    }
     for source in ("gen", "imported"):
-        config["benchmarks"][f"{source}-es"] = {"builder": "translation", "from": source,
-                                               "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}
+        config["benchmarks"][f"{source}-es"] = {
+            "builder": "translation",
+            "from": source,
+            "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+        }
     config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
-    config["evaluation"] = [{"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]}
-                            for b in ("gen", "imported")]
+    config["evaluation"] = [
+        {"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]} for b in ("gen", "imported")
+    ]
     without_reports(config)
     dry = dry_run(tmp_path, config, mirror)
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
@@ -74,8 +118,11 @@ def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
 
 def test_a_translation_of_a_query_only_benchmark_is_refused_at_start(tmp_path, mirror):
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"]["xl-es"] = {"builder": "translation", "from": "xquad-long",
-                                     "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}}}
+    config["benchmarks"]["xl-es"] = {
+        "builder": "translation",
+        "from": "xquad-long",
+        "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+    }
     dry = dry_run(tmp_path, config, mirror)
     assert dry.returncode != 0
     assert "benchmarks.xl-es.from: 'xquad-long' (xquad_cross_lingual) holds queries only" in dry.stdout + dry.stderr

@@ -48,8 +48,9 @@ def rules_with_env_and_script() -> list[tuple[str, Path, Path]]:
             conda = re.search(r"\n\s+conda:\s*\n\s+\"([^\"]+)\"", block)
             if name and script:
                 assert conda, f"rule {name.group(1)} in {smk.name} runs a script but declares no conda env"
-                found.append((name.group(1), (smk.parent / conda.group(1)).resolve(),
-                              (smk.parent / script.group(1)).resolve()))
+                found.append(
+                    (name.group(1), (smk.parent / conda.group(1)).resolve(), (smk.parent / script.group(1)).resolve())
+                )
     return found
 
 

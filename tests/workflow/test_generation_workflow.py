@@ -31,8 +31,16 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.workflow
 NAME = "gen-squad"
 GRADING = {"min_full_grade": 0, "min_grade_drop": 0, "max_tokens": 64}
-STAGE_CHAIN = ["read_corpus", "sample_documents", "generate_queries", "parse_questions", "locate_spans",
-               "span_contrast", "grade_relevance", "false_negative_queries"]
+STAGE_CHAIN = [
+    "read_corpus",
+    "sample_documents",
+    "generate_queries",
+    "parse_questions",
+    "locate_spans",
+    "span_contrast",
+    "grade_relevance",
+    "false_negative_queries",
+]
 
 
 def raw_corpus(squad: dict, path: Path) -> dict[str, int]:
@@ -40,11 +48,24 @@ def raw_corpus(squad: dict, path: Path) -> dict[str, int]:
     article = squad["data"][1]
     paragraphs = [p["context"] for p in article["paragraphs"]]
     groups = [[0], [1], [2], [3], [4], [5], [6, 7], [8, 9], [10, 11, 12], [13, 14]]
-    lines = [json.dumps({"id": f"doc-{i:02d}", "title": article["title"], "domain": "wikipedia",
-                         "text": "\n\n".join(paragraphs[j] for j in group)}) for i, group in enumerate(groups)]
+    lines = [
+        json.dumps(
+            {
+                "id": f"doc-{i:02d}",
+                "title": article["title"],
+                "domain": "wikipedia",
+                "text": "\n\n".join(paragraphs[j] for j in group),
+            }
+        )
+        for i, group in enumerate(groups)
+    ]
     lines.append(json.dumps({"id": "doc-long", "text": "\n\n".join(paragraphs * 3), "domain": "wikipedia"}))
-    bad = {"duplicate_id": len(lines) + 1, "missing_text": len(lines) + 2, "invalid_json": len(lines) + 3,
-           "invalid_utf8": len(lines) + 4}
+    bad = {
+        "duplicate_id": len(lines) + 1,
+        "missing_text": len(lines) + 2,
+        "invalid_json": len(lines) + 3,
+        "invalid_utf8": len(lines) + 4,
+    }
     lines.append(json.dumps({"id": "doc-00", "text": "a second document with a taken id"}))
     lines.append(json.dumps({"id": "doc-notext", "title": "no text"}))
     lines.append('{"id": "doc-broken", "text": ')
@@ -55,29 +76,43 @@ def raw_corpus(squad: dict, path: Path) -> dict[str, int]:
 
 def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {NAME: {
-        "builder": "llm_generation",
-        "language": "eng",
-        "generation": {
-            "corpus": {"path": str(corpus), "format": "jsonl", "on_bad_record": "drop"},
-            "sampling": {"seed": 13, "documents_per_domain": 40},
-            "queries": {"questions_per_document": 2, "max_tokens": 200},
-            "spans": {"max_tokens": 200},
-            # SmolLM2 gives (nearly) every pair the same grade, so PosIR's thresholds (3, 1) and an LLM
-            # contrast scorer would leave no query to evaluate; the grading stage still runs for real, and
-            # the decisions at PosIR's thresholds are unit-tested (tests/test_generation_builder.py).
-            "contrast": {"scorers": ["minilm-maxp"]},
-            "grading": GRADING,
-            # margin 2 > any cosine difference: recall and scoring run for real, no document is removed
-            "false_negatives": {"recall_model": "minilm-l6", "top_k": 1000, "scorers": ["minilm-maxp"], "margin": 2.0},
-        },
-    }}
+    config["benchmarks"] = {
+        NAME: {
+            "builder": "llm_generation",
+            "language": "eng",
+            "generation": {
+                "corpus": {"path": str(corpus), "format": "jsonl", "on_bad_record": "drop"},
+                "sampling": {"seed": 13, "documents_per_domain": 40},
+                "queries": {"questions_per_document": 2, "max_tokens": 200},
+                "spans": {"max_tokens": 200},
+                # SmolLM2 gives (nearly) every pair the same grade, so PosIR's thresholds (3, 1) and an LLM
+                # contrast scorer would leave no query to evaluate; the grading stage still runs for real, and
+                # the decisions at PosIR's thresholds are unit-tested (tests/test_generation_builder.py).
+                "contrast": {"scorers": ["minilm-maxp"]},
+                "grading": GRADING,
+                # margin 2 > any cosine difference: recall and scoring run for real, no document is removed
+                "false_negatives": {
+                    "recall_model": "minilm-l6",
+                    "top_k": 1000,
+                    "scorers": ["minilm-maxp"],
+                    "margin": 2.0,
+                },
+            },
+        }
+    }
     config["scorers"] = {
         "minilm-maxp": {"backend": "bi-encoder", "model": "minilm-l6", "window_tokens": 128, "stride_tokens": 64},
         "llm-grader": {"backend": "llm-grade"},
     }
-    config["llm"] = {"base_url": base_url, "model": "smollm2", "api_key_env": None, "cache_path": str(cache),
-                     "concurrency": 1, "timeout": 120, "max_retries": 1}
+    config["llm"] = {
+        "base_url": base_url,
+        "model": "smollm2",
+        "api_key_env": None,
+        "cache_path": str(cache),
+        "concurrency": 1,
+        "timeout": 120,
+        "max_retries": 1,
+    }
     config["evaluation"] = [{"benchmark": NAME, "models": ["bm25"], "settings": ["eng-eng"]}]
     config["pipelines"] = {}  # config.yaml's name scorers this config replaces
     return without_reports(config)
@@ -85,9 +120,22 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-         "--cores", "2", *args],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True, timeout=1200,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--cores",
+            "2",
+            *args,
+        ],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        capture_output=True,
+        text=True,
+        timeout=1200,
     )
 
 
@@ -101,8 +149,9 @@ def server() -> str:
 def run(tmp_path_factory, squad_dev, server) -> dict:
     workdir = tmp_path_factory.mktemp("generation")
     bad = raw_corpus(squad_dev, workdir / "raw.jsonl")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(generation_config(workdir / "raw.jsonl", server,
-                                                                         workdir / "llm-cache.sqlite")))
+    (workdir / "config.yaml").write_text(
+        yaml.safe_dump(generation_config(workdir / "raw.jsonl", server, workdir / "llm-cache.sqlite"))
+    )
     started = time.monotonic()
     done = snakemake(workdir)
     assert done.returncode == 0, done.stderr[-6000:]
@@ -149,7 +198,10 @@ def test_every_kept_span_is_verified_in_its_document(run):
     positions = fmt.read_positions(directory / fmt.POSITIONS)
     queries = fmt.read_queries(directory / fmt.QUERIES)
     fmt.validate(list(documents.values()), queries, positions)
-    located = {r["qid"]: r for r in map(json.loads, open(run["workdir"] / f"results/generation/{NAME}/false_negatives/kept.jsonl"))}
+    located = {
+        r["qid"]: r
+        for r in map(json.loads, open(run["workdir"] / f"results/generation/{NAME}/false_negatives/kept.jsonl"))
+    }
     assert set(located) == {p.qid for p in positions}
     for p in positions:
         text = documents[p.doc_id].text
@@ -157,9 +209,9 @@ def test_every_kept_span_is_verified_in_its_document(run):
         match = locate_reference(text, reference)
         assert (match.span.start, match.span.end) == (p.span_start, p.span_end)
         if located[p.qid]["match"] == "exact":
-            assert text[p.span_start:p.span_end] == reference.strip()
+            assert text[p.span_start : p.span_end] == reference.strip()
         else:
-            assert normalize_with_offsets(text[p.span_start:p.span_end])[0] == normalize_with_offsets(reference)[0]
+            assert normalize_with_offsets(text[p.span_start : p.span_end])[0] == normalize_with_offsets(reference)[0]
         assert located[p.qid]["region"] in ("first", "middle", "final")
         assert isinstance(located[p.qid]["honours_constraint"], bool)
         grades = located[p.qid]
@@ -192,7 +244,12 @@ def test_llm_usage_per_stage_is_in_the_card(run):
         assert stage["http_requests"] >= stage["items"] - stage["cache_hits"]
     assert usage["generate_queries"]["prompt_tokens"] > 0 and usage["generate_queries"]["completion_tokens"] > 0
     assert card["llm"]["model"] == "smollm2"
-    print("e2e seconds", round(run["seconds"], 1), "stages", {s["stage"]: (s["entered"], s["left"], s["dropped"]) for s in card["stages"]})
+    print(
+        "e2e seconds",
+        round(run["seconds"], 1),
+        "stages",
+        {s["stage"]: (s["entered"], s["left"], s["dropped"]) for s in card["stages"]},
+    )
 
 
 def test_the_evaluation_matrix_runs_on_the_generated_benchmark(run):
@@ -208,8 +265,10 @@ def test_rerun_is_served_from_the_cache_with_zero_calls(run):
     """Only schema-valid answers are cached (docs/llm.md): a rerun asks again exactly the calls that failed."""
     workdir = run["workdir"]
     first = card_of(workdir)["llm_usage"]
-    before = {name: (workdir / f"results/benchmarks/{NAME}" / name).read_text()
-              for name in (fmt.QUERIES, fmt.POSITIONS, fmt.CORPUS)}
+    before = {
+        name: (workdir / f"results/benchmarks/{NAME}" / name).read_text()
+        for name in (fmt.QUERIES, fmt.POSITIONS, fmt.CORPUS)
+    }
     shutil.rmtree(workdir / "results/generation")
     shutil.rmtree(workdir / f"results/benchmarks/{NAME}")
     done = snakemake(workdir, f"results/benchmarks/{NAME}/card.json")

@@ -24,9 +24,16 @@ def test_posir_config_plans_monolingual_and_cross_lingual_settings(tmp_path, mir
     imported = {w["benchmark"] for rule, w in jobs if rule == "import_posir_benchmark"}
     assert imported == {"posir.game.eng", "posir.game.deu", "posir.game.cmn", "posir.game.deu-eng"}
     runs = {(w["benchmark"], w["model"], w["setting"]) for rule, w in jobs if rule == "retrieve"}
-    assert runs == {(b, m, s) for b, s in (("posir.game.eng", "eng-eng"), ("posir.game.deu", "deu-deu"),
-                                           ("posir.game.cmn", "cmn-cmn"), ("posir.game.deu-eng", "deu-eng"))
-                    for m in ("bm25", "minilm-l6")}
+    assert runs == {
+        (b, m, s)
+        for b, s in (
+            ("posir.game.eng", "eng-eng"),
+            ("posir.game.deu", "deu-deu"),
+            ("posir.game.cmn", "cmn-cmn"),
+            ("posir.game.deu-eng", "deu-eng"),
+        )
+        for m in ("bm25", "minilm-l6")
+    }
     encoded = {(w["text_set"], w["kind"]) for rule, w in jobs if rule == "encode_texts"}
     # the X->eng entry encodes its queries only: its documents are English's
     assert ("posir.game.deu-eng", "queries") in encoded and ("posir.game.deu-eng", "corpus") not in encoded

@@ -27,18 +27,36 @@ METRICS = MetricParams.from_config({})
 
 @pytest.fixture(scope="module")
 def squad_benchmark(squad_dev):
-    return build_squad_long(squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
+    return build_squad_long(
+        squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins
+    )
 
 
 def write_posir_folder(root: Path, built, faults: bool = True) -> dict[str, str]:
     """Our benchmark in PosIR's schema; with ``faults``, four queries broken in four ways."""
     folder = root / SUBSET
     (folder / "qrels").mkdir(parents=True)
-    pq.write_table(pa.table({"_id": [d.doc_id for d in built.documents], "text": [d.text for d in built.documents],
-                             "title": [d.title for d in built.documents]}), folder / "corpus.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "_id": [d.doc_id for d in built.documents],
+                "text": [d.text for d in built.documents],
+                "title": [d.title for d in built.documents],
+            }
+        ),
+        folder / "corpus.parquet",
+    )
     texts = {q.qid: q.text for q in built.queries}
-    rows = [{"_id": p.qid, "text": texts[p.qid], "pos_char_span": [p.span_start, p.span_end],
-             "pos_char_length": p.doc_char_length, "pos_token_length": p.doc_token_length} for p in built.positions]
+    rows = [
+        {
+            "_id": p.qid,
+            "text": texts[p.qid],
+            "pos_char_span": [p.span_start, p.span_end],
+            "pos_char_length": p.doc_char_length,
+            "pos_token_length": p.doc_token_length,
+        }
+        for p in built.positions
+    ]
     qrels = [{"query-id": p.qid, "corpus-id": p.doc_id, "score": 1} for p in built.positions]
     broken: dict[str, str] = {}
     if faults:
@@ -57,7 +75,12 @@ def write_posir_folder(root: Path, built, faults: bool = True) -> dict[str, str]
 
 def test_import_reproduces_our_benchmark_and_reports_broken_queries(tmp_path, squad_benchmark):
     broken = write_posir_folder(tmp_path, squad_benchmark)
-    imported = import_subset(ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins)
+    imported = import_subset(
+        ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}),
+        qwen3_token_counter(),
+        METRICS.buckets,
+        METRICS.n_bins,
+    )
     fmt.validate(imported.documents, imported.queries, imported.positions)
     assert imported.documents == squad_benchmark.documents
     expected = [p for p in squad_benchmark.positions if p.qid not in broken]
@@ -72,21 +95,42 @@ def test_import_reproduces_our_benchmark_and_reports_broken_queries(tmp_path, sq
 def test_a_folder_not_in_the_layout_names_the_missing_file(tmp_path):
     (tmp_path / SUBSET).mkdir(parents=True)
     with pytest.raises(PosIRImportError, match=r"corpus\.parquet is missing"):
-        import_subset(ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), len, METRICS.buckets, METRICS.n_bins)
+        import_subset(
+            ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}), len, METRICS.buckets, METRICS.n_bins
+        )
 
 
 def test_import_rule_builds_and_evaluates_the_benchmark(tmp_path, squad_benchmark, mirror):
     """The import is a builder like any other: the evaluation matrix runs on it unchanged (BM25 here)."""
     write_posir_folder(tmp_path / "posir", squad_benchmark, faults=False)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {"posir-squad": {"builder": "posir_import", "language": "eng",
-                                            "posir_import": {"path": str(tmp_path / "posir"), "subset": SUBSET}}}
+    config["benchmarks"] = {
+        "posir-squad": {
+            "builder": "posir_import",
+            "language": "eng",
+            "posir_import": {"path": str(tmp_path / "posir"), "subset": SUBSET},
+        }
+    }
     config["evaluation"] = [{"benchmark": "posir-squad", "models": ["bm25"], "settings": ["eng-eng"]}]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(without_reports(config)))
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory",
-                           str(tmp_path), "--cores", "2", "results/tables/posir-squad/main.csv"],
-                          env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--cores",
+            "2",
+            "results/tables/posir-squad/main.csv",
+        ],
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert "import_posir_benchmark" in done.stderr and "build_benchmark" not in done.stderr
     card = json.loads((tmp_path / "results/benchmarks/posir-squad/card.json").read_text())

@@ -108,8 +108,11 @@ def test_the_example_config_plans_squad_long_only(tmp_path, mirror):
     assert {w["benchmark"] for _, w in jobs if "benchmark" in w} == {"squad-long"}
     assert ("rerank", {"benchmark": "squad-long", "model": "bm25.smollm2", "setting": "eng-eng"}) in jobs
     # the prompts are inputs: editing one reruns the LLM rerank (its cache keys on the prompt's hash)
-    block = next(b for b in re.split(r"\n(?=(?:local)?rule \w+:)", dry.stdout)
-                 if b.startswith("rule rerank:") and "model=bm25.smollm2" in b)
+    block = next(
+        b
+        for b in re.split(r"\n(?=(?:local)?rule \w+:)", dry.stdout)
+        if b.startswith("rule rerank:") and "model=bm25.smollm2" in b
+    )
     inputs = re.search(r"input: (.*)", block).group(1)
     assert "prompts/relevance_yes_no.md" in inputs and "prompts/grade_relevance.schema.json" in inputs
     assert not re.search(r"^rule (paper_tables|translate_benchmark)", dry.stdout, flags=re.M)

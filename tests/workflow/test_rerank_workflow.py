@@ -22,8 +22,12 @@ PIPELINES = {
     "bm25.minilm-maxp": {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 8},
     "bm25.minilm-firstp": {"first_stage": "bm25", "second_stage": "minilm-firstp", "depth": 8},
     "minilm-l6.minilm-maxp": {"first_stage": "minilm-l6", "second_stage": "minilm-maxp"},
-    "bm25.minilm-sample": {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 8,
-                           "sample": {"queries": 100, "min_per_cell": 1, "seed": 5}},
+    "bm25.minilm-sample": {
+        "first_stage": "bm25",
+        "second_stage": "minilm-maxp",
+        "depth": 8,
+        "sample": {"queries": 100, "min_per_cell": 1, "seed": 5},
+    },
 }
 MODELS = ["bm25", "minilm-l6", "minilm-l6-chunks", *PIPELINES]
 
@@ -85,10 +89,12 @@ def test_the_sample_keeps_every_filled_cell_and_says_so_in_its_card(workdir):
     filled = {(p.length_bucket, p.position_bin) for p in positions}
     assert {tuple(cell.split(":")) for cell in card["queries"]["per_cell"]} == {(b, str(i)) for b, i in filled}
     assert all(cell["kept"] >= 1 for cell in card["queries"]["per_cell"].values())
-    evaluated = pd.read_csv(workdir / "results/runs/squad-long/bm25.minilm-sample/eng-eng.queries.tsv", sep="\t",
-                            dtype=str)
-    scored = pd.read_csv(workdir / "results/scores/squad-long/bm25.minilm-sample/eng-eng.tsv", sep="\t",
-                         dtype={"qid": str})
+    evaluated = pd.read_csv(
+        workdir / "results/runs/squad-long/bm25.minilm-sample/eng-eng.queries.tsv", sep="\t", dtype=str
+    )
+    scored = pd.read_csv(
+        workdir / "results/scores/squad-long/bm25.minilm-sample/eng-eng.tsv", sep="\t", dtype={"qid": str}
+    )
     assert sorted(scored["qid"]) == sorted(evaluated["qid"]) and len(scored) == 100
 
 

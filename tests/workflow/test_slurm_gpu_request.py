@@ -31,8 +31,9 @@ def gpu_config() -> dict:
         if CUDA_MODEL in (name, model.get("embeddings_from")):
             model["device"] = "cuda"
     config["pipelines"] = {PIPELINE: config["pipelines"][PIPELINE]}
-    config["evaluation"] = [{"benchmark": "squad-long", "models": [CUDA_MODEL, CPU_MODEL, "bm25", PIPELINE],
-                             "settings": ["eng-eng"]}]
+    config["evaluation"] = [
+        {"benchmark": "squad-long", "models": [CUDA_MODEL, CPU_MODEL, "bm25", PIPELINE], "settings": ["eng-eng"]}
+    ]
     return without_reports(config)
 
 
@@ -63,7 +64,7 @@ def stand_in_slurm(bin_dir: Path, sbatch_calls: Path) -> None:
     bin_dir.mkdir()
     bodies = {
         "sbatch": f'printf "%s\\n" "$*" >> {shlex.quote(str(sbatch_calls))}\n'
-                  'echo "sbatch: error: stand-in sbatch submits nothing" >&2\nexit 1',
+        'echo "sbatch: error: stand-in sbatch submits nothing" >&2\nexit 1',
         "sinfo": 'echo "posir*"',
         "squeue": "exit 0",
         "sacct": 'echo "sacct: error: Slurm accounting storage is disabled" >&2\nexit 1',
@@ -78,8 +79,9 @@ def stand_in_slurm(bin_dir: Path, sbatch_calls: Path) -> None:
         path.chmod(0o755)
 
 
-def test_the_plugin_submits_the_cuda_encode_job_with_gpus(tmp_path: Path, mirror: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plugin_submits_the_cuda_encode_job_with_gpus(
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(gpu_config()))
     # The encode jobs' input, so that they are the only jobs (--allowed-rules) and are submitted at once.
     queries = tmp_path / "results/benchmarks/squad-long/queries.jsonl"
@@ -90,8 +92,16 @@ def test_the_plugin_submits_the_cuda_encode_job_with_gpus(tmp_path: Path, mirror
     stand_in_slurm(tmp_path / "bin", sbatch_calls)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     # Targets first: --allowed-rules takes every word after it.
-    run = snakemake(tmp_path, *targets, "--profile", str(REPO / "profiles" / "slurm"), "--keep-going",
-                    "--allowed-rules", "encode_texts", mirror=mirror)
+    run = snakemake(
+        tmp_path,
+        *targets,
+        "--profile",
+        str(REPO / "profiles" / "slurm"),
+        "--keep-going",
+        "--allowed-rules",
+        "encode_texts",
+        mirror=mirror,
+    )
     output = run.stdout + run.stderr
     assert run.returncode != 0 and "stand-in sbatch submits nothing" in output, output[-4000:]
     # What sbatch itself reads: the arguments before --wrap (the wrapped command is the job step's).

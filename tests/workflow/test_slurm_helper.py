@@ -40,7 +40,8 @@ def test_no_slurm_conf_before_means_none_after(conf_paths: tuple[Path, Path]) ->
 
 
 def test_a_run_that_died_leaves_ours_and_the_backup_and_the_next_run_restores_the_original(
-        conf_paths: tuple[Path, Path]) -> None:
+    conf_paths: tuple[Path, Path],
+) -> None:
     conf, backup = conf_paths
     conf.parent.mkdir()
     conf.write_text(f"{MARKER}\nClusterName=stale\n")
@@ -78,8 +79,9 @@ def test_twice_in_a_row_in_the_same_directory_and_only_its_own_daemons_stopped(t
             assert not set(cluster.started.values()) & before
             assert slurm._node_state(cluster.node) == "idle"
         for name, pid in cluster.started.items():
-            assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, \
+            assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, (
                 f"run {attempt + 1}: {name} (pid {pid}) still running"
+            )
         assert _slurm_daemons() == before
         assert _conf_state() == conf_before
 
@@ -98,7 +100,6 @@ def test_a_node_that_never_gets_idle_fails_with_the_daemons_logs_and_cleans_up(t
     assert "slurmctld.log" in message and "slurmd.log" in message
     assert _slurm_daemons() == before
     assert _conf_state() == conf_before
-
 
 
 def test_not_root_is_a_skip_reason(monkeypatch: pytest.MonkeyPatch) -> None:

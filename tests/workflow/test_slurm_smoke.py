@@ -35,7 +35,8 @@ rule summary:
     output: "out/summary.txt"
     threads: 2
     resources: mem_mb=500, runtime=5
-    shell: 'cat {input} > {output}; echo "${{SLURM_JOB_ID:?not in a SLURM job}} ${{SLURM_CPUS_PER_TASK:-unset}}" >> {output}'
+    shell: 'cat {input} > {output}; \
+echo "${{SLURM_JOB_ID:?not in a SLURM job}} ${{SLURM_CPUS_PER_TASK:-unset}}" >> {output}'
 """
 
 GPU_SNAKEFILE = """
@@ -53,8 +54,18 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
 
 
 def snakemake_via_slurm(workdir: Path, *extra: str, timeout_s: float = 300) -> DriverRun:
-    return run_snakemake(["--profile", str(REPO / "profiles" / "slurm"), "--snakefile", "Snakefile",
-                          "--slurm-keep-successful-logs", *extra], workdir, timeout_s=timeout_s)
+    return run_snakemake(
+        [
+            "--profile",
+            str(REPO / "profiles" / "slurm"),
+            "--snakefile",
+            "Snakefile",
+            "--slurm-keep-successful-logs",
+            *extra,
+        ],
+        workdir,
+        timeout_s=timeout_s,
+    )
 
 
 def job_seconds(fields: dict[str, str], start: str, end: str) -> float:
@@ -88,14 +99,18 @@ def test_smoke_workflow_runs_every_job_through_slurm(slurm_cluster: SlurmCluster
     logs = {path.name for path in (tmp_path / ".snakemake" / "slurm_logs").rglob("*.log")}
     assert {f"{summary_job}.log", f"{part1_job}.log"} <= logs
 
-    per_job = {job: job_seconds(fields, "StartTime", "EndTime")
-               for job, fields in ((part1_job, group), (summary_job, summary))}
-    print(f"\nSLURM smoke: 3 rule jobs in 2 SLURM jobs, {run.summary()}; "
-          f"seconds from start to end of each SLURM job (the work itself is ~0 s): {per_job}")
+    per_job = {
+        job: job_seconds(fields, "StartTime", "EndTime") for job, fields in ((part1_job, group), (summary_job, summary))
+    }
+    print(
+        f"\nSLURM smoke: 3 rule jobs in 2 SLURM jobs, {run.summary()}; "
+        f"seconds from start to end of each SLURM job (the work itself is ~0 s): {per_job}"
+    )
 
 
-def test_gpu_request_is_refused_at_submission_on_a_node_without_gpus(slurm_cluster: SlurmCluster,
-                                                                     tmp_path: Path) -> None:
+def test_gpu_request_is_refused_at_submission_on_a_node_without_gpus(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
     (tmp_path / "Snakefile").write_text(GPU_SNAKEFILE)
     run = snakemake_via_slurm(tmp_path, timeout_s=120)
     output = run.stdout + run.stderr

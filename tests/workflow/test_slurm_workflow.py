@@ -61,8 +61,12 @@ class SlurmRun:
 
 def snakemake(workdir: Path, profile: str, mirror: Path, *extra: str) -> DriverRun:
     env = {**os.environ, "POSIR_MIRROR": str(mirror)}
-    return run_snakemake(["--snakefile", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / profile),
-                          *extra], workdir, timeout_s=900, env=env)
+    return run_snakemake(
+        ["--snakefile", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / profile), *extra],
+        workdir,
+        timeout_s=900,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import yaml
 
 from posir import benchmark as fmt
 from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
-from tests.conftest import REPO
 from tests._snakemake import planned_jobs, snakemake
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
 VARIANT = "squad-long-apertium-spa"
@@ -30,9 +30,15 @@ def small_config() -> dict:
     config["benchmarks"] = {"squad-long": squad, "squad-long-apertium": config["benchmarks"]["squad-long-apertium"]}
     config["models"] = {m: config["models"][m] for m in MODELS}
     config["evaluation"] = [{"benchmark": "squad-long-apertium", "models": MODELS, "settings": ["spa-spa", "spa-eng"]}]
-    config["translation_comparisons"] = {"squad-spa": {
-        "translations": {"squad-long-apertium": "apertium"}, "reference": "squad-long-apertium", "language": "spa",
-        "models": MODELS, "settings": ["spa-spa", "spa-eng"]}}
+    config["translation_comparisons"] = {
+        "squad-spa": {
+            "translations": {"squad-long-apertium": "apertium"},
+            "reference": "squad-long-apertium",
+            "language": "spa",
+            "models": MODELS,
+            "settings": ["spa-spa", "spa-eng"],
+        }
+    }
     for key in ("published", "paper_tables", "references", "pipelines"):
         config.pop(key, None)
     config["analyses"] = {}
@@ -51,8 +57,17 @@ def workdir(tmp_path_factory, mirror):
 
 def test_translated_variant_has_the_full_contract(workdir) -> None:
     variant = workdir / "results" / "benchmarks" / VARIANT
-    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "positions.tsv", "drops.tsv", "card.json",
-                 "documents.tsv", "fixes.tsv", "translation.tsv"):
+    for name in (
+        "corpus.jsonl",
+        "queries.jsonl",
+        "qrels/test.tsv",
+        "positions.tsv",
+        "drops.tsv",
+        "card.json",
+        "documents.tsv",
+        "fixes.tsv",
+        "translation.tsv",
+    ):
         assert (variant / name).is_file(), name
     corpus, queries = fmt.read_corpus(variant / fmt.CORPUS), fmt.read_queries(variant / fmt.QUERIES)
     fmt.validate(corpus, queries, fmt.read_positions(variant / fmt.POSITIONS))
@@ -79,7 +94,9 @@ def test_drop_accounting_adds_up(workdir) -> None:
 
 def test_spa_spa_and_spa_eng_with_multilingual_retrievers(workdir) -> None:
     table = pd.read_csv(workdir / "results" / "tables" / "squad-long-apertium" / "main.csv")
-    assert sorted(zip(table["model"], table["setting"])) == sorted((m, s) for m in MODELS for s in ("spa-eng", "spa-spa"))
+    assert sorted(zip(table["model"], table["setting"])) == sorted(
+        (m, s) for m in MODELS for s in ("spa-eng", "spa-spa")
+    )
     kept = len(fmt.read_queries(workdir / "results" / "benchmarks" / VARIANT / fmt.QUERIES))
     assert (table["n_queries"] == kept).all() and table["ndcg@10"].between(0, 1).all()
     assert (table["ndcg@10"] > 0.2).all()  # far above chance on 30-odd documents, in both settings
@@ -100,8 +117,9 @@ def test_the_cache_makes_a_retranslation_free(workdir, mirror) -> None:
     """Runs last: forcing the translation again makes everything downstream out of date."""
     cache_rows = workdir / "results" / "translation-cache.sqlite"
     assert cache_rows.stat().st_size > 0
-    done = snakemake(workdir, "--cores", "1", "--forcerun", "translate_benchmark", "--until", "translate_benchmark",
-                     mirror=mirror)
+    done = snakemake(
+        workdir, "--cores", "1", "--forcerun", "translate_benchmark", "--until", "translate_benchmark", mirror=mirror
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     card = json.loads((workdir / "results" / "benchmarks" / VARIANT / fmt.CARD).read_text())
     for unit in ("documents", "queries"):

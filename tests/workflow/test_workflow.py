@@ -29,14 +29,21 @@ def small_config() -> dict:
     config["text_collections"]["python-docs"]["max_texts"] = 500
     config["translation_comparisons"] = {}  # it names the translated benchmarks dropped above
     config["evaluation"] = [
-        {"benchmark": "squad-long", "models": ["minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"],
-         "settings": ["eng-eng"]},
+        {
+            "benchmark": "squad-long",
+            "models": ["minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"],
+            "settings": ["eng-eng"],
+        },
         {"benchmark": "xquad-long", "models": ["me5-small", "bm25"], "settings": ["deu-eng"]},
         {"benchmark": "xquad-parallel", "models": ["use-m3", "bm25"], "settings": ["deu-deu", "deu-mul"]},
     ]
     config["analyses"] = {
-        "saliency": {"runs": {"squad-long": ["minilm-l6"]}, "token_length": [600, 2000], "position_window": [0.3, 0.7],
-                     "max_pairs": 6},
+        "saliency": {
+            "runs": {"squad-long": ["minilm-l6"]},
+            "token_length": [600, 2000],
+            "position_window": [0.3, 0.7],
+            "max_pairs": 6,
+        },
         "representation": {"runs": {"squad-long": ["minilm-l6", "use-m3"]}},
     }
     return config
@@ -100,8 +107,14 @@ def test_multilingual_settings_and_language_bias(workdir):
 def test_every_run_has_its_position_trend_and_the_tables_flag_psi_on_a_trend(workdir):
     trend = pd.read_csv(workdir / "results/aggregates/squad-long/minilm-l6/eng-eng.trend.tsv", sep="\t")
     assert trend["bucket"].tolist() == ["all", "Q1", "Q2", "Q3", "Q4"]
-    assert {"slope", "spearman_rho", "spearman_p", "psi_trend_significant", "thirds_permutation_p",
-            "thirds_cliffs_delta"} <= set(trend.columns)
+    assert {
+        "slope",
+        "spearman_rho",
+        "spearman_p",
+        "psi_trend_significant",
+        "thirds_permutation_p",
+        "thirds_cliffs_delta",
+    } <= set(trend.columns)
     table = pd.read_csv(workdir / "results/tables/squad-long/main.csv", keep_default_na=False)
     assert {"psi_trend", "psi_trend_p", "psi_trend_Q4", "psi_trend_p_Q4"} <= set(table.columns)
     flagged = table["psi_trend"].isin(["primacy", "recency"])
@@ -139,10 +152,16 @@ def test_saliency_shows_minilms_unseen_tail_and_segments_their_similarity(workdi
 
 
 def test_outputs_people_open_are_there(workdir):
-    for path in ("figures/squad-long/grid.png", "figures/squad-long/positions.png",
-                 "figures/squad-long/minilm-l6/eng-eng.png", "figures/squad-long/bm25/eng-eng.png",
-                 "benchmarks/squad-long/card.json", "benchmarks/squad-long/drops.tsv",
-                 "logs/build_benchmark/squad-long.log", "timing/encode_texts/minilm-l6/squad-long/corpus.tsv"):
+    for path in (
+        "figures/squad-long/grid.png",
+        "figures/squad-long/positions.png",
+        "figures/squad-long/minilm-l6/eng-eng.png",
+        "figures/squad-long/bm25/eng-eng.png",
+        "benchmarks/squad-long/card.json",
+        "benchmarks/squad-long/drops.tsv",
+        "logs/build_benchmark/squad-long.log",
+        "timing/encode_texts/minilm-l6/squad-long/corpus.tsv",
+    ):
         assert (workdir / "results" / path).stat().st_size > 0, path
 
 
@@ -182,8 +201,14 @@ def test_html_report(workdir, mirror):
 
 
 def test_lint_is_clean():
-    done = subprocess.run([*SNAKEMAKE, "--lint"], cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "POSIR_MIRROR": str(REPO.parent / "shared" / "data")})
+    done = subprocess.run(
+        [*SNAKEMAKE, "--lint"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "POSIR_MIRROR": str(REPO.parent / "shared" / "data")},
+    )
     assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr
 
 

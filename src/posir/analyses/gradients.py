@@ -26,7 +26,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-
 # --- models with gradients ---------------------------------------------------------------------
 
 
@@ -97,8 +96,9 @@ class FlagModelGradients:
 
     def features(self, texts: Sequence[str], role: str) -> dict[str, Any]:
         prompt = self.prompt(role)
-        encoded = self.tokenizer([prompt + t for t in texts], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors="pt")
+        encoded = self.tokenizer(
+            [prompt + t for t in texts], padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
         return _to_device(dict(encoded), next(self.flag.model.parameters()).device)
 
     def embed(self, features: dict[str, Any]) -> Any:
@@ -116,13 +116,16 @@ def gradient_model(encoder: Any) -> GradientModel:
     spec = encoder.spec
     if spec.backend == "sentence-transformers":
         if encoder.mode != "truncate":
-            raise ValueError(f"model '{spec.name}': saliency follows one forward pass; long_input '{encoder.mode}' "
-                             "averages several, use long_input: truncate for this analysis")
+            raise ValueError(
+                f"model '{spec.name}': saliency follows one forward pass; long_input '{encoder.mode}' "
+                "averages several, use long_input: truncate for this analysis"
+            )
         return SentenceTransformerGradients(encoder.model, spec.query_prompt, spec.document_prompt)
     if spec.backend == "flagembedding":
         return FlagModelGradients(encoder.model, encoder.max_input_tokens, spec.query_prompt, spec.document_prompt)
-    raise ValueError(f"model '{spec.name}': backend '{spec.backend}' exposes no gradients; "
-                     "use posir.analyses.representation for it")
+    raise ValueError(
+        f"model '{spec.name}': backend '{spec.backend}' exposes no gradients; use posir.analyses.representation for it"
+    )
 
 
 # --- document tokens ------------------------------------------------------------------------
@@ -142,10 +145,12 @@ def document_tokens(tokenizer: Any, prompt: str, document: str, max_length: int 
     With ``max_length`` the positions are those of the truncated input the model reads; the
     offsets always cover the whole document (its full tokenisation gives the denominator).
     """
+
     def encode(truncate: bool) -> Any:
         options = {"truncation": True, "max_length": max_length} if truncate else {"truncation": False}
-        return tokenizer(prompt + document, return_offsets_mapping=True, return_special_tokens_mask=True,
-                         verbose=False, **options)
+        return tokenizer(
+            prompt + document, return_offsets_mapping=True, return_special_tokens_mask=True, verbose=False, **options
+        )
 
     def document_mask(encoded: Any) -> np.ndarray:
         offsets = np.asarray(encoded["offset_mapping"], dtype=np.int64).reshape(-1, 2)
@@ -156,8 +161,7 @@ def document_tokens(tokenizer: Any, prompt: str, document: str, max_length: int 
     seen = encode(truncate=max_length is not None)
     whole = encode(truncate=False)
     whole_offsets = np.asarray(whole["offset_mapping"], dtype=np.int64).reshape(-1, 2)[document_mask(whole)]
-    return DocumentTokens(np.flatnonzero(document_mask(seen)),
-                          np.clip(whole_offsets - len(prompt), 0, len(document)))
+    return DocumentTokens(np.flatnonzero(document_mask(seen)), np.clip(whole_offsets - len(prompt), 0, len(document)))
 
 
 def evidence_position(tokens: DocumentTokens, span_start: int, span_end: int) -> tuple[float, float]:
@@ -189,7 +193,9 @@ def _hooked(layer: Any, offsets: Any = None) -> Iterator[list[Any]]:
 
     def hook(module: Any, inputs: Any, output: Any) -> Any:
         if leaves:
-            raise RuntimeError("the word-embedding layer ran twice in one forward pass; saliency cannot tell the calls apart")
+            raise RuntimeError(
+                "the word-embedding layer ran twice in one forward pass; saliency cannot tell the calls apart"
+            )
         leaf = output.detach().requires_grad_(True)
         leaves.append(leaf)
         return leaf if offsets is None else leaf + offsets.to(leaf.dtype)
@@ -211,11 +217,15 @@ def _attended(features: dict[str, Any], row: int, tokenizer: Any, text: str, max
     fed = features["input_ids"][row].cpu().numpy()[attended].tolist()
     ours = tokenizer(text, truncation=True, max_length=max_length)["input_ids"]
     if fed != ours:
-        raise ValueError("saliency: the model's inputs differ from its tokenizer's own output; cannot locate document tokens")
+        raise ValueError(
+            "saliency: the model's inputs differ from its tokenizer's own output; cannot locate document tokens"
+        )
     return np.flatnonzero(attended)
 
 
-def document_gradients(model: GradientModel, queries: Sequence[str], documents: Sequence[str]) -> list[DocumentGradient]:
+def document_gradients(
+    model: GradientModel, queries: Sequence[str], documents: Sequence[str]
+) -> list[DocumentGradient]:
     """Gradients of cosine(query i, document i) with respect to document i's word embeddings, one batch."""
     import torch
 
@@ -225,8 +235,9 @@ def document_gradients(model: GradientModel, queries: Sequence[str], documents: 
     features = model.features(documents, "document")
     with torch.enable_grad(), _hooked(model.word_embeddings()) as leaves:
         document_vectors = model.embed(features)
-        similarities = torch.nn.functional.cosine_similarity(query_vectors.to(document_vectors.dtype),
-                                                             document_vectors, dim=-1)
+        similarities = torch.nn.functional.cosine_similarity(
+            query_vectors.to(document_vectors.dtype), document_vectors, dim=-1
+        )
         # rows are independent (padding is masked), so one backward gives every row its own gradient
         similarities.sum().backward()
     grad = leaves[0].grad.detach().cpu().double().numpy()
@@ -235,12 +246,15 @@ def document_gradients(model: GradientModel, queries: Sequence[str], documents: 
         attended = _attended(features, row, model.tokenizer, prompt + document, model.max_length)
         tokens = document_tokens(model.tokenizer, prompt, document, model.max_length)
         positions = attended[tokens.input_positions]
-        results.append(DocumentGradient(grad[row, positions], positions, len(tokens.offsets),
-                                        float(similarities[row].item())))
+        results.append(
+            DocumentGradient(grad[row, positions], positions, len(tokens.offsets), float(similarities[row].item()))
+        )
     return results
 
 
-def similarity(model: GradientModel, query: str, document: str, offsets: Mapping[int, np.ndarray] | None = None) -> float:
+def similarity(
+    model: GradientModel, query: str, document: str, offsets: Mapping[int, np.ndarray] | None = None
+) -> float:
     """cosine(query, document) with ``offsets[p]`` added to the word embedding at input position ``p``.
 
     The finite-difference reference for :func:`document_gradients` (tests perturb one token at a time).
@@ -259,5 +273,8 @@ def similarity(model: GradientModel, query: str, document: str, offsets: Mapping
                 shift[0, position] = torch.as_tensor(vector, dtype=torch.float64)
         with _hooked(model.word_embeddings(), shift):
             document_vector = model.embed(features)
-        return float(torch.nn.functional.cosine_similarity(query_vector.to(document_vector.dtype),
-                                                           document_vector, dim=-1)[0].item())
+        return float(
+            torch.nn.functional.cosine_similarity(query_vector.to(document_vector.dtype), document_vector, dim=-1)[
+                0
+            ].item()
+        )

@@ -110,17 +110,20 @@ def segment_similarities(documents: pd.DataFrame, encode: Encode, k: int) -> pd.
     whole = _normalise(encode(texts, "document")) if texts else np.zeros((0, 1))
     parts = _normalise(encode([s for per_doc in segments for s in per_doc], "document")) if texts else np.zeros((0, 1))
     cosines = np.einsum("dkh,dh->dk", parts.reshape(len(texts), k, -1), whole) if texts else np.zeros((0, k))
-    return pd.DataFrame({
-        "doc_id": np.repeat(frame["doc_id"].to_numpy(), k),
-        "length_bucket": np.repeat(frame["length_bucket"].to_numpy(), k),
-        "segment": np.tile(np.arange(k), len(texts)),
-        "segment_chars": [len(s) for per_doc in segments for s in per_doc],
-        "cosine": cosines.reshape(-1),
-    })
+    return pd.DataFrame(
+        {
+            "doc_id": np.repeat(frame["doc_id"].to_numpy(), k),
+            "length_bucket": np.repeat(frame["length_bucket"].to_numpy(), k),
+            "segment": np.tile(np.arange(k), len(texts)),
+            "segment_chars": [len(s) for per_doc in segments for s in per_doc],
+            "cosine": cosines.reshape(-1),
+        }
+    )
 
 
-def summarize_segments(similarities: pd.DataFrame, buckets: Sequence[str], confidence: float = 0.95,
-                       documents: pd.DataFrame | None = None) -> pd.DataFrame:
+def summarize_segments(
+    similarities: pd.DataFrame, buckets: Sequence[str], confidence: float = 0.95, documents: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per bucket (and 'all') and segment: mean cosine, document count and a t-interval over documents.
 
     Columns: ``bucket``, ``segment``, ``n_documents``, ``mean_cosine``, ``std``, ``ci_low``, ``ci_high``,
@@ -142,7 +145,19 @@ def summarize_segments(similarities: pd.DataFrame, buckets: Sequence[str], confi
             mean = float(values.mean()) if n else math.nan
             std = float(values.std(ddof=1)) if n > 1 else math.nan
             half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * std / math.sqrt(n)) if n > 1 else math.nan
-            rows.append({"bucket": name, "segment": int(segment), "n_documents": n, "mean_cosine": mean, "std": std,
-                         "ci_low": mean - half, "ci_high": mean + half, "n_documents_left_out": left_out[name]})
-    return pd.DataFrame(rows, columns=["bucket", "segment", "n_documents", "mean_cosine", "std", "ci_low", "ci_high",
-                                       "n_documents_left_out"])
+            rows.append(
+                {
+                    "bucket": name,
+                    "segment": int(segment),
+                    "n_documents": n,
+                    "mean_cosine": mean,
+                    "std": std,
+                    "ci_low": mean - half,
+                    "ci_high": mean + half,
+                    "n_documents_left_out": left_out[name],
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["bucket", "segment", "n_documents", "mean_cosine", "std", "ci_low", "ci_high", "n_documents_left_out"],
+    )

@@ -71,8 +71,9 @@ def select_pairs(positions: pd.DataFrame, params: SaliencyParams) -> pd.DataFram
     """
     low, high = params.token_length
     start, end = params.position_window
-    fits = positions[positions["doc_token_length"].between(low, high)
-                     & positions["relative_position"].between(start, end)]
+    fits = positions[
+        positions["doc_token_length"].between(low, high) & positions["relative_position"].between(start, end)
+    ]
     # sorted first, so the draw depends on the seed and the rows, not on the file's row order
     fits = fits.sort_values("qid", kind="stable")
     if len(fits) > params.max_pairs:
@@ -85,12 +86,22 @@ def attach_texts(selected: pd.DataFrame, queries: Mapping[str, str], documents: 
     missing_queries = sorted(set(selected["qid"]) - set(queries))
     missing_documents = sorted(set(selected["doc_id"]) - set(documents))
     if missing_queries or missing_documents:
-        raise ValueError(f"saliency pairs: {len(missing_queries)} qid(s) without a query text (e.g. {missing_queries[:3]}), "
-                         f"{len(missing_documents)} doc_id(s) without a document (e.g. {missing_documents[:3]}); "
-                         "use the queries and corpus of the positions table's benchmark")
-    return [Pair(str(row.qid), str(row.doc_id), queries[row.qid], documents[row.doc_id],
-                 int(row.span_start), int(row.span_end))
-            for row in selected.itertuples(index=False)]
+        raise ValueError(
+            f"saliency pairs: {len(missing_queries)} qid(s) without a query text (e.g. {missing_queries[:3]}), "
+            f"{len(missing_documents)} doc_id(s) without a document (e.g. {missing_documents[:3]}); "
+            "use the queries and corpus of the positions table's benchmark"
+        )
+    return [
+        Pair(
+            str(row.qid),
+            str(row.doc_id),
+            queries[row.qid],
+            documents[row.doc_id],
+            int(row.span_start),
+            int(row.span_end),
+        )
+        for row in selected.itertuples(index=False)
+    ]
 
 
 # --- curves -------------------------------------------------------------------------------------
@@ -113,7 +124,7 @@ def relative_curve(norms: np.ndarray, n_document_tokens: int, n_bins: int) -> np
         raise ValueError(f"{len(norms)} seen tokens exceed the document's {n_document_tokens}")
     peak = norms.max() if len(norms) else 0.0
     full = np.zeros(n_document_tokens)
-    full[:len(norms)] = norms / peak if peak > 0 else 0.0
+    full[: len(norms)] = norms / peak if peak > 0 else 0.0
     return interpolate_to_bins(full, n_bins)
 
 
@@ -123,7 +134,7 @@ def bin_columns(n_bins: int) -> list[str]:
 
 def curve_matrix(table: pd.DataFrame) -> np.ndarray:
     """The (pairs, bins) saliency curves of a :func:`saliency_table`."""
-    columns = [c for c in table.columns if c.startswith(BIN_PREFIX) and c[len(BIN_PREFIX):].isdigit()]
+    columns = [c for c in table.columns if c.startswith(BIN_PREFIX) and c[len(BIN_PREFIX) :].isdigit()]
     return table[columns].to_numpy(dtype=float)
 
 
@@ -156,9 +167,23 @@ def _curve(values: tuple[Any, ...]) -> CachedCurve:
 
 
 SALIENCY_CACHE = CacheKind(
-    name="saliency", title="saliency cache", holds="saliency curves", setting="analyses.saliency.cache in config.yaml",
-    tables=(Table("curves", ("key",), ("n_seen INTEGER NOT NULL", "n_document INTEGER NOT NULL",
-                                       "similarity REAL NOT NULL", "curve BLOB NOT NULL"), _curve),),
+    name="saliency",
+    title="saliency cache",
+    holds="saliency curves",
+    setting="analyses.saliency.cache in config.yaml",
+    tables=(
+        Table(
+            "curves",
+            ("key",),
+            (
+                "n_seen INTEGER NOT NULL",
+                "n_document INTEGER NOT NULL",
+                "similarity REAL NOT NULL",
+                "curve BLOB NOT NULL",
+            ),
+            _curve,
+        ),
+    ),
     legacy_tables=frozenset({"curves"}),
 )
 
@@ -175,8 +200,16 @@ class SaliencyCache(CacheFacade):
         return self._store.get("curves", (key,))
 
     def put(self, key: str, value: CachedCurve) -> None:
-        self._store.put("curves", (key,), (value.n_seen_tokens, value.n_document_tokens, value.similarity,
-                                           np.ascontiguousarray(value.curve, dtype=np.float64).tobytes()))
+        self._store.put(
+            "curves",
+            (key,),
+            (
+                value.n_seen_tokens,
+                value.n_document_tokens,
+                value.similarity,
+                np.ascontiguousarray(value.curve, dtype=np.float64).tobytes(),
+            ),
+        )
 
 
 # --- the analysis ------------------------------------------------------------------------------
@@ -184,12 +217,26 @@ class SaliencyCache(CacheFacade):
 
 def _compute(model: GradientModel, batch: Sequence[Pair], n_bins: int) -> list[CachedCurve]:
     gradients = document_gradients(model, [p.query for p in batch], [p.document for p in batch])
-    return [CachedCurve(relative_curve(np.linalg.norm(g.gradients, axis=1), g.n_document_tokens, n_bins),
-                        len(g.input_positions), g.n_document_tokens, g.similarity) for g in gradients]
+    return [
+        CachedCurve(
+            relative_curve(np.linalg.norm(g.gradients, axis=1), g.n_document_tokens, n_bins),
+            len(g.input_positions),
+            g.n_document_tokens,
+            g.similarity,
+        )
+        for g in gradients
+    ]
 
 
-def saliency_table(model: GradientModel, identity: str, pairs: Sequence[Pair], n_bins: int = 100, batch_size: int = 4,
-                   cache_path: Path | None = None, progress: bool = True) -> pd.DataFrame:
+def saliency_table(
+    model: GradientModel,
+    identity: str,
+    pairs: Sequence[Pair],
+    n_bins: int = 100,
+    batch_size: int = 4,
+    cache_path: Path | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """One row per pair: ``qid``, ``doc_id``, ``n_seen_tokens``, ``n_document_tokens``, ``seen_fraction``,
     ``similarity``, ``evidence_start``/``evidence_end`` (relative token positions of the span), ``from_cache``,
     then the curve in ``b000``... columns.
@@ -212,7 +259,7 @@ def saliency_table(model: GradientModel, identity: str, pairs: Sequence[Pair], n
     try:
         with tqdm(total=len(todo), desc="saliency", unit="pair", disable=not progress) as bar:
             for start in range(0, len(todo), batch_size):
-                batch = todo[start:start + batch_size]
+                batch = todo[start : start + batch_size]
                 for i, value in zip(batch, _compute(model, [pairs[i] for i in batch], n_bins)):
                     computed[i] = value
                     if cache is not None:
@@ -229,11 +276,17 @@ def saliency_table(model: GradientModel, identity: str, pairs: Sequence[Pair], n
         if pair.span_start is not None and pair.span_end is not None:
             tokens = document_tokens(model.tokenizer, prompt, pair.document, None)
             evidence = evidence_position(tokens, pair.span_start, pair.span_end)
-        row = {"qid": pair.qid, "doc_id": pair.doc_id, "n_seen_tokens": value.n_seen_tokens,
-               "n_document_tokens": value.n_document_tokens,
-               "seen_fraction": value.n_seen_tokens / value.n_document_tokens if value.n_document_tokens else math.nan,
-               "similarity": value.similarity, "evidence_start": evidence[0], "evidence_end": evidence[1],
-               "from_cache": i in found}
+        row = {
+            "qid": pair.qid,
+            "doc_id": pair.doc_id,
+            "n_seen_tokens": value.n_seen_tokens,
+            "n_document_tokens": value.n_document_tokens,
+            "seen_fraction": value.n_seen_tokens / value.n_document_tokens if value.n_document_tokens else math.nan,
+            "similarity": value.similarity,
+            "evidence_start": evidence[0],
+            "evidence_end": evidence[1],
+            "from_cache": i in found,
+        }
         row.update(zip(bin_columns(n_bins), value.curve.tolist()))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -254,9 +307,19 @@ def aggregate_curves(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     std = curves.std(axis=0, ddof=1) if n_pairs > 1 else np.full(n_bins, np.nan)
     half = stats.t.ppf((1 + confidence) / 2, n_pairs - 1) * std / math.sqrt(n_pairs) if n_pairs > 1 else np.nan
     edges = np.arange(n_bins + 1) / n_bins
-    return pd.DataFrame({"position_bin": np.arange(n_bins), "bin_start": edges[:-1], "bin_end": edges[1:],
-                         "bin_centre": (edges[:-1] + edges[1:]) / 2, "n_pairs": n_pairs, "mean": mean, "std": std,
-                         "ci_low": mean - half, "ci_high": mean + half})
+    return pd.DataFrame(
+        {
+            "position_bin": np.arange(n_bins),
+            "bin_start": edges[:-1],
+            "bin_end": edges[1:],
+            "bin_centre": (edges[:-1] + edges[1:]) / 2,
+            "n_pairs": n_pairs,
+            "mean": mean,
+            "std": std,
+            "ci_low": mean - half,
+            "ci_high": mean + half,
+        }
+    )
 
 
 def evidence_summary(table: pd.DataFrame) -> dict[str, float]:
@@ -266,8 +329,16 @@ def evidence_summary(table: pd.DataFrame) -> dict[str, float]:
     """
     midpoints = ((table["evidence_start"] + table["evidence_end"]) / 2).dropna()
     if midpoints.empty:
-        return {"evidence_median": math.nan, "evidence_q1": math.nan, "evidence_q3": math.nan,
-                "seen_fraction_median": float(table["seen_fraction"].median()) if len(table) else math.nan}
+        return {
+            "evidence_median": math.nan,
+            "evidence_q1": math.nan,
+            "evidence_q3": math.nan,
+            "seen_fraction_median": float(table["seen_fraction"].median()) if len(table) else math.nan,
+        }
     q1, median, q3 = np.percentile(midpoints, [25, 50, 75])
-    return {"evidence_median": float(median), "evidence_q1": float(q1), "evidence_q3": float(q3),
-            "seen_fraction_median": float(table["seen_fraction"].median())}
+    return {
+        "evidence_median": float(median),
+        "evidence_q1": float(q1),
+        "evidence_q3": float(q3),
+        "seen_fraction_median": float(table["seen_fraction"].median()),
+    }

@@ -10,7 +10,6 @@ in the schema and in one rule.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import ClassVar
 
 from posir.schema import Entry, Int, NamedEntry, PositiveInt, Str
@@ -27,23 +26,48 @@ class Builder:
     summary: str = ""
 
 
-SQUAD = Builder("squad_long_documents", "build_benchmark",
-                summary="long documents from SQuAD-format QA data with PosIR's length-aware sampling")
-CROSS_LINGUAL = Builder("xquad_cross_lingual", "build_cross_lingual_variant", per_language=True, query_only=True,
-                        summary="XQuAD questions in each language against another benchmark's English documents")
-PARALLEL = Builder("xquad_parallel", "build_parallel_variant", per_language=True,
-                   summary="each language's own XQuAD paragraphs under one partition (parallel documents)")
-GENERATION = Builder("llm_generation", "assemble_generated_benchmark",
-                     summary="LLM-generated queries and spans over a raw corpus with quality control (PosIR 3)")
-POSIR_IMPORT = Builder("posir_import", "import_posir_benchmark", summary="a subset of PosIR's published parquet release")
-TRANSLATION = Builder("translation", "translate_benchmark", per_language=True,
-                      summary="another benchmark translated into each target language (PosIR 3.4)")
+SQUAD = Builder(
+    "squad_long_documents",
+    "build_benchmark",
+    summary="long documents from SQuAD-format QA data with PosIR's length-aware sampling",
+)
+CROSS_LINGUAL = Builder(
+    "xquad_cross_lingual",
+    "build_cross_lingual_variant",
+    per_language=True,
+    query_only=True,
+    summary="XQuAD questions in each language against another benchmark's English documents",
+)
+PARALLEL = Builder(
+    "xquad_parallel",
+    "build_parallel_variant",
+    per_language=True,
+    summary="each language's own XQuAD paragraphs under one partition (parallel documents)",
+)
+GENERATION = Builder(
+    "llm_generation",
+    "assemble_generated_benchmark",
+    summary="LLM-generated queries and spans over a raw corpus with quality control (PosIR 3)",
+)
+POSIR_IMPORT = Builder(
+    "posir_import", "import_posir_benchmark", summary="a subset of PosIR's published parquet release"
+)
+TRANSLATION = Builder(
+    "translation",
+    "translate_benchmark",
+    per_language=True,
+    summary="another benchmark translated into each target language (PosIR 3.4)",
+)
 
-CONTROLLED = Builder("controlled", "build_controlled_variant",
-                     summary="controlled-position variants of another benchmark: each query at every position")
+CONTROLLED = Builder(
+    "controlled",
+    "build_controlled_variant",
+    summary="controlled-position variants of another benchmark: each query at every position",
+)
 
-BUILDERS: dict[str, Builder] = {b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT,
-                                                    TRANSLATION, CONTROLLED)}
+BUILDERS: dict[str, Builder] = {
+    b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT, TRANSLATION, CONTROLLED)
+}
 
 
 class BuilderParams(Entry):

@@ -14,16 +14,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
-import numpy as np
-
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, StageCount
-from posir.builders.sampling import LengthAwareSampler
-from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.builders import BenchmarkSpec, BuilderParams
 from posir.builders.quality import GradingParams
 from posir.builders.raw_corpus import RawCorpusSpec
+from posir.builders.sampling import LengthAwareSampler
+from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
 from posir.schema import Entry, Float, Int, Language, PositiveInt, Str, Weight
 from posir.text import Span, SpanMatch
 
@@ -155,7 +154,9 @@ def sample_corpus(
         if params.positives_per_domain is None or params.positives_per_domain >= len(domain_chosen):
             positives.extend(domain_chosen)
         else:
-            positives.extend(sorted(int(i) for i in rng.choice(domain_chosen, params.positives_per_domain, replace=False)))
+            positives.extend(
+                sorted(int(i) for i in rng.choice(domain_chosen, params.positives_per_domain, replace=False))
+            )
     return Sample(sorted(chosen), sorted(positives), drops)
 
 
@@ -188,20 +189,34 @@ class Candidate:
     qtype: str
 
     def as_record(self) -> dict[str, Any]:
-        return {"qid": self.qid, "doc_id": self.doc_id, "constraint": self.constraint, "question": self.question,
-                "answer": self.answer, "type": self.qtype}
+        return {
+            "qid": self.qid,
+            "doc_id": self.doc_id,
+            "constraint": self.constraint,
+            "question": self.question,
+            "answer": self.answer,
+            "type": self.qtype,
+        }
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "Candidate":
-        return cls(record["qid"], record["doc_id"], record["constraint"], record["question"], record.get("answer", ""),
-                   record.get("type", ""))
+        return cls(
+            record["qid"],
+            record["doc_id"],
+            record["constraint"],
+            record["question"],
+            record.get("answer", ""),
+            record.get("type", ""),
+        )
 
 
 def query_id(doc_id: str, index: int) -> str:
     return f"{doc_id}::q{index}"
 
 
-def parse_questions(doc_id: str, constraint: str, value: Mapping[str, Any], limit: int) -> tuple[list[Candidate], list[Drop]]:
+def parse_questions(
+    doc_id: str, constraint: str, value: Mapping[str, Any], limit: int
+) -> tuple[list[Candidate], list[Drop]]:
     """Questions of one answer; empty, repeated (case-insensitively) or surplus ones are drops."""
     kept: list[Candidate] = []
     drops: list[Drop] = []
@@ -218,8 +233,16 @@ def parse_questions(doc_id: str, constraint: str, value: Mapping[str, Any], limi
             drops.append(Drop(STAGE_QUESTIONS, qid, "too_many_questions", f"limit {limit}"))
         else:
             seen.add(key)
-            kept.append(Candidate(qid, doc_id, constraint, question, str(item.get("answer", "")).strip(),
-                                  str(item.get("type", "")).strip()))
+            kept.append(
+                Candidate(
+                    qid,
+                    doc_id,
+                    constraint,
+                    question,
+                    str(item.get("answer", "")).strip(),
+                    str(item.get("type", "")).strip(),
+                )
+            )
     return kept, drops
 
 
@@ -245,40 +268,64 @@ class LocatedSpan:
         return self.region == self.candidate.constraint
 
     def as_record(self) -> dict[str, Any]:
-        return {**self.candidate.as_record(), "reference": self.reference, "span_start": self.span.start,
-                "span_end": self.span.end, "match": self.match, "region": self.region,
-                "honours_constraint": self.honours_constraint}
+        return {
+            **self.candidate.as_record(),
+            "reference": self.reference,
+            "span_start": self.span.start,
+            "span_end": self.span.end,
+            "match": self.match,
+            "region": self.region,
+            "honours_constraint": self.honours_constraint,
+        }
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "LocatedSpan":
-        return cls(Candidate.from_record(record), record["reference"], Span(record["span_start"], record["span_end"]),
-                   record["match"], record["region"])
+        return cls(
+            Candidate.from_record(record),
+            record["reference"],
+            Span(record["span_start"], record["span_end"]),
+            record["match"],
+            record["region"],
+        )
 
 
-def span_decision(candidate: Candidate, document: str, status: str, reference: str, match: SpanMatch | None,
-                  require_constraint: bool) -> LocatedSpan | Drop:
+def span_decision(
+    candidate: Candidate, document: str, status: str, reference: str, match: SpanMatch | None, require_constraint: bool
+) -> LocatedSpan | Drop:
     """Keep a question whose reference sits exactly once in its document (PosIR section 3.2 step 4)."""
     if status != "found":
         return Drop(STAGE_LOCATE, candidate.qid, f"llm_{status}", "the model reported no single supporting passage")
     if match is None or not reference.strip():
         return Drop(STAGE_LOCATE, candidate.qid, "empty_reference")
     if match.status == "multiple":
-        return Drop(STAGE_LOCATE, candidate.qid, "reference_multiple_matches", f"{match.count} matches: {reference[:200]!r}")
+        return Drop(
+            STAGE_LOCATE, candidate.qid, "reference_multiple_matches", f"{match.count} matches: {reference[:200]!r}"
+        )
     if match.span is None:
         return Drop(STAGE_LOCATE, candidate.qid, "reference_not_in_document", reference[:200])
     located = LocatedSpan(candidate, reference, match.span, match.status, region_of(match.span, len(document)))
     if require_constraint and not located.honours_constraint:
-        return Drop(STAGE_LOCATE, candidate.qid, "span_off_constraint",
-                    f"asked for the {candidate.constraint} third, span in the {located.region} third")
+        return Drop(
+            STAGE_LOCATE,
+            candidate.qid,
+            "span_off_constraint",
+            f"asked for the {candidate.constraint} third, span in the {located.region} third",
+        )
     return located
 
 
 # --- the benchmark ---------------------------------------------------------------------------------
 
 
-def assemble_benchmark(documents: Sequence[Document], token_lengths: Mapping[str, int], kept: Sequence[LocatedSpan],
-                       drops: Sequence[Drop], stages: Sequence[StageCount], buckets: Sequence[LengthBucket],
-                       n_bins: int) -> BuiltBenchmark:
+def assemble_benchmark(
+    documents: Sequence[Document],
+    token_lengths: Mapping[str, int],
+    kept: Sequence[LocatedSpan],
+    drops: Sequence[Drop],
+    stages: Sequence[StageCount],
+    buckets: Sequence[LengthBucket],
+    n_bins: int,
+) -> BuiltBenchmark:
     """The generated benchmark: the sampled documents left after false-negative removal, each kept question with
     its located span as position (PosIR section 3), and every stage's drops and counts."""
     by_id = {d.doc_id: d for d in documents}
@@ -289,9 +336,26 @@ def assemble_benchmark(documents: Sequence[Document], token_lengths: Mapping[str
         doc = by_id[located.candidate.doc_id]
         span, tokens = located.span, token_lengths[doc.doc_id]
         queries.append(Query(located.candidate.qid, located.candidate.question))
-        positions.append(Position(located.candidate.qid, doc.doc_id, span.start, span.end, len(doc.text), tokens,
-                                  relative_position(span.start, span.end, len(doc.text)),
-                                  span_bin(span.start, span.end, len(doc.text), n_bins), bucket_of(tokens, buckets)))
+        positions.append(
+            Position(
+                located.candidate.qid,
+                doc.doc_id,
+                span.start,
+                span.end,
+                len(doc.text),
+                tokens,
+                relative_position(span.start, span.end, len(doc.text)),
+                span_bin(span.start, span.end, len(doc.text), n_bins),
+                bucket_of(tokens, buckets),
+            )
+        )
         evidence[located.candidate.qid] = doc.text[span.start : span.end]
-    return BuiltBenchmark(list(documents), queries, positions, list(drops), list(stages),
-                          {d.doc_id: token_lengths[d.doc_id] for d in documents}, evidence)
+    return BuiltBenchmark(
+        list(documents),
+        queries,
+        positions,
+        list(drops),
+        list(stages),
+        {d.doc_id: token_lengths[d.doc_id] for d in documents},
+        evidence,
+    )

@@ -21,20 +21,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Strict, StringConstraints
 
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, safe_id, stage_count
+from posir.builders import BenchmarkSpec, BuilderParams
 from posir.metrics.positions import (
     LengthBucket,
     bucket_of,
     relative_position,
     span_bin,
 )
-from posir.builders import BenchmarkSpec, BuilderParams
 from posir.schema import Bool, Entry, Language, Str
 from posir.text import TokenCounter
 
@@ -66,8 +65,6 @@ class ImportSpec(Entry):
         return {name.split("/")[-1].split(".")[0]: self.folder / name for name in FILES}
 
 
-
-
 class PosIRImportBenchmark(BenchmarkSpec):
     """``builder: posir_import``: a subset of PosIR's published parquet release, read from a local copy."""
 
@@ -78,7 +75,6 @@ class PosIRImportBenchmark(BenchmarkSpec):
     """another benchmark whose corpus these queries search (PosIR's X->eng settings: X's queries, English
     documents); absent: the subset's own corpus"""
     params: BuilderParams = BuilderParams()
-
 
 
 def _rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
@@ -146,8 +142,19 @@ def import_subset(
         doc_tokens = tokens.setdefault(doc.doc_id, count_tokens(doc.text))
         relative = relative_position(start, end, len(doc.text))
         queries.append(Query(qid, str(row["text"]).strip()))
-        positions.append(Position(qid, doc.doc_id, start, end, len(doc.text), doc_tokens, relative,
-                                  span_bin(start, end, len(doc.text), n_bins), bucket_of(doc_tokens, buckets)))
+        positions.append(
+            Position(
+                qid,
+                doc.doc_id,
+                start,
+                end,
+                len(doc.text),
+                doc_tokens,
+                relative,
+                span_bin(start, end, len(doc.text), n_bins),
+                bucket_of(doc_tokens, buckets),
+            )
+        )
     stages.append(stage_count(STAGE, "queries", len(query_rows), drops))
     for doc in documents:
         if doc.doc_id not in tokens:
@@ -155,8 +162,9 @@ def import_subset(
     return BuiltBenchmark(documents, queries, positions, drops, stages, tokens)
 
 
-def _query_drop(qid: str, row: Mapping[str, Any], docs: Sequence[str], by_id: Mapping[str, Document],
-                seen: set[str]) -> tuple[str, str] | None:
+def _query_drop(
+    qid: str, row: Mapping[str, Any], docs: Sequence[str], by_id: Mapping[str, Document], seen: set[str]
+) -> tuple[str, str] | None:
     if qid in seen:
         return ("duplicate_query_id", "")
     if not str(row.get("text") or "").strip():
@@ -209,6 +217,11 @@ def download_subset(spec: ImportSpec) -> Path:
     """
     from huggingface_hub import snapshot_download
 
-    snapshot_download(repo_id=spec.repo_id, repo_type="dataset", revision=spec.revision, local_dir=spec.path,
-                      allow_patterns=[f"{spec.subset}/*", f"{spec.subset}/qrels/*"])
+    snapshot_download(
+        repo_id=spec.repo_id,
+        repo_type="dataset",
+        revision=spec.revision,
+        local_dir=spec.path,
+        allow_patterns=[f"{spec.subset}/*", f"{spec.subset}/qrels/*"],
+    )
     return spec.folder

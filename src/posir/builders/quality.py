@@ -73,7 +73,9 @@ def grading_outcome(full: int | None, removed: int | None, params: GradingParams
     if full < params.min_full_grade:
         return ContrastOutcome(False, "full_grade_too_low", f"full {full} < {params.min_full_grade}")
     if removed > full - params.min_grade_drop:
-        return ContrastOutcome(False, "removed_grade_too_high", f"removed {removed} > full {full} - {params.min_grade_drop}")
+        return ContrastOutcome(
+            False, "removed_grade_too_high", f"removed {removed} > full {full} - {params.min_grade_drop}"
+        )
     return ContrastOutcome(True)
 
 
@@ -85,9 +87,13 @@ class FalseNegatives:
     dropped_queries: dict[str, str] = field(default_factory=dict)  # qid -> removed positive
 
     def drops(self) -> list[Drop]:
-        out = [Drop(STAGE_FN_DOCUMENTS, d, "false_negative", "; ".join(why[:3])) for d, why in sorted(self.removed.items())]
-        out += [Drop(STAGE_FN_QUERIES, q, "positive_removed_as_false_negative", f"positive {d}")
-                for q, d in sorted(self.dropped_queries.items())]
+        out = [
+            Drop(STAGE_FN_DOCUMENTS, d, "false_negative", "; ".join(why[:3])) for d, why in sorted(self.removed.items())
+        ]
+        out += [
+            Drop(STAGE_FN_QUERIES, q, "positive_removed_as_false_negative", f"positive {d}")
+            for q, d in sorted(self.dropped_queries.items())
+        ]
         return out
 
 
@@ -115,8 +121,7 @@ def find_false_negatives(
             for doc_id in candidates.get(qid, ()):
                 score = table.get((qid, doc_id))
                 if doc_id != positive and score is not None and score > baseline + margin:
-                    result.removed.setdefault(doc_id, []).append(
-                        f"{scorer}: {score:.4f} > {baseline:.4f} for {qid}")
+                    result.removed.setdefault(doc_id, []).append(f"{scorer}: {score:.4f} > {baseline:.4f} for {qid}")
     for qid, positive in positives.items():
         if positive in result.removed:
             result.dropped_queries[qid] = positive

@@ -56,8 +56,13 @@ class RawDocument:
     domain: str = ""
 
     def as_record(self) -> dict[str, str]:
-        return {"id": self.doc_id, "text": self.text, "title": self.title, "language": self.language,
-                "domain": self.domain}
+        return {
+            "id": self.doc_id,
+            "text": self.text,
+            "title": self.title,
+            "language": self.language,
+            "domain": self.domain,
+        }
 
 
 class CorpusFields(Entry):
@@ -154,7 +159,10 @@ def _to_document(record: _Record, spec: RawCorpusSpec) -> RawDocument | _Bad:
         return record.value
     value = record.value
     if not isinstance(value, Mapping):
-        return _Bad("not_an_object", f"expected an object with fields {spec.field_names['id']!r} and {spec.field_names['text']!r}")
+        return _Bad(
+            "not_an_object",
+            f"expected an object with fields {spec.field_names['id']!r} and {spec.field_names['text']!r}",
+        )
     names = spec.field_names
     doc_id = value.get(names["id"])
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
@@ -176,11 +184,16 @@ def _to_document(record: _Record, spec: RawCorpusSpec) -> RawDocument | _Bad:
     for field_name, item in ((names["id"], doc_id), (names["text"], text)):
         surrogate = _LONE_SURROGATE.search(item)
         if surrogate:  # JSON can spell "\ud800"; no UTF-8 file can hold it
-            return _Bad("invalid_text", f"field {field_name!r} holds a lone surrogate "
-                                        f"U+{ord(surrogate.group()):04X} at character {surrogate.start()}")
+            return _Bad(
+                "invalid_text",
+                f"field {field_name!r} holds a lone surrogate "
+                f"U+{ord(surrogate.group()):04X} at character {surrogate.start()}",
+            )
     if not any(unicodedata.category(char)[0] in "LN" for char in text):
-        return _Bad("no_text_content", f"field {names['text']!r} has no letter or digit "
-                                       f"(only control characters, punctuation or symbols)")
+        return _Bad(
+            "no_text_content",
+            f"field {names['text']!r} has no letter or digit (only control characters, punctuation or symbols)",
+        )
     optional = {}
     for key in ("title", "language", "domain"):
         item = value.get(names[key])
@@ -226,7 +239,8 @@ def _parquet_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
     wanted = [c for c in dict.fromkeys(spec.field_names.values()) if c in parquet.schema_arrow.names]
     if spec.field_names["text"] not in wanted or spec.field_names["id"] not in wanted:
         raise RawCorpusError(
-            f"{path}: columns {parquet.schema_arrow.names} lack {spec.field_names['id']!r} or {spec.field_names['text']!r}; "
+            f"{path}: columns {parquet.schema_arrow.names} lack {spec.field_names['id']!r} or "
+            f"{spec.field_names['text']!r}; "
             f"name the right columns in corpus.fields"
         )
     row = 0
@@ -267,7 +281,9 @@ def _text_dir_records(path: Path, spec: RawCorpusSpec) -> Iterator[_Record]:
         yield _Record(where, value, doc_id)
 
 
-def write_documents(path: Path, documents: list[RawDocument], extra: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+def write_documents(
+    path: Path, documents: list[RawDocument], extra: Mapping[str, Mapping[str, Any]] | None = None
+) -> None:
     """One JSON object per document (``extra`` adds fields by id, e.g. token counts)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
@@ -283,7 +299,12 @@ def read_documents(path: Path) -> list[tuple[RawDocument, dict[str, Any]]]:
         for line in handle:
             if line.strip():
                 record = json.loads(line)
-                doc = RawDocument(record.pop("id"), record.pop("text"), record.pop("title", ""),
-                                  record.pop("language", ""), record.pop("domain", ""))
+                doc = RawDocument(
+                    record.pop("id"),
+                    record.pop("text"),
+                    record.pop("title", ""),
+                    record.pop("language", ""),
+                    record.pop("domain", ""),
+                )
                 out.append((doc, record))
     return out

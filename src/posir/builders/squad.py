@@ -14,19 +14,17 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
-
 import numpy as np
+from pydantic import Field
 from tqdm import tqdm
 
 from posir.benchmark import PARAGRAPHS, BuiltBenchmark, Document, Drop, Position, Query, stage_count
-from posir.builders.sampling import LengthAwareSampler
 from posir.builders import BenchmarkSpec
-from posir.schema import Entry, Int, Language, PositiveInt, Str, Weight
+from posir.builders.sampling import LengthAwareSampler
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
+from posir.schema import Entry, Int, Language, PositiveInt, Str, Weight
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
 STAGE_PARAGRAPHS = "partition_paragraphs"
@@ -173,8 +171,14 @@ def build_squad_long(
                     elif span_matches(paragraph["context"], local, answer["text"]):
                         valid.append((local, answer["text"]))
                     else:
-                        drops.append(Drop(STAGE_ANSWERS, f"{qid}#{k}", "answer_offset_mismatch",
-                                          f"offset {answer['answer_start']} does not hold {answer['text']!r}"))
+                        drops.append(
+                            Drop(
+                                STAGE_ANSWERS,
+                                f"{qid}#{k}",
+                                "answer_offset_mismatch",
+                                f"offset {answer['answer_start']} does not hold {answer['text']!r}",
+                            )
+                        )
                 reason = _question_drop(qa, qid, seen_qids, doc_id, paragraph_counts[paragraph["context"]], id_pattern)
                 if reason is None and not valid:
                     reason = "no_valid_answer"
@@ -190,21 +194,46 @@ def build_squad_long(
                 tokens = doc_tokens[doc_id]
                 queries.append(Query(qid, qa["question"].strip()))
                 positions.append(
-                    Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                             span_bin(span.start, span.end, len(document.text), n_bins), bucket_of(tokens, buckets))
+                    Position(
+                        qid,
+                        doc_id,
+                        span.start,
+                        span.end,
+                        len(document.text),
+                        tokens,
+                        relative,
+                        span_bin(span.start, span.end, len(document.text), n_bins),
+                        bucket_of(tokens, buckets),
+                    )
                 )
                 evidence[qid] = answer_text
     stages.append(stage_count(STAGE_ANSWERS, "answers", n_answers, drops))
     stages.append(stage_count(STAGE_QUESTIONS, "questions", n_questions, drops))
     # where every paragraph went: the cross-lingual builder places XQuAD's questions with it
-    paragraphs = [(paragraph_key(articles[a]["paragraphs"][p]["context"]), doc_id, paragraph_offset[(a, p)], a, p)
-                  for (a, p), doc_id in paragraph_to_doc.items()]
-    return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence,
-                          tables={PARAGRAPHS: (PARAGRAPH_FIELDS, paragraphs)})
+    paragraphs = [
+        (paragraph_key(articles[a]["paragraphs"][p]["context"]), doc_id, paragraph_offset[(a, p)], a, p)
+        for (a, p), doc_id in paragraph_to_doc.items()
+    ]
+    return BuiltBenchmark(
+        documents,
+        queries,
+        positions,
+        drops,
+        stages,
+        doc_tokens,
+        evidence,
+        tables={PARAGRAPHS: (PARAGRAPH_FIELDS, paragraphs)},
+    )
 
 
-def _question_drop(qa: Mapping[str, Any], qid: str, seen: set[str], doc_id: str | None, paragraph_copies: int,
-                   id_pattern: re.Pattern[str] | None) -> str | None:
+def _question_drop(
+    qa: Mapping[str, Any],
+    qid: str,
+    seen: set[str],
+    doc_id: str | None,
+    paragraph_copies: int,
+    id_pattern: re.Pattern[str] | None,
+) -> str | None:
     if doc_id is None:
         return "paragraph_not_placed"
     if qid in seen:

@@ -70,6 +70,10 @@ def _check_question(qa: Any, where: str, fix: str) -> None:
     if not isinstance(answers, list):
         raise SquadFormatError(f"{here}: 'answers' must be a list; {fix}")
     for k, answer in enumerate(answers):
-        if (not isinstance(answer, Mapping) or not isinstance(answer.get("text"), str)
-                or isinstance(answer.get("answer_start"), bool) or not isinstance(answer.get("answer_start"), int)):
+        if (
+            not isinstance(answer, Mapping)
+            or not isinstance(answer.get("text"), str)
+            or isinstance(answer.get("answer_start"), bool)
+            or not isinstance(answer.get("answer_start"), int)
+        ):
             raise SquadFormatError(f"{here}, answer {k}: needs 'text' (text) and 'answer_start' (an integer); {fix}")

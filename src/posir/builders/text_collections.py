@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +55,9 @@ def read_texts(path: Path) -> list[str]:
                 try:
                     texts.append(str(json.loads(line)["text"]))
                 except (json.JSONDecodeError, KeyError) as error:
-                    raise ValueError(f"{path}, line {number}: expected a JSON object with a 'text' field ({error})") from error
+                    raise ValueError(
+                        f"{path}, line {number}: expected a JSON object with a 'text' field ({error})"
+                    ) from error
             else:
                 texts.append(line.rstrip("\n"))
     return texts
@@ -66,7 +67,9 @@ def sentences(texts: Iterable[str]) -> list[str]:
     return [_WHITESPACE.sub(" ", s).strip() for text in texts for s in _SENTENCE_END.split(text)]
 
 
-def select_sentences(texts: Iterable[str], params: CollectionParams, prefix: str) -> tuple[list[Document], list[Drop], StageCount]:
+def select_sentences(
+    texts: Iterable[str], params: CollectionParams, prefix: str
+) -> tuple[list[Document], list[Drop], StageCount]:
     """Sentences of ``min_chars..max_chars`` characters, deduplicated, seeded sample of ``max_texts``."""
     candidates = sentences(texts)
     drops: list[Drop] = []

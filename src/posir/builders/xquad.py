@@ -20,16 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
-import numpy as np
-
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, stage_count
-from posir.builders.sampling import LengthAwareSampler
 from posir.builders import BenchmarkSpec
+from posir.builders.sampling import LengthAwareSampler
 from posir.builders.squad import SquadParams, document_id, paragraph_key, partition_article
-from posir.schema import Language, Str
 from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
+from posir.schema import Language, Str
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
 STAGE_ALIGN = "align_questions"
@@ -38,7 +37,6 @@ STAGE_LOCATE = "locate_spans"
 
 class ParallelStructureError(ValueError):
     """Two XQuAD files are not parallel (articles, paragraphs or question ids differ)."""
-
 
 
 class MultilingualBenchmark(BenchmarkSpec):
@@ -86,13 +84,20 @@ def question_texts(data: Mapping[str, Any]) -> dict[str, str]:
 def check_parallel(reference: Mapping[str, Any], other: Mapping[str, Any], label: str) -> None:
     """Same articles, paragraphs per article and question ids per paragraph as the reference."""
     if len(reference["data"]) != len(other["data"]):
-        raise ParallelStructureError(f"{label}: {len(other['data'])} articles, the English file has {len(reference['data'])}")
+        raise ParallelStructureError(
+            f"{label}: {len(other['data'])} articles, the English file has {len(reference['data'])}"
+        )
     for a, (ref_article, article) in enumerate(zip(reference["data"], other["data"])):
         if len(ref_article["paragraphs"]) != len(article["paragraphs"]):
-            raise ParallelStructureError(f"{label}: article {a} has {len(article['paragraphs'])} paragraphs, English has {len(ref_article['paragraphs'])}")
+            raise ParallelStructureError(
+                f"{label}: article {a} has {len(article['paragraphs'])} paragraphs, "
+                f"English has {len(ref_article['paragraphs'])}"
+            )
         for p, (ref_paragraph, paragraph) in enumerate(zip(ref_article["paragraphs"], article["paragraphs"])):
             if [q["id"] for q in ref_paragraph["qas"]] != [q["id"] for q in paragraph["qas"]]:
-                raise ParallelStructureError(f"{label}: article {a}, paragraph {p}: question ids differ from the English file")
+                raise ParallelStructureError(
+                    f"{label}: article {a}, paragraph {p}: question ids differ from the English file"
+                )
 
 
 def cross_lingual_queries(
@@ -137,8 +142,19 @@ def cross_lingual_queries(
         relative = relative_position(span.start, span.end, len(document.text))
         tokens = doc_token_lengths[doc_id]
         queries.append(Query(qid, text))
-        positions.append(Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                                  span_bin(span.start, span.end, len(document.text), n_bins), bucket_of(tokens, buckets)))
+        positions.append(
+            Position(
+                qid,
+                doc_id,
+                span.start,
+                span.end,
+                len(document.text),
+                tokens,
+                relative,
+                span_bin(span.start, span.end, len(document.text), n_bins),
+                bucket_of(tokens, buckets),
+            )
+        )
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_ALIGN, "questions", len(questions), drops)]
     # queries only: the corpus (and its token lengths, which the card counts) is the base benchmark's
@@ -212,16 +228,23 @@ def parallel_documents(
         answer = qa["answers"][0]
         span = Span(answer["answer_start"], answer["answer_start"] + len(answer["text"])).shifted(own_offset)
         english_answer = english_questions[qid]["answers"][0]
-        english_span = Span(english_answer["answer_start"],
-                            english_answer["answer_start"] + len(english_answer["text"])).shifted(english_offset)
+        english_span = Span(
+            english_answer["answer_start"], english_answer["answer_start"] + len(english_answer["text"])
+        ).shifted(english_offset)
         document = by_id[doc_id]
         english_text, _ = english_docs[doc_id]
         if not str(qa.get("question", "")).strip():
             drops.append(Drop(STAGE_LOCATE, qid, "empty_question"))
             continue
         if not span_matches(document.text, span, answer["text"]) or not answer["text"]:
-            drops.append(Drop(STAGE_LOCATE, qid, "answer_offset_mismatch",
-                              f"offset {answer['answer_start']} does not hold {answer['text']!r}"))
+            drops.append(
+                Drop(
+                    STAGE_LOCATE,
+                    qid,
+                    "answer_offset_mismatch",
+                    f"offset {answer['answer_start']} does not hold {answer['text']!r}",
+                )
+            )
             continue
         if not span_matches(english_text, english_span, english_answer["text"]):
             drops.append(Drop(STAGE_LOCATE, qid, "english_answer_offset_mismatch"))
@@ -230,9 +253,20 @@ def parallel_documents(
         tokens = doc_tokens[doc_id]
         queries.append(Query(qid, str(qa["question"]).strip()))
         own = relative_position(span.start, span.end, len(document.text))
-        positions.append(Position(qid, doc_id, span.start, span.end, len(document.text), tokens, relative,
-                                  span_bin(english_span.start, english_span.end, len(english_text), n_bins),
-                                  bucket_of(tokens, buckets), own))
+        positions.append(
+            Position(
+                qid,
+                doc_id,
+                span.start,
+                span.end,
+                len(document.text),
+                tokens,
+                relative,
+                span_bin(english_span.start, english_span.end, len(english_text), n_bins),
+                bucket_of(tokens, buckets),
+                own,
+            )
+        )
         evidence[qid] = answer["text"]
     stages = [stage_count(STAGE_LOCATE, "questions", len(questions), drops)]
     return BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence)

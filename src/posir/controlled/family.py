@@ -38,16 +38,40 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, Strict
 
-from posir.benchmark import (BuiltBenchmark, Document, Drop, Position, Query, StageCount, read_corpus,
-                             read_positions, read_queries, read_table, stage_count)
-from posir.controlled.filler import (Filler, FillerPool, QueryTermRecall, choose_filler,
-                                     filler_query, filler_separator, visiting_order)
-from posir.controlled.placement import (Placement, VariantRefused, evidence_unit, placed_text, plan_placements,
-                                        target_positions)
-from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
-from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, UNIT_KINDS, Units, split_units
-from posir.metrics.positions import LengthBucket, bucket_of, span_bin
+from posir.benchmark import (
+    BuiltBenchmark,
+    Document,
+    Drop,
+    Position,
+    Query,
+    StageCount,
+    read_corpus,
+    read_positions,
+    read_queries,
+    read_table,
+    stage_count,
+)
 from posir.builders import BenchmarkSpec
+from posir.controlled.filler import (
+    Filler,
+    FillerPool,
+    QueryTermRecall,
+    choose_filler,
+    filler_query,
+    filler_separator,
+    visiting_order,
+)
+from posir.controlled.placement import (
+    Placement,
+    VariantRefused,
+    evidence_unit,
+    placed_text,
+    plan_placements,
+    target_positions,
+)
+from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
+from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, Units, split_units
+from posir.metrics.positions import LengthBucket, bucket_of, span_bin
 from posir.schema import Entry, Int, Language, PositiveInt, Str
 from posir.text import Span, TokenCounter
 
@@ -63,10 +87,27 @@ IN_ANOTHER_ROUND = "in_another_round"
 
 CONTROLLED_TABLE = "controlled.tsv"
 CONTROLLED_FIELDS = (
-    "qid", "doc_id", "round", "position_index", "target_position", "length_target", "unit_kind", "n_units",
-    "evidence_unit", "slot", "units_moved", "span_start", "span_end", "relative_position", "doc_tokens",
-    "natural_relative_position", "natural_position_bin", "natural_length_bucket", "filler_units",
-    "filler_documents", "filler_max_overlap",
+    "qid",
+    "doc_id",
+    "round",
+    "position_index",
+    "target_position",
+    "length_target",
+    "unit_kind",
+    "n_units",
+    "evidence_unit",
+    "slot",
+    "units_moved",
+    "span_start",
+    "span_end",
+    "relative_position",
+    "doc_tokens",
+    "natural_relative_position",
+    "natural_position_bin",
+    "natural_length_bucket",
+    "filler_units",
+    "filler_documents",
+    "filler_max_overlap",
 )
 
 
@@ -105,8 +146,9 @@ class ControlledParams(Entry):
 
     def variant_keys(self) -> list[VariantKey]:
         """Every variant the workflow builds: rounds x positions (x lengths), known from the config alone."""
-        return [VariantKey(r, k, n) for r in range(self.rounds) for n in self.length_targets
-                for k in range(self.positions)]
+        return [
+            VariantKey(r, k, n) for r in range(self.rounds) for n in self.length_targets for k in range(self.positions)
+        ]
 
 
 @dataclass(frozen=True)
@@ -127,21 +169,39 @@ class Source:
     answers: Mapping[str, Sequence[str]] | None = None
 
     @classmethod
-    def from_built(cls, built: BuiltBenchmark, language: str, separator: str | None = "\n\n",
-                   answers: Mapping[str, Sequence[str]] | None = None) -> Source:
+    def from_built(
+        cls,
+        built: BuiltBenchmark,
+        language: str,
+        separator: str | None = "\n\n",
+        answers: Mapping[str, Sequence[str]] | None = None,
+    ) -> Source:
         if built.documents is None:
             raise ValueError("a query-only benchmark has no corpus to vary")
-        return cls(built.documents, built.queries, built.positions, built.doc_token_lengths, language, separator,
-                   answers)
+        return cls(
+            built.documents, built.queries, built.positions, built.doc_token_lengths, language, separator, answers
+        )
 
     @classmethod
-    def read(cls, directory: Path, language: str, separator: str | None = "\n\n",
-             answers: Mapping[str, Sequence[str]] | None = None) -> Source:
+    def read(
+        cls,
+        directory: Path,
+        language: str,
+        separator: str | None = "\n\n",
+        answers: Mapping[str, Sequence[str]] | None = None,
+    ) -> Source:
         """A benchmark directory written by :func:`posir.benchmark.finish`."""
         directory = Path(directory)
         tokens = {row["doc_id"]: int(row["token_length"]) for row in read_table(directory / "documents.tsv")}
-        return cls(read_corpus(directory / "corpus.jsonl"), read_queries(directory / "queries.jsonl"),
-                   read_positions(directory / "positions.tsv"), tokens, language, separator, answers)
+        return cls(
+            read_corpus(directory / "corpus.jsonl"),
+            read_queries(directory / "queries.jsonl"),
+            read_positions(directory / "positions.tsv"),
+            tokens,
+            language,
+            separator,
+            answers,
+        )
 
 
 @dataclass(frozen=True)
@@ -205,7 +265,7 @@ class ControlledFamily:
 
     def evidence_text(self, plan: QueryPlan) -> str:
         """The text at the query's span in its original positive: what its span must hold in every variant."""
-        return self._documents[plan.natural.doc_id].text[plan.natural.span_start:plan.natural.span_end]
+        return self._documents[plan.natural.doc_id].text[plan.natural.span_start : plan.natural.span_end]
 
     @property
     def rounds(self) -> int:
@@ -213,8 +273,12 @@ class ControlledFamily:
 
     def keys(self) -> list[VariantKey]:
         """Every variant: rounds x positions (x lengths)."""
-        return [VariantKey(r, k, n) for r in range(self.rounds) for n in self.params.length_targets
-                for k in range(self.params.positions)]
+        return [
+            VariantKey(r, k, n)
+            for r in range(self.rounds)
+            for n in self.params.length_targets
+            for k in range(self.params.positions)
+        ]
 
     def placed(self, plan: QueryPlan, key: VariantKey) -> tuple[str, Placement, Layout]:
         """A query's positive text in variant ``key``, with its placement and layout."""
@@ -240,28 +304,62 @@ class ControlledFamily:
             span = placement.span
             position_bin = span_bin(span.start, span.end, len(text), self.n_bins)
             bucket = bucket_of(tokens[doc_id], self.buckets)
-            positions.append(Position(plan.qid, doc_id, span.start, span.end, len(text), tokens[doc_id],
-                                      placement.relative_position, position_bin, bucket))
+            positions.append(
+                Position(
+                    plan.qid,
+                    doc_id,
+                    span.start,
+                    span.end,
+                    len(text),
+                    tokens[doc_id],
+                    placement.relative_position,
+                    position_bin,
+                    bucket,
+                )
+            )
             # the original span text: finish() validates that the recomputed offsets hold it
             evidence[plan.qid] = self.evidence_text(plan)
             records.append(self._record(plan, key, placement, layout, tokens[doc_id]))
         documents = [replace(d, text=texts[d.doc_id]) if d.doc_id in texts else d for d in self.source.documents]
         kept = {p.qid for p in in_round}
         queries = [q for q in self.source.queries if q.qid in kept]
-        round_drops = [Drop(STAGE_ROUND, p.qid, IN_ANOTHER_ROUND, f"round {p.round}") for p in self.plans
-                       if p.round != key.round]
+        round_drops = [
+            Drop(STAGE_ROUND, p.qid, IN_ANOTHER_ROUND, f"round {p.round}") for p in self.plans if p.round != key.round
+        ]
         drops = [*self.drops, *round_drops]
         stages = [*self.stages, stage_count(STAGE_ROUND, "questions", len(self.plans), round_drops)]
-        card = {"controlled": {**self.design(), "variant": {
-            "key": key.slug, "round": key.round, "position_index": key.position_index,
-            "target_position": self.params.targets[key.position_index], "length_target": key.length},
-            "queries": records, "dropped": [_dropped(d) for d in drops]}}
+        card = {
+            "controlled": {
+                **self.design(),
+                "variant": {
+                    "key": key.slug,
+                    "round": key.round,
+                    "position_index": key.position_index,
+                    "target_position": self.params.targets[key.position_index],
+                    "length_target": key.length,
+                },
+                "queries": records,
+                "dropped": [_dropped(d) for d in drops],
+            }
+        }
         rows = [[r[f] for f in CONTROLLED_FIELDS] for r in records]
-        note = (f"controlled {self.params.mode} variant {key.slug} of {len(self.plans)} sampled queries: the "
-                f"positives of round {key.round}'s {len(in_round)} queries have their evidence {self.unit_kind} "
-                f"at target relative position {self.params.targets[key.position_index]:.3f}")
-        return BuiltBenchmark(documents, queries, positions, drops, stages, tokens, evidence,
-                              tables={CONTROLLED_TABLE: (CONTROLLED_FIELDS, rows)}, card=card, notes=[note])
+        note = (
+            f"controlled {self.params.mode} variant {key.slug} of {len(self.plans)} sampled queries: the "
+            f"positives of round {key.round}'s {len(in_round)} queries have their evidence {self.unit_kind} "
+            f"at target relative position {self.params.targets[key.position_index]:.3f}"
+        )
+        return BuiltBenchmark(
+            documents,
+            queries,
+            positions,
+            drops,
+            stages,
+            tokens,
+            evidence,
+            tables={CONTROLLED_TABLE: (CONTROLLED_FIELDS, rows)},
+            card=card,
+            notes=[note],
+        )
 
     def variants(self) -> Iterator[tuple[VariantKey, BuiltBenchmark]]:
         """Every variant, made one at a time."""
@@ -271,14 +369,25 @@ class ControlledFamily:
     def design(self) -> dict[str, Any]:
         """What every card of the family says about how it was made."""
         params = self.params
-        return {"mode": params.mode, "unit": params.unit, "unit_kind": self.unit_kind,
-                "positions": params.positions, "targets": params.targets,
-                "lengths": list(params.length_targets) if params.mode == INSERT else None,
-                "queries_requested": params.queries, "queries_sampled": len(self.plans), "seed": params.seed,
-                "rounds_allowed": params.rounds, "rounds": self.rounds, "language": self.source.language,
-                "separator": self.source.separator, "filler_separator": self.filler_separator, "overlap": self.overlap,
-                "min_fill": params.min_fill if params.mode == INSERT else None,
-                "variants": [k.slug for k in self.keys()]}
+        return {
+            "mode": params.mode,
+            "unit": params.unit,
+            "unit_kind": self.unit_kind,
+            "positions": params.positions,
+            "targets": params.targets,
+            "lengths": list(params.length_targets) if params.mode == INSERT else None,
+            "queries_requested": params.queries,
+            "queries_sampled": len(self.plans),
+            "seed": params.seed,
+            "rounds_allowed": params.rounds,
+            "rounds": self.rounds,
+            "language": self.source.language,
+            "separator": self.source.separator,
+            "filler_separator": self.filler_separator,
+            "overlap": self.overlap,
+            "min_fill": params.min_fill if params.mode == INSERT else None,
+            "variants": [k.slug for k in self.keys()],
+        }
 
     def card(self) -> dict[str, Any]:
         """The family's own card: the design, every sampled query's planned placements, every drop."""
@@ -287,35 +396,69 @@ class ControlledFamily:
             placements = []
             for length, layout in plan.layouts.items():
                 for p in layout.placements:
-                    placements.append({
-                        "position_index": p.position_index, "target_position": p.target, "length_target": length,
-                        "slot": p.slot, "units_moved": p.units_moved, "span_start": p.span.start,
-                        "span_end": p.span.end, "relative_position": p.relative_position,
-                        **_filler_fields(layout.filler)})
+                    placements.append(
+                        {
+                            "position_index": p.position_index,
+                            "target_position": p.target,
+                            "length_target": length,
+                            "slot": p.slot,
+                            "units_moved": p.units_moved,
+                            "span_start": p.span.start,
+                            "span_end": p.span.end,
+                            "relative_position": p.relative_position,
+                            **_filler_fields(layout.filler),
+                        }
+                    )
             queries.append({**_natural_fields(plan), "round": plan.round, "placements": placements})
-        return {"controlled": {**self.design(), "queries": queries, "dropped": [_dropped(d) for d in self.drops],
-                               "stages": [vars(s) for s in self.stages]}}
+        return {
+            "controlled": {
+                **self.design(),
+                "queries": queries,
+                "dropped": [_dropped(d) for d in self.drops],
+                "stages": [vars(s) for s in self.stages],
+            }
+        }
 
-    def _record(self, plan: QueryPlan, key: VariantKey, placement: Placement, layout: Layout,
-                doc_tokens: int) -> dict[str, Any]:
-        return {**_natural_fields(plan), "round": plan.round, "position_index": key.position_index,
-                "target_position": placement.target, "length_target": key.length, "slot": placement.slot,
-                "units_moved": placement.units_moved, "span_start": placement.span.start,
-                "span_end": placement.span.end, "relative_position": placement.relative_position,
-                "doc_tokens": doc_tokens, **_filler_fields(layout.filler)}
+    def _record(
+        self, plan: QueryPlan, key: VariantKey, placement: Placement, layout: Layout, doc_tokens: int
+    ) -> dict[str, Any]:
+        return {
+            **_natural_fields(plan),
+            "round": plan.round,
+            "position_index": key.position_index,
+            "target_position": placement.target,
+            "length_target": key.length,
+            "slot": placement.slot,
+            "units_moved": placement.units_moved,
+            "span_start": placement.span.start,
+            "span_end": placement.span.end,
+            "relative_position": placement.relative_position,
+            "doc_tokens": doc_tokens,
+            **_filler_fields(layout.filler),
+        }
 
 
 def _natural_fields(plan: QueryPlan) -> dict[str, Any]:
-    return {"qid": plan.qid, "doc_id": plan.natural.doc_id, "unit_kind": plan.units.kind, "n_units": len(plan.units),
-            "evidence_unit": plan.evidence_index, "natural_relative_position": plan.natural.relative_position,
-            "natural_position_bin": plan.natural.position_bin, "natural_length_bucket": plan.natural.length_bucket}
+    return {
+        "qid": plan.qid,
+        "doc_id": plan.natural.doc_id,
+        "unit_kind": plan.units.kind,
+        "n_units": len(plan.units),
+        "evidence_unit": plan.evidence_index,
+        "natural_relative_position": plan.natural.relative_position,
+        "natural_position_bin": plan.natural.position_bin,
+        "natural_length_bucket": plan.natural.length_bucket,
+    }
 
 
 def _filler_fields(filler: Filler | None) -> dict[str, Any]:
     if filler is None:
         return {"filler_units": None, "filler_documents": None, "filler_max_overlap": None}
-    return {"filler_units": len(filler.units), "filler_documents": " ".join(sorted(set(filler.source_documents))),
-            "filler_max_overlap": filler.max_overlap}
+    return {
+        "filler_units": len(filler.units),
+        "filler_documents": " ".join(sorted(set(filler.source_documents))),
+        "filler_max_overlap": filler.max_overlap,
+    }
 
 
 def _dropped(drop: Drop) -> dict[str, str]:
@@ -331,8 +474,9 @@ def _insert_unit_kind(unit: str, source: Source) -> str:
     return SENTENCE
 
 
-def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCounter,
-                buckets: Sequence[LengthBucket], n_bins: int) -> ControlledFamily:
+def plan_family(
+    source: Source, params: ControlledParams, count_tokens: TokenCounter, buckets: Sequence[LengthBucket], n_bins: int
+) -> ControlledFamily:
     """Units, eligibility, stratified sample, rounds and (insert mode) filler of a controlled family.
 
     Stages (each counted, every drop with its reason): ``controlled_units``
@@ -348,8 +492,9 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
 
     def units_for(doc_id: str) -> Units:
         if doc_id not in units_of:
-            units_of[doc_id] = split_units(documents[doc_id].text, unit_kind, source.language, source.separator,
-                                           min_units=params.positions)
+            units_of[doc_id] = split_units(
+                documents[doc_id].text, unit_kind, source.language, source.separator, min_units=params.positions
+            )
         return units_of[doc_id]
 
     drops: list[Drop] = []
@@ -370,10 +515,14 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
         candidates.append(Candidate(position.qid, position.doc_id, position.length_bucket, position.position_bin))
     stages = [stage_count(STAGE_UNITS, "questions", len(source.positions), drops)]
 
-    insert = _Inserter(source, params, count_tokens, unit_kind, {d: units_for(d) for d in documents},
-                       natural) if params.mode == INSERT else None
-    sampled, refused = stratified_sample(candidates, params.queries, params.seed,
-                                         insert.accept if insert is not None else None, params.rounds)
+    insert = (
+        _Inserter(source, params, count_tokens, unit_kind, {d: units_for(d) for d in documents}, natural)
+        if params.mode == INSERT
+        else None
+    )
+    sampled, refused = stratified_sample(
+        candidates, params.queries, params.seed, insert.accept if insert is not None else None, params.rounds
+    )
     drawn = {s.candidate.qid for s in sampled} | {r.candidate.qid for r in refused}
     sample_drops = [Drop(STAGE_SAMPLE, r.candidate.qid, r.error.reason, r.error.detail) for r in refused]
     sample_drops += [Drop(STAGE_SAMPLE, c.qid, NOT_SAMPLED) for c in candidates if c.qid not in drawn]
@@ -391,16 +540,33 @@ def plan_family(source: Source, params: ControlledParams, count_tokens: TokenCou
             position, index, _ = natural[s.candidate.qid]
             layouts = insert.accepted[s.candidate.qid]
             plans.append(QueryPlan(position, s.round, units_for(position.doc_id), index, layouts))
-    return ControlledFamily(params, source, plans, drops, stages, count_tokens, buckets, n_bins, unit_kind,
-                            insert.separator if insert else None,
-                            insert.measure.describe(params.overlap_threshold) if insert else None)
+    return ControlledFamily(
+        params,
+        source,
+        plans,
+        drops,
+        stages,
+        count_tokens,
+        buckets,
+        n_bins,
+        unit_kind,
+        insert.separator if insert else None,
+        insert.measure.describe(params.overlap_threshold) if insert else None,
+    )
 
 
 class _Inserter:
     """Insert mode's filler and layouts for the queries of one family."""
 
-    def __init__(self, source: Source, params: ControlledParams, count_tokens: TokenCounter, unit_kind: str,
-                 units: Mapping[str, Units], natural: Mapping[str, tuple[Position, int, Layout | None]]) -> None:
+    def __init__(
+        self,
+        source: Source,
+        params: ControlledParams,
+        count_tokens: TokenCounter,
+        unit_kind: str,
+        units: Mapping[str, Units],
+        natural: Mapping[str, tuple[Position, int, Layout | None]],
+    ) -> None:
         self.source, self.params, self.unit_kind, self.natural = source, params, unit_kind, natural
         self.measure = QueryTermRecall.for_language(source.language)
         self.documents = {d.doc_id: d for d in source.documents}
@@ -420,19 +586,35 @@ class _Inserter:
         start = units.starts[index]
         return units.units[index], Span(position.span_start - start, position.span_end - start)
 
-    def layouts(self, candidate: Candidate, excluded: frozenset[str] = frozenset(),
-                lengths: Sequence[int | None] | None = None) -> dict[int | None, Layout]:
+    def layouts(
+        self, candidate: Candidate, excluded: frozenset[str] = frozenset(), lengths: Sequence[int | None] | None = None
+    ) -> dict[int | None, Layout]:
         """A haystack per length (default: every length) with the needle at every target; raises VariantRefused."""
         needle, local = self.needle(candidate.qid)
-        answers = (self.source.answers or {}).get(candidate.qid) or [needle[local.start:local.end]]
-        query = filler_query(candidate.qid, self.documents[candidate.doc_id], self.queries[candidate.qid].text,
-                             answers, needle, self.measure)
+        answers = (self.source.answers or {}).get(candidate.qid) or [needle[local.start : local.end]]
+        query = filler_query(
+            candidate.qid,
+            self.documents[candidate.doc_id],
+            self.queries[candidate.qid].text,
+            answers,
+            needle,
+            self.measure,
+        )
         order = visiting_order(len(self.pool), self.params.seed, candidate.qid)
         layouts: dict[int | None, Layout] = {}
         for length in self.params.length_targets if lengths is None else lengths:
             assert length is not None
-            filler = choose_filler(self.pool, query, order, length, self.separator, self.unit_kind,
-                                   self.params.overlap_threshold, self.params.min_fill, excluded)
+            filler = choose_filler(
+                self.pool,
+                query,
+                order,
+                length,
+                self.separator,
+                self.unit_kind,
+                self.params.overlap_threshold,
+                self.params.min_fill,
+                excluded,
+            )
             last = len(filler.haystack) - 1
             span = local.shifted(filler.haystack.starts[last])
             placements = plan_placements(filler.haystack, last, span, self.params.targets, natural=False)
@@ -456,15 +638,20 @@ class _Inserter:
         excluded = frozenset(needles | {needle})
         rebuilt: dict[str, dict[int | None, Layout]] = {}
         for other in members:
-            clashing = [length for length, layout in self.accepted[other.qid].items()
-                        if layout.filler and needle in layout.filler.unit_set]
+            clashing = [
+                length
+                for length, layout in self.accepted[other.qid].items()
+                if layout.filler and needle in layout.filler.unit_set
+            ]
             if not clashing:
                 continue
             try:
                 rebuilt[other.qid] = {**self.accepted[other.qid], **self.layouts(other, excluded, clashing)}
             except VariantRefused as refusal:
-                raise VariantRefused(NEEDLE_IS_NEEDED_FILLER, f"query {other.qid} of round {round_index} has no "
-                                                              f"filler without it ({refusal.detail})") from refusal
+                raise VariantRefused(
+                    NEEDLE_IS_NEEDED_FILLER,
+                    f"query {other.qid} of round {round_index} has no filler without it ({refusal.detail})",
+                ) from refusal
         self.accepted.update(rebuilt)
         self.accepted[candidate.qid] = layouts
         needles.add(needle)
@@ -478,7 +665,7 @@ class ControlledBenchmark(BenchmarkSpec):
 
     model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
 
-    builder: Literal["controlled"]
+    builder: Literal["controlled"] = "controlled"  # a 'controlled' block alone says it (posir.config)
     source_benchmark: Str = Field(alias="from")
     """the benchmark varied: any benchmark with its own documents and evidence spans"""
     source_language: Language = Field("eng", alias="from_language")

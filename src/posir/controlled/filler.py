@@ -75,9 +75,14 @@ class QueryTermRecall:
 
     def describe(self, threshold: float) -> dict[str, Any]:
         """The card's record of the measure."""
-        return {"name": OVERLAP_MEASURE, "threshold": threshold, "language": self.analyzer.language,
-                "stemmer": self.analyzer.stemmer_name, "stopwords": bool(self.analyzer.stopwords),
-                "definition": "share of the query's distinct BM25-analysed terms that occur in the unit"}
+        return {
+            "name": OVERLAP_MEASURE,
+            "threshold": threshold,
+            "language": self.analyzer.language,
+            "stemmer": self.analyzer.stemmer_name,
+            "stopwords": bool(self.analyzer.stopwords),
+            "definition": "share of the query's distinct BM25-analysed terms that occur in the unit",
+        }
 
 
 @dataclass
@@ -94,8 +99,13 @@ class FillerPool:
     _terms: dict[int, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, documents: Mapping[str, Units], titles: Mapping[str, str], count_tokens: TokenCounter,
-           measure: QueryTermRecall) -> FillerPool:
+    def of(
+        cls,
+        documents: Mapping[str, Units],
+        titles: Mapping[str, str],
+        count_tokens: TokenCounter,
+        measure: QueryTermRecall,
+    ) -> FillerPool:
         """The units of ``documents`` (by id), each with its document's title."""
         doc_ids = [doc_id for doc_id, units in documents.items() for _ in units.units]
         texts = [unit for units in documents.values() for unit in units.units]
@@ -166,8 +176,17 @@ def is_filler(pool: FillerPool, index: int, query: FillerQuery, threshold: float
     return QueryTermRecall.overlap(query.terms, pool.terms(index)) <= threshold
 
 
-def choose_filler(pool: FillerPool, query: FillerQuery, order: Iterable[int], target_tokens: int, separator: str,
-                  kind: str, threshold: float, min_fill: float, excluded: Collection[str] = ()) -> Filler:
+def choose_filler(
+    pool: FillerPool,
+    query: FillerQuery,
+    order: Iterable[int],
+    target_tokens: int,
+    separator: str,
+    kind: str,
+    threshold: float,
+    min_fill: float,
+    excluded: Collection[str] = (),
+) -> Filler:
     """Filler in ``order`` for a haystack (filler and needle) of at most ``target_tokens`` Qwen3 tokens.
 
     Units are summed by their own token counts (plus the separator's) while they
@@ -204,11 +223,20 @@ def choose_filler(pool: FillerPool, query: FillerQuery, order: Iterable[int], ta
         units = assemble(chosen)
         tokens = count(units.text)
     if tokens < min_fill * target_tokens:
-        raise VariantRefused(NO_FILLER, f"{tokens} of {target_tokens} tokens from units of other documents without "
-                                        f"the answer and with {OVERLAP_MEASURE} <= {threshold}")
+        raise VariantRefused(
+            NO_FILLER,
+            f"{tokens} of {target_tokens} tokens from units of other documents without "
+            f"the answer and with {OVERLAP_MEASURE} <= {threshold}",
+        )
     overlaps = [QueryTermRecall.overlap(query.terms, pool.terms(i)) for i in chosen]
-    return Filler(tuple(chosen), tuple(pool.texts[i] for i in chosen), tuple(pool.doc_ids[i] for i in chosen),
-                  max(overlaps, default=0.0), units, tokens)
+    return Filler(
+        tuple(chosen),
+        tuple(pool.texts[i] for i in chosen),
+        tuple(pool.doc_ids[i] for i in chosen),
+        max(overlaps, default=0.0),
+        units,
+        tokens,
+    )
 
 
 #: Languages written without spaces between words or sentences (ISO 639-3).
@@ -230,8 +258,8 @@ def answer_forms(answers: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in (matching_form(a) for a in answers) if f))
 
 
-def filler_query(qid: str, document: Document, query_text: str, answers: Sequence[str], needle: str,
-                 measure: QueryTermRecall) -> FillerQuery:
+def filler_query(
+    qid: str, document: Document, query_text: str, answers: Sequence[str], needle: str, measure: QueryTermRecall
+) -> FillerQuery:
     """What :func:`choose_filler` needs of a query whose positive is ``document``."""
     return FillerQuery(qid, document.doc_id, document.title, measure.terms(query_text), answer_forms(answers), needle)
-

@@ -100,8 +100,9 @@ def assign_slots(achievable: Sequence[float], targets: Sequence[float]) -> list[
     return slots[::-1]
 
 
-def plan_placements(units: Units, evidence_index: int, span: Span, targets: Sequence[float],
-                    natural: bool = True) -> list[Placement]:
+def plan_placements(
+    units: Units, evidence_index: int, span: Span, targets: Sequence[float], natural: bool = True
+) -> list[Placement]:
     """Where unit ``evidence_index`` (holding ``span``) goes for each target: the slot nearest to it.
 
     The other units keep their order, every gap keeps its place. ``natural``:
@@ -121,12 +122,20 @@ def plan_placements(units: Units, evidence_index: int, span: Span, targets: Sequ
     achievable = [relative_position(s + local.start, s + local.end, length) for s in starts]
     slots = assign_slots(achievable, targets)
     if slots is None:
-        raise VariantRefused(TOO_FEW_UNITS, f"{len(units)} {units.kind} units give {len(units)} slots for "
-                                            f"{len(targets)} positions")
-    return [Placement(index, target, slot,
-                      (abs(slot - evidence_index) + 1 if slot != evidence_index else 0) if natural else None,
-                      local.shifted(starts[slot]), achievable[slot])
-            for index, (target, slot) in enumerate(zip(targets, slots))]
+        raise VariantRefused(
+            TOO_FEW_UNITS, f"{len(units)} {units.kind} units give {len(units)} slots for {len(targets)} positions"
+        )
+    return [
+        Placement(
+            index,
+            target,
+            slot,
+            (abs(slot - evidence_index) + 1 if slot != evidence_index else 0) if natural else None,
+            local.shifted(starts[slot]),
+            achievable[slot],
+        )
+        for index, (target, slot) in enumerate(zip(targets, slots))
+    ]
 
 
 def placed_text(units: Units, evidence_index: int, slot: int) -> str:
@@ -139,8 +148,10 @@ def evidence_unit(units: Units, span: Span) -> int:
     """Index of the unit holding ``span``; raises :class:`VariantRefused` when it crosses units."""
     index = units.unit_of(span)
     if index is None:
-        raise VariantRefused(EVIDENCE_CROSSES_UNITS, f"span [{span.start}, {span.end}) is not inside one of the "
-                                                     f"{len(units)} {units.kind} units")
+        raise VariantRefused(
+            EVIDENCE_CROSSES_UNITS,
+            f"span [{span.start}, {span.end}) is not inside one of the {len(units)} {units.kind} units",
+        )
     return index
 
 

@@ -84,9 +84,13 @@ def allocate(sizes: Mapping[Stratum, int], total: int, rng: np.random.Generator)
     return shares
 
 
-def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: int,
-                      accept: Callable[[Candidate, int], None] | None = None,
-                      max_rounds: int | None = None) -> tuple[list[Sampled], list[Refusal]]:
+def stratified_sample(
+    candidates: Sequence[Candidate],
+    total: int | None,
+    seed: int,
+    accept: Callable[[Candidate, int], None] | None = None,
+    max_rounds: int | None = None,
+) -> tuple[list[Sampled], list[Refusal]]:
     """``total`` candidates (all when None), stratified and dealt into rounds (module docstring).
 
     ``accept(candidate, round)`` is called on each drawn candidate before it is
@@ -133,4 +137,3 @@ def stratified_sample(candidates: Sequence[Candidate], total: int | None, seed: 
                 drawn_per_document[candidate.doc_id] += 1
                 shares[stratum] -= 1
     return sampled, refused
-

@@ -75,20 +75,35 @@ def hf_token_offsets(tokenizer: Any) -> TokenOffsets:
     """:data:`TokenOffsets` of a Hugging Face *fast* tokenizer: no special tokens, no truncation."""
 
     def offsets(text: str) -> Sequence[tuple[int, int]]:
-        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False,
-                            verbose=False)
+        encoded = tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
+        )
         return [tuple(pair) for pair in encoded["offset_mapping"]]
 
     return offsets
 
 
-TOKEN_VIEW_FIELDS = ("qid", "variant", "round", "position_index", "length_target", "first_token", "last_token",
-                     "span_tokens", "document_tokens", "budget", "tokens_seen", "fully_seen", "truncation_char",
-                     "relative_token_position")
+TOKEN_VIEW_FIELDS = (
+    "qid",
+    "variant",
+    "round",
+    "position_index",
+    "length_target",
+    "first_token",
+    "last_token",
+    "span_tokens",
+    "document_tokens",
+    "budget",
+    "tokens_seen",
+    "fully_seen",
+    "truncation_char",
+    "relative_token_position",
+)
 
 
-def family_token_views(family: ControlledFamily, token_offsets: TokenOffsets, budget: int | None,
-                       keys: Iterable[VariantKey] | None = None) -> list[dict[str, Any]]:
+def family_token_views(
+    family: ControlledFamily, token_offsets: TokenOffsets, budget: int | None, keys: Iterable[VariantKey] | None = None
+) -> list[dict[str, Any]]:
     """One row (:data:`TOKEN_VIEW_FIELDS`) per sampled query and variant: its span in the model's tokens.
 
     ``budget`` is the model's text-token budget, e.g. ``max_seq_length`` less its
@@ -101,8 +116,17 @@ def family_token_views(family: ControlledFamily, token_offsets: TokenOffsets, bu
                 continue
             text, placement, _ = family.placed(plan, key)
             view = span_token_view(text, placement.span, token_offsets, budget)
-            rows.append({"qid": plan.qid, "variant": key.slug, "round": key.round,
-                         "position_index": key.position_index, "length_target": key.length, **asdict(view),
-                         "span_tokens": view.span_tokens, "fully_seen": view.fully_seen,
-                         "relative_token_position": view.relative_token_position})
+            rows.append(
+                {
+                    "qid": plan.qid,
+                    "variant": key.slug,
+                    "round": key.round,
+                    "position_index": key.position_index,
+                    "length_target": key.length,
+                    **asdict(view),
+                    "span_tokens": view.span_tokens,
+                    "fully_seen": view.fully_seen,
+                    "relative_token_position": view.relative_token_position,
+                }
+            )
     return [{f: row[f] for f in TOKEN_VIEW_FIELDS} for row in rows]

@@ -150,8 +150,10 @@ def sentence_ranges(text: str, language: str) -> list[tuple[int, int]]:
         # sentencex reports character offsets; a release that switched to UTF-8 byte offsets would cut
         # non-ASCII text in the wrong places without this check.
         if text[start:end] != boundary["text"]:
-            raise RuntimeError(f"sentencex boundary [{start}, {end}) does not hold its own text; are its offsets "
-                               f"still character offsets?")
+            raise RuntimeError(
+                f"sentencex boundary [{start}, {end}) does not hold its own text; are its offsets "
+                f"still character offsets?"
+            )
         ranges.append((start, end))
     return ranges
 
@@ -159,9 +161,11 @@ def sentence_ranges(text: str, language: str) -> list[tuple[int, int]]:
 def sentence_units(text: str, language: str, separator: str | None = None) -> Units:
     """Sentences of ``text``; with a paragraph ``separator``, no sentence crosses a paragraph boundary."""
     paragraphs = _separated_ranges(text, separator) if separator else [(0, len(text))]
-    bounds = [(offset + start, offset + end)
-              for offset, stop in paragraphs
-              for start, end in sentence_ranges(text[offset:stop], language)]
+    bounds = [
+        (offset + start, offset + end)
+        for offset, stop in paragraphs
+        for start, end in sentence_ranges(text[offset:stop], language)
+    ]
     return units_from_bounds(text, SENTENCE, bounds)
 
 
@@ -181,4 +185,3 @@ def split_units(text: str, unit: str, language: str, separator: str | None, min_
         if len(paragraphs) >= min_units:
             return paragraphs
     return sentence_units(text, language, separator)
-

@@ -9,15 +9,26 @@ from typing import Any
 #: name -> the submodule defining it; imported on first use, so reading the config (posir.llm.config) does not
 #: pull in the openai client (0.4 s of every job's start-up)
 _EXPORTS = {
-    "AnswerCache": "cache", "cache_key": "cache",
-    "LLMClient": "client", "LLMOutageError": "client", "LLMRequestError": "client", "LLMResult": "client",
+    "AnswerCache": "cache",
+    "cache_key": "cache",
+    "LLMClient": "client",
+    "LLMOutageError": "client",
+    "LLMRequestError": "client",
+    "LLMResult": "client",
     "open_client": "client",
-    "LLMConfig": "config", "LLMConfigError": "config", "read_api_key": "config",
-    "POSITION_REQUIREMENTS": "prompts", "PromptError": "prompts", "PromptTemplate": "prompts",
-    "RenderedPrompt": "prompts", "load_prompt": "prompts",
+    "LLMConfig": "config",
+    "LLMConfigError": "config",
+    "read_api_key": "config",
+    "POSITION_REQUIREMENTS": "prompts",
+    "PromptError": "prompts",
+    "PromptTemplate": "prompts",
+    "RenderedPrompt": "prompts",
+    "load_prompt": "prompts",
     "RateLimiter": "ratelimit",
     "FAILURE_KINDS": "usage",
-    "Rejected": "validators", "Validator": "validators", "grade_in_range": "validators",
+    "Rejected": "validators",
+    "Validator": "validators",
+    "grade_in_range": "validators",
     "reference_in_document": "validators",
 }
 

@@ -70,11 +70,28 @@ def _answer(values: tuple[Any, ...]) -> CachedAnswer:
 
 
 ANSWER_CACHE = CacheKind(
-    name="llm-answer", title="LLM answer cache", holds="LLM answers", setting="llm.cache_path in the config",
-    tables=(Table("answers", ("key",), ("stage TEXT NOT NULL", "template TEXT NOT NULL", "model TEXT NOT NULL",
-                                        "value TEXT NOT NULL", "raw_text TEXT NOT NULL", "prompt_tokens INTEGER",
-                                        "completion_tokens INTEGER", "created REAL NOT NULL"),
-                  _answer, first_writer_wins=True),),
+    name="llm-answer",
+    title="LLM answer cache",
+    holds="LLM answers",
+    setting="llm.cache_path in the config",
+    tables=(
+        Table(
+            "answers",
+            ("key",),
+            (
+                "stage TEXT NOT NULL",
+                "template TEXT NOT NULL",
+                "model TEXT NOT NULL",
+                "value TEXT NOT NULL",
+                "raw_text TEXT NOT NULL",
+                "prompt_tokens INTEGER",
+                "completion_tokens INTEGER",
+                "created REAL NOT NULL",
+            ),
+            _answer,
+            first_writer_wins=True,
+        ),
+    ),
     legacy_tables=frozenset({"answers"}),
 )
 
@@ -101,8 +118,9 @@ class AnswerCache:
     def _store(self) -> CacheStore:
         with self._lock:
             if self._opened is None:
-                self._opened = CacheStore(self.path, ANSWER_CACHE, busy_timeout_s=self._busy_timeout_s,
-                                          counts=self.counts)
+                self._opened = CacheStore(
+                    self.path, ANSWER_CACHE, busy_timeout_s=self._busy_timeout_s, counts=self.counts
+                )
             return self._opened
 
     def get(self, key: str) -> CachedAnswer | None:
@@ -110,8 +128,20 @@ class AnswerCache:
 
     def put(self, key: str, *, stage: str, template: str, model: str, answer: CachedAnswer) -> None:
         """Store (first writer wins) and commit at once."""
-        self._store().put("answers", (key,), (stage, template, model, canonical_json(answer.value), answer.raw_text,
-                                              answer.prompt_tokens, answer.completion_tokens, time.time()))
+        self._store().put(
+            "answers",
+            (key,),
+            (
+                stage,
+                template,
+                model,
+                canonical_json(answer.value),
+                answer.raw_text,
+                answer.prompt_tokens,
+                answer.completion_tokens,
+                time.time(),
+            ),
+        )
 
     def __len__(self) -> int:
         return self._store().count("answers")

@@ -182,7 +182,10 @@ class LLMClient:
         self.progress = progress
 
     def __repr__(self) -> str:
-        return f"LLMClient(base_url={redact_url(self.config.base_url)!r}, model={self.config.model!r}, cache={self.cache!r})"
+        return (
+            f"LLMClient(base_url={redact_url(self.config.base_url)!r}, model={self.config.model!r}, "
+            f"cache={self.cache!r})"
+        )
 
     def __enter__(self) -> "LLMClient":
         return self
@@ -221,8 +224,9 @@ class LLMClient:
         ``check_outage=False`` leaves the transport-failure check to a caller that makes many single calls
         (:meth:`check_transport_failures` over all of them): one failure is not an outage.
         """
-        return self.map(stage, template, [inputs], schema, validator=validator, progress=False,
-                        check_outage=check_outage)[0]
+        return self.map(
+            stage, template, [inputs], schema, validator=validator, progress=False, check_outage=check_outage
+        )[0]
 
     def map(
         self,
@@ -258,8 +262,12 @@ class LLMClient:
     def check_transport_failures(self, stage: str, failed: int, total: int) -> None:
         """Fail the stage when more than ``max_transport_failure_rate`` of its ``total`` calls could not reach the
         endpoint (``failed`` of them)."""
-        budget = FailureBudget(f"{stage} (model '{self.config.model}')", self.config.base_url,
-                               self.config.max_transport_failure_rate, "llm.max_transport_failure_rate")
+        budget = FailureBudget(
+            f"{stage} (model '{self.config.model}')",
+            self.config.base_url,
+            self.config.max_transport_failure_rate,
+            "llm.max_transport_failure_rate",
+        )
         budget.record(total, failed, "transport")
         try:
             budget.check(final=True)
@@ -268,9 +276,18 @@ class LLMClient:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _run_misses(self, stage: str, misses: list[int], prompts: list[RenderedPrompt], keys: list[str],
-                    inputs: Sequence[Mapping[str, Any]], schema: Mapping[str, Any], validator: Validator | None,
-                    results: list[LLMResult | None], bar: Any) -> None:
+    def _run_misses(
+        self,
+        stage: str,
+        misses: list[int],
+        prompts: list[RenderedPrompt],
+        keys: list[str],
+        inputs: Sequence[Mapping[str, Any]],
+        schema: Mapping[str, Any],
+        validator: Validator | None,
+        results: list[LLMResult | None],
+        bar: Any,
+    ) -> None:
         if not misses:
             return
         with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(misses))) as pool:
@@ -287,28 +304,58 @@ class LLMClient:
                 raise
 
     def _key(self, prompt: RenderedPrompt, schema: Mapping[str, Any]) -> str:
-        return cache_key(model=self.config.model, template_hash=prompt.template_hash, messages=prompt.messages,
-                         sampling=self.config.sampling(), schema=schema)
+        return cache_key(
+            model=self.config.model,
+            template_hash=prompt.template_hash,
+            messages=prompt.messages,
+            sampling=self.config.sampling(),
+            schema=schema,
+        )
 
     def _lookup(self, stage: str, key: str, inputs: Mapping[str, Any], validator: Validator | None) -> LLMResult | None:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is None:
             return None
-        self._ledger.add(stage, items=1, cache_hits=1, cached_prompt_tokens=hit.prompt_tokens or 0,
-                         cached_completion_tokens=hit.completion_tokens or 0)
-        return self._judge(stage, hit.value, inputs, validator, raw_text=hit.raw_text, cached=True,
-                           prompt_tokens=hit.prompt_tokens, completion_tokens=hit.completion_tokens)
+        self._ledger.add(
+            stage,
+            items=1,
+            cache_hits=1,
+            cached_prompt_tokens=hit.prompt_tokens or 0,
+            cached_completion_tokens=hit.completion_tokens or 0,
+        )
+        return self._judge(
+            stage,
+            hit.value,
+            inputs,
+            validator,
+            raw_text=hit.raw_text,
+            cached=True,
+            prompt_tokens=hit.prompt_tokens,
+            completion_tokens=hit.completion_tokens,
+        )
 
-    def _answer(self, stage: str, key: str, prompt: RenderedPrompt, inputs: Mapping[str, Any],
-                schema: Mapping[str, Any], validator: Validator | None) -> LLMResult:
+    def _answer(
+        self,
+        stage: str,
+        key: str,
+        prompt: RenderedPrompt,
+        inputs: Mapping[str, Any],
+        schema: Mapping[str, Any],
+        validator: Validator | None,
+    ) -> LLMResult:
         self._ledger.add(stage, items=1)
         answer = self._request(stage, prompt, schema)
         if isinstance(answer, LLMResult):
             return answer
-        self._ledger.add(stage, prompt_tokens=answer.prompt_tokens or 0,
-                         completion_tokens=answer.completion_tokens or 0)
-        common: dict[str, Any] = {"raw_text": answer.text, "prompt_tokens": answer.prompt_tokens,
-                  "completion_tokens": answer.completion_tokens, "http_requests": answer.http_requests}
+        self._ledger.add(
+            stage, prompt_tokens=answer.prompt_tokens or 0, completion_tokens=answer.completion_tokens or 0
+        )
+        common: dict[str, Any] = {
+            "raw_text": answer.text,
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "http_requests": answer.http_requests,
+        }
         if answer.finish_reason == "length":
             return self._failure(stage, "length", f"answer cut at max_tokens={self.config.max_tokens}", **common)
         try:
@@ -319,12 +366,18 @@ class LLMClient:
         except SchemaViolation as error:
             return self._failure(stage, "schema", str(error), **common)
         if self.cache is not None:
-            self.cache.put(key, stage=stage, template=prompt.template, model=self.config.model,
-                           answer=CachedAnswer(value, answer.text, answer.prompt_tokens, answer.completion_tokens))
+            self.cache.put(
+                key,
+                stage=stage,
+                template=prompt.template,
+                model=self.config.model,
+                answer=CachedAnswer(value, answer.text, answer.prompt_tokens, answer.completion_tokens),
+            )
         return self._judge(stage, value, inputs, validator, **common)
 
-    def _judge(self, stage: str, value: Any, inputs: Mapping[str, Any], validator: Validator | None,
-               **fields: Any) -> LLMResult:
+    def _judge(
+        self, stage: str, value: Any, inputs: Mapping[str, Any], validator: Validator | None, **fields: Any
+    ) -> LLMResult:
         if validator is not None:
             try:
                 value = validator(value, inputs)
@@ -365,8 +418,9 @@ class LLMClient:
                 # a proxy's error page or a cut-off body with status 200: the endpoint failed, not the prompt
                 delay, reason = None, "HTTP 200 with a body that is not a chat completion"
             if retries >= self.config.max_retries:
-                return self._failure(stage, "retries_exhausted", f"{reason} after {requests} requests",
-                                     http_requests=requests)
+                return self._failure(
+                    stage, "retries_exhausted", f"{reason} after {requests} requests", http_requests=requests
+                )
             delay = self._backoff(retries) if delay is None else min(delay, self.config.backoff_max)
             retries += 1
             self._ledger.add(stage, retries=1)
@@ -375,8 +429,11 @@ class LLMClient:
 
     def _send(self, prompt: RenderedPrompt, schema: Mapping[str, Any], structured: bool, requests: int) -> _Answer:
         messages: list[Any] = [dict(m) for m in prompt.messages]
-        params: dict[str, Any] = {"model": self.config.model, "temperature": self.config.temperature,
-                                  "max_tokens": self.config.max_tokens}
+        params: dict[str, Any] = {
+            "model": self.config.model,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+        }
         if self.config.seed is not None:
             params["seed"] = self.config.seed
         if structured:
@@ -407,7 +464,7 @@ class LLMClient:
 
     def _backoff(self, retry: int) -> float:
         """Exponential backoff with equal jitter: uniform in [d/2, d], d = base * 2**retry capped at max."""
-        ceiling = min(self.config.backoff_max, self.config.backoff_base * (2 ** retry))
+        ceiling = min(self.config.backoff_max, self.config.backoff_base * (2**retry))
         with self._rng_lock:
             return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
@@ -418,8 +475,9 @@ class LLMClient:
 def _schema_for(template: PromptTemplate, schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
     chosen = schema if schema is not None else template.schema
     if chosen is None:
-        raise ValueError(f"no JSON schema for prompt '{template.name}': pass schema, or add "
-                         f"prompts/{template.name}.schema.json")
+        raise ValueError(
+            f"no JSON schema for prompt '{template.name}': pass schema, or add prompts/{template.name}.schema.json"
+        )
     check_schema(chosen)
     return chosen
 
@@ -438,13 +496,19 @@ def _rejects_response_format(error: openai.APIStatusError) -> bool:
 def _raise_for_config(error: openai.APIStatusError, config: LLMConfig) -> None:
     status = error.status_code
     if status in (401, 403):
-        where = (f"the environment variable {config.api_key_env} named by llm.api_key_env"
-                 if config.api_key_env else "llm.api_key_env (null: no key was sent)")
-        raise LLMRequestError(f"{redact_url(config.base_url)} refused the API key (HTTP {status}): check {where}") from None
+        where = (
+            f"the environment variable {config.api_key_env} named by llm.api_key_env"
+            if config.api_key_env
+            else "llm.api_key_env (null: no key was sent)"
+        )
+        raise LLMRequestError(
+            f"{redact_url(config.base_url)} refused the API key (HTTP {status}): check {where}"
+        ) from None
     if status == 404:
         raise LLMRequestError(
-            f"{redact_url(config.base_url)} answered 404 for model '{config.model}': check llm.base_url (it usually ends "
-            f"in /v1) and llm.model (one of the names the endpoint lists at /v1/models)"
+            f"{redact_url(config.base_url)} answered 404 for model '{config.model}': "
+            f"check llm.base_url (it usually ends in /v1) and llm.model "
+            f"(one of the names the endpoint lists at /v1/models)"
         ) from None
 
 
@@ -465,15 +529,21 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-def open_client(section: LLMConfig | Mapping[str, Any] | None, *, needed_by: str, max_tokens: int | None = None,
-                progress: bool = False) -> LLMClient:
+def open_client(
+    section: LLMConfig | Mapping[str, Any] | None,
+    *,
+    needed_by: str,
+    max_tokens: int | None = None,
+    progress: bool = False,
+) -> LLMClient:
     """The one way a stage gets an LLM client: from the (typed) ``llm`` section, with a stage's own token cap.
 
     A stage that calls an LLM but has no ``llm`` section fails here, naming what needs it.
     """
     if not section:
-        raise LLMConfigError(f"{needed_by} calls an LLM: add an 'llm' section to the config (base_url, model; see "
-                             f"docs/llm.md)")
+        raise LLMConfigError(
+            f"{needed_by} calls an LLM: add an 'llm' section to the config (base_url, model; see docs/llm.md)"
+        )
     config = LLMConfig.from_section(section)
     if max_tokens is not None:
         config = config.model_copy(update={"max_tokens": int(max_tokens)})

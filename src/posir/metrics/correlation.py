@@ -59,6 +59,7 @@ def correlation_table(frame: pd.DataFrame, reference_column: str, columns: Mappi
     rows = []
     for column, name in columns.items():
         result = spearman(frame[reference_column].tolist(), frame[column].tolist())
-        rows.append({"column": name, "score_column": column, "rho": result.rho, "p_value": result.p_value,
-                     "n_models": result.n})
+        rows.append(
+            {"column": name, "score_column": column, "rho": result.rho, "p_value": result.p_value, "n_models": result.n}
+        )
     return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS))

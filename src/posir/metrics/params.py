@@ -4,7 +4,7 @@ bootstrap and the statistics of trends and paired tests."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, Strict, model_validator
 
@@ -40,7 +40,8 @@ class PositionParams(Entry):
 
     position_bins: PositiveInt = 20
     length_buckets: dict[Str, PositiveInt | None] = Field(
-        default_factory=lambda: {"Q1": 512, "Q2": 1024, "Q3": 1536, "Q4": None})
+        default_factory=lambda: {"Q1": 512, "Q2": 1024, "Q3": 1536, "Q4": None}
+    )
     """{name: inclusive upper bound in Qwen3 tokens}; null (one bucket only, the last) means no upper bound"""
 
     @model_validator(mode="after")
@@ -48,7 +49,9 @@ class PositionParams(Entry):
         try:
             length_buckets(self.length_buckets)
         except ValueError as error:
-            raise KeyProblem("length_buckets", str(error), "give increasing upper bounds, null only for the last")
+            raise KeyProblem(
+                "length_buckets", str(error), "give increasing upper bounds, null only for the last"
+            ) from None
         return self
 
     @property
@@ -81,5 +84,6 @@ class MetricParams(TableParams):
         return PositionParams(position_bins=self.position_bins, length_buckets=self.length_buckets)
 
     def tables(self) -> TableParams:
-        return TableParams(position_bins=self.position_bins, length_buckets=self.length_buckets,
-                           min_bin_queries=self.min_bin_queries)
+        return TableParams(
+            position_bins=self.position_bins, length_buckets=self.length_buckets, min_bin_queries=self.min_bin_queries
+        )

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 
 from posir.metrics.measures import PER_QUERY, Measure
 
-
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 

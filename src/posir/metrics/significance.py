@@ -85,13 +85,16 @@ def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = POSITION_MEAS
             raise AlignmentError(
                 f"models '{reference_name}' and '{name}' were scored on different queries: {len(missing)} qid(s) only "
                 f"in '{reference_name}' (e.g. {missing[:5]}), {len(extra)} only in '{name}' (e.g. {extra[:5]}); "
-                "compare runs of the same benchmark and setting")
+                "compare runs of the same benchmark and setting"
+            )
         for column in POSITION_COLUMNS:
             differs = aligned[column].astype(str).to_numpy() != frame[column].astype(str).to_numpy()
             if differs.any():
                 example = aligned["qid"][differs].tolist()[:5]
-                raise AlignmentError(f"models '{reference_name}' and '{name}' disagree on {column} for "
-                                     f"{int(differs.sum())} queries (e.g. {example}): not the same benchmark")
+                raise AlignmentError(
+                    f"models '{reference_name}' and '{name}' disagree on {column} for "
+                    f"{int(differs.sum())} queries (e.g. {example}): not the same benchmark"
+                )
         aligned[name] = frame[name].to_numpy(dtype=float)
     assert aligned is not None
     return aligned
@@ -114,9 +117,16 @@ def randomisation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -
     if differs.sum() < 2:
         return 1.0  # flipping the sign of one difference (or none) reaches the observed |mean| every time
     a, b = a[differs], b[differs]
-    result = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
-                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed),
-                              batch=permutation_batch(len(a) + len(b)))
+    result = permutation_test(
+        (a, b),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+        batch=permutation_batch(len(a) + len(b)),
+    )
     return float(result.pvalue)
 
 
@@ -159,14 +169,20 @@ def _groups(aligned: pd.DataFrame, buckets: Sequence[str]) -> list[tuple[str, pd
     return [(ALL, aligned)] + [(b, aligned[aligned["length_bucket"] == b]) for b in buckets]
 
 
-def pairwise_tests(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequence[str], n_resamples: int = 9999,
-                   seed: int = 13, alpha: float = 0.05) -> pd.DataFrame:
+def pairwise_tests(
+    aligned: pd.DataFrame,
+    models: Sequence[str],
+    buckets: Sequence[str],
+    n_resamples: int = 9999,
+    seed: int = 13,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """Every pair of ``models`` (in the given order, a before b), per bucket and overall, on ``aligned`` scores.
 
-    ``aligned`` is :func:`align_scores`'s table. Columns (``posir.results.SIGNIFICANCE_COLUMNS``): ``mean_difference`` is
-    mean(a - b); ``randomisation_p`` / ``ttest_p`` are two-sided; ``*_holm`` are Holm-adjusted over
-    the pairs of the row's bucket; ``significant`` is ``randomisation_p_holm < alpha``. A bucket
-    with no queries gives NaN tests.
+    ``aligned`` is :func:`align_scores`'s table. Columns (``posir.results.SIGNIFICANCE_COLUMNS``):
+    ``mean_difference`` is mean(a - b); ``randomisation_p`` / ``ttest_p`` are two-sided; ``*_holm`` are
+    Holm-adjusted over the pairs of the row's bucket; ``significant`` is ``randomisation_p_holm < alpha``. A
+    bucket with no queries gives NaN tests.
     """
     if len(models) < 2:
         raise ValueError(f"pairwise_tests: need at least two models, got {list(models)}")
@@ -180,20 +196,27 @@ def pairwise_tests(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequen
             a = frame[model_a].to_numpy(dtype=float)
             b = frame[model_b].to_numpy(dtype=float)
             t_statistic, t_p = paired_t(a, b)
-            family.append({
-                "bucket": name, "model_a": model_a, "model_b": model_b, "n_queries": int(len(a)),
-                "mean_a": float(a.mean()) if len(a) else math.nan,
-                "mean_b": float(b.mean()) if len(b) else math.nan,
-                "mean_difference": float((a - b).mean()) if len(a) else math.nan,
-                "randomisation_p": randomisation_p(a, b, n_resamples, seed),
-                "t_statistic": t_statistic, "ttest_p": t_p,
-            })
+            family.append(
+                {
+                    "bucket": name,
+                    "model_a": model_a,
+                    "model_b": model_b,
+                    "n_queries": int(len(a)),
+                    "mean_a": float(a.mean()) if len(a) else math.nan,
+                    "mean_b": float(b.mean()) if len(b) else math.nan,
+                    "mean_difference": float((a - b).mean()) if len(a) else math.nan,
+                    "randomisation_p": randomisation_p(a, b, n_resamples, seed),
+                    "t_statistic": t_statistic,
+                    "ttest_p": t_p,
+                }
+            )
         for column in ("randomisation_p", "ttest_p"):
             for row, adjusted in zip(family, holm([r[column] for r in family])):
                 row[f"{column}_holm"] = float(adjusted)
         for row in family:
-            row.update({"significant": bool(row["randomisation_p_holm"] < alpha), "n_resamples": n_resamples,
-                        "alpha": alpha})
+            row.update(
+                {"significant": bool(row["randomisation_p_holm"] < alpha), "n_resamples": n_resamples, "alpha": alpha}
+            )
         rows += family
     return pd.DataFrame(rows, columns=list(SIGNIFICANCE_COLUMNS))
 
@@ -216,8 +239,15 @@ def _difference_interval(replicates: np.ndarray, point: float, params: Bootstrap
     return float(2.0 * low - 1.0), float(2.0 * high - 1.0)
 
 
-def psi_differences(aligned: pd.DataFrame, models: Sequence[str], buckets: Sequence[str], n_bins: int,
-                    min_bin_queries: int, params: BootstrapParams, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
+def psi_differences(
+    aligned: pd.DataFrame,
+    models: Sequence[str],
+    buckets: Sequence[str],
+    n_bins: int,
+    min_bin_queries: int,
+    params: BootstrapParams,
+    metric: str = POSITION_MEASURE.column,
+) -> pd.DataFrame:
     """Paired stratified bootstrap of PSI(a) - PSI(b) and bin-mean nDCG(a) - nDCG(b), every pair, every bucket.
 
     Both models of a resample see the same queries (``stratified_totals`` draws indices from the
@@ -237,8 +267,12 @@ def psi_differences(aligned: pd.DataFrame, models: Sequence[str], buckets: Seque
             stats[m] = (statistics(observed, min_bin_queries), statistics(resampled, min_bin_queries))
         for model_a, model_b in combinations(models, 2):
             (point_a, boot_a), (point_b, boot_b) = stats[model_a], stats[model_b]
-            row: dict[str, object] = {"bucket": bucket, "model_a": model_a, "model_b": model_b,
-                                      "n_queries": int(totals[model_a][bucket][0].counts.sum())}
+            row: dict[str, object] = {
+                "bucket": bucket,
+                "model_a": model_a,
+                "model_b": model_b,
+                "n_queries": int(totals[model_a][bucket][0].counts.sum()),
+            }
             for key, column in (("psi", "psi"), ("bin_mean", f"{metric}_bin_mean")):
                 point = float(point_a[key][0] - point_b[key][0])
                 replicates = boot_a[key] - boot_b[key]
@@ -249,11 +283,11 @@ def psi_differences(aligned: pd.DataFrame, models: Sequence[str], buckets: Seque
                 row[f"{column}_difference"] = point
                 row[f"{column}_difference_ci_low"] = low
                 row[f"{column}_difference_ci_high"] = high
-                row[f"{column}_difference_bootstrap_bias"] = (float(replicates[defined].mean() - point)
-                                                              if defined.any() else math.nan)
+                row[f"{column}_difference_bootstrap_bias"] = (
+                    float(replicates[defined].mean() - point) if defined.any() else math.nan
+                )
                 row[f"{column}_defined_share"] = float(defined.mean())
-                row[f"{column}_share_a_higher"] = (float((replicates[defined] > 0).mean())
-                                                   if defined.any() else math.nan)
+                row[f"{column}_share_a_higher"] = float((replicates[defined] > 0).mean()) if defined.any() else math.nan
             row.update({"n_resamples": params.resamples, "confidence": params.confidence, "interval": params.interval})
             rows.append(row)
     return pd.DataFrame(rows)

@@ -65,11 +65,18 @@ def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
         pearson = stats.pearsonr(x, y)
         spearman = stats.spearmanr(x, y)
         kendall = stats.kendalltau(x, y)
-    return {"slope": float(fit.slope), "slope_stderr": float(fit.stderr), "slope_p": float(fit.pvalue),
-            "intercept": float(fit.intercept),
-            "pearson_r": float(pearson.statistic), "pearson_p": float(pearson.pvalue),
-            "spearman_rho": float(spearman.statistic), "spearman_p": float(spearman.pvalue),
-            "kendall_tau": float(kendall.statistic), "kendall_p": float(kendall.pvalue)}
+    return {
+        "slope": float(fit.slope),
+        "slope_stderr": float(fit.stderr),
+        "slope_p": float(fit.pvalue),
+        "intercept": float(fit.intercept),
+        "pearson_r": float(pearson.statistic),
+        "pearson_p": float(pearson.pvalue),
+        "spearman_rho": float(spearman.statistic),
+        "spearman_p": float(spearman.pvalue),
+        "kendall_tau": float(kendall.statistic),
+        "kendall_p": float(kendall.pvalue),
+    }
 
 
 def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
@@ -84,9 +91,14 @@ def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION
     for name, frame in bins.groupby("bucket", sort=False):
         used = frame[eligible_bins(frame, min_bin_queries)]
         skipped = frame[(frame["n_queries"] > 0) & ~eligible_bins(frame, min_bin_queries)]["position_bin"]
-        rows.append({"bucket": name, "bins_used": int(len(used)),
-                     "bins_skipped": ",".join(str(b) for b in skipped.tolist()),
-                     **_trend(bin_centres(used), used[metric].to_numpy(dtype=float))})
+        rows.append(
+            {
+                "bucket": name,
+                "bins_used": int(len(used)),
+                "bins_skipped": ",".join(str(b) for b in skipped.tolist()),
+                **_trend(bin_centres(used), used[metric].to_numpy(dtype=float)),
+            }
+        )
     return pd.DataFrame(rows, columns=list(TREND_FIT_COLUMNS))
 
 
@@ -127,14 +139,28 @@ def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> 
 
     if len(a) < 2 or len(b) < 2:
         return math.nan  # scipy needs two observations per sample; a third this thin tests nothing
-    result = permutation_test((a, b), _difference_in_means, permutation_type="independent", vectorized=True,
-                              n_resamples=n_resamples, alternative="two-sided", rng=np.random.default_rng(seed),
-                              batch=permutation_batch(len(a) + len(b)))
+    result = permutation_test(
+        (a, b),
+        _difference_in_means,
+        permutation_type="independent",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+        batch=permutation_batch(len(a) + len(b)),
+    )
     return float(result.pvalue)
 
 
-def thirds_test(per_query: pd.DataFrame, buckets: Sequence[str], n_resamples: int = 9999, seed: int = 13,
-                metric: str = POSITION_MEASURE.column, first: float = 1 / 3, last: float = 2 / 3) -> pd.DataFrame:
+def thirds_test(
+    per_query: pd.DataFrame,
+    buckets: Sequence[str],
+    n_resamples: int = 9999,
+    seed: int = 13,
+    metric: str = POSITION_MEASURE.column,
+    first: float = 1 / 3,
+    last: float = 2 / 3,
+) -> pd.DataFrame:
     """Per bucket (and 'all'): per-query ``metric`` with evidence at ``relative_position <= first`` against ``> last``.
 
     The cut follows PosIR's ``(a, b]`` bins (section 4.1): position 0 belongs to the first
@@ -152,22 +178,28 @@ def thirds_test(per_query: pd.DataFrame, buckets: Sequence[str], n_resamples: in
         position = frame["relative_position"].to_numpy(dtype=float)
         scores = frame[metric].to_numpy(dtype=float)
         a, b = scores[position <= first], scores[position > last]
-        rows.append({
-            "bucket": name, "n_first": int(len(a)), "n_last": int(len(b)),
-            "mean_first": float(np.mean(a)) if len(a) else math.nan,
-            "mean_last": float(np.mean(b)) if len(b) else math.nan,
-            "difference": float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan,
-            "permutation_p": permutation_p(a, b, n_resamples, seed),
-            "cohens_d": cohens_d(a, b), "cliffs_delta": cliffs_delta(a, b),
-        })
+        rows.append(
+            {
+                "bucket": name,
+                "n_first": int(len(a)),
+                "n_last": int(len(b)),
+                "mean_first": float(np.mean(a)) if len(a) else math.nan,
+                "mean_last": float(np.mean(b)) if len(b) else math.nan,
+                "difference": float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan,
+                "permutation_p": permutation_p(a, b, n_resamples, seed),
+                "cohens_d": cohens_d(a, b),
+                "cliffs_delta": cliffs_delta(a, b),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 # --- does PSI rest on a trend? ------------------------------------------------------------------
 
 
-def flag_psi_trends(summary: pd.DataFrame, trends: pd.DataFrame, alpha: float = 0.05,
-                    test: str = "spearman") -> pd.DataFrame:
+def flag_psi_trends(
+    summary: pd.DataFrame, trends: pd.DataFrame, alpha: float = 0.05, test: str = "spearman"
+) -> pd.DataFrame:
     """Per bucket: PSI beside the chosen trend test's p-value and whether it lies below ``alpha``.
 
     ``summary`` is aggregate.summarize's table, ``trends`` :func:`trend_table`'s; ``test`` is one of
@@ -180,8 +212,9 @@ def flag_psi_trends(summary: pd.DataFrame, trends: pd.DataFrame, alpha: float = 
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"flag_psi_trends: alpha must lie strictly between 0 and 1, not {alpha}")
     p_column = TREND_TESTS[test]
-    merged = summary[["bucket", "psi"]].merge(trends[["bucket", "bins_used", "spearman_rho", p_column]],
-                                              on="bucket", how="left", validate="one_to_one")
+    merged = summary[["bucket", "psi"]].merge(
+        trends[["bucket", "bins_used", "spearman_rho", p_column]], on="bucket", how="left", validate="one_to_one"
+    )
     rho = merged["spearman_rho"]
     merged["direction"] = np.select([rho < 0, rho > 0], ["primacy", "recency"], default="none")
     merged["test"] = test

@@ -24,4 +24,5 @@ def require_device(device: str | None, where: str) -> None:
         raise DeviceUnavailableError(
             f"{where}.device: '{device}' but this machine has {found}. Run the job where a GPU is (rules ask for "
             f"resources gpu=1 when a model is on cuda: e.g. snakemake --profile profiles/slurm), or set "
-            f"{where}.device: cpu")
+            f"{where}.device: cpu"
+        )

@@ -45,4 +45,4 @@ def split_windows(ids: Sequence[int], window_content: int) -> list[list[int]]:
         raise ValueError(f"window size must be positive, got {window_content}")
     if not ids:
         return [[]]
-    return [list(ids[i:i + window_content]) for i in range(0, len(ids), window_content)]
+    return [list(ids[i : i + window_content]) for i in range(0, len(ids), window_content)]

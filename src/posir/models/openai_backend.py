@@ -104,7 +104,7 @@ class OpenAIEncoder:
         inputs = [prompt + t for t in texts]
         rows: list[np.ndarray] = []
         for start in range(0, len(inputs), self.spec.batch_size):
-            batch = inputs[start:start + self.spec.batch_size]
+            batch = inputs[start : start + self.spec.batch_size]
             response = self._create(batch, role)
             rows.extend(self._ordered_vectors(response, len(batch)))
             usage = getattr(response, "usage", None)
@@ -133,7 +133,9 @@ class OpenAIEncoder:
             if not self._warned_unknown_tokens:
                 log.warning(
                     "model '%s': the endpoint reports token usage per request of %d texts, so per-text input "
-                    "tokens are recorded as -1; set batch_size: 1 to record them", self.spec.name, self.spec.batch_size,
+                    "tokens are recorded as -1; set batch_size: 1 to record them",
+                    self.spec.name,
+                    self.spec.batch_size,
                 )
                 self._warned_unknown_tokens = True
             return [UNKNOWN_TOKENS] * len(texts)
@@ -190,7 +192,12 @@ class OpenAIEncoder:
             self.retries += 1
             log.warning(
                 "model '%s': %s from %s; retry %d/%d in %.2fs",
-                self.spec.name, reason, self.spec.base_url, attempt + 1, max_retries, delay,
+                self.spec.name,
+                reason,
+                self.spec.base_url,
+                attempt + 1,
+                max_retries,
+                delay,
             )
             self._sleep(delay)
         raise AssertionError("unreachable")
@@ -198,7 +205,7 @@ class OpenAIEncoder:
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Full-jitter exponential backoff, at least ``Retry-After``; both capped at ``backoff_max``."""
         cap = float(self.options["backoff_max"])
-        ceiling = min(cap, float(self.options["backoff_initial"]) * (2 ** attempt))
+        ceiling = min(cap, float(self.options["backoff_initial"]) * (2**attempt))
         delay = self._rng.uniform(0.0, ceiling)
         if retry_after is not None:
             delay = max(delay, min(retry_after, cap))

@@ -48,8 +48,9 @@ class WindowingEncoder(DenseEncoder, Protocol):
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
 
 
-def window_size(encoder: WindowingEncoder, role: str, window: int | None, stride: int | None,
-                where: str) -> tuple[int, int]:
+def window_size(
+    encoder: WindowingEncoder, role: str, window: int | None, stride: int | None, where: str
+) -> tuple[int, int]:
     """(window, stride) in tokens by :func:`posir.windows.default_window`: the configured ones, by default the
     model's budget and half a window; an error names ``<where>.<key>``."""
     try:
@@ -100,11 +101,14 @@ DENSE_BACKENDS: dict[str, Factory] = {
 }
 
 # Every dense backend with declared capabilities has a factory, and vice versa.
-assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}, "registry and spec.BACKENDS disagree"
+assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}, (
+    "registry and spec.BACKENDS disagree"
+)
 
 
-def encode_by_length(encoder: DenseEncoder, texts: Sequence[str], role: str,
-                     input_tokens: Sequence[int] | None = None) -> np.ndarray:
+def encode_by_length(
+    encoder: DenseEncoder, texts: Sequence[str], role: str, input_tokens: Sequence[int] | None = None
+) -> np.ndarray:
     """Vectors of ``texts`` encoded in groups of equal input length, in input order.
 
     Batching pads every text to the longest of its batch, and padding changes the

@@ -144,8 +144,13 @@ def save_mean(path: Path, mean: np.ndarray, *, collection: str, n_texts: int, mo
     path.parent.mkdir(parents=True, exist_ok=True)
     vector = np.asarray(mean, dtype=np.float64)
     np.save(path, vector)
-    meta = {"model": model, "collection": collection, "n_texts": int(n_texts), "dim": int(vector.shape[0]),
-            "norm": float(np.linalg.norm(vector))}
+    meta = {
+        "model": model,
+        "collection": collection,
+        "n_texts": int(n_texts),
+        "dim": int(vector.shape[0]),
+        "norm": float(np.linalg.norm(vector)),
+    }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
@@ -157,12 +162,15 @@ def load_mean(path: Path) -> MeanVector:
         raise FileNotFoundError(f"{meta_path}: provenance of mean vector {path} is missing; re-run the mean step")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     if vector.ndim != 1 or vector.shape[0] != meta.get("dim"):
-        raise ValueError(f"{path}: mean vector of shape {vector.shape} does not match its sidecar (dim {meta.get('dim')})")
+        raise ValueError(
+            f"{path}: mean vector of shape {vector.shape} does not match its sidecar (dim {meta.get('dim')})"
+        )
     return MeanVector(vector=vector, collection=meta["collection"], n_texts=int(meta["n_texts"]), model=meta["model"])
 
 
-def check_disjoint(mean: MeanVector, evaluated_keys: Sequence[str], collection_keys: Sequence[str],
-                   evaluated_name: str) -> None:
+def check_disjoint(
+    mean: MeanVector, evaluated_keys: Sequence[str], collection_keys: Sequence[str], evaluated_name: str
+) -> None:
     """Fail if the mean's collection shares keys with an evaluated text set (leakage, see module docstring).
 
     Keys are whatever identifies provenance at the granularity of leakage -- for
@@ -178,8 +186,9 @@ def check_disjoint(mean: MeanVector, evaluated_keys: Sequence[str], collection_k
         )
 
 
-def apply_to_search_inputs(queries: np.ndarray, documents: np.ndarray, mean: np.ndarray,
-                           method: str) -> tuple[np.ndarray, np.ndarray]:
+def apply_to_search_inputs(
+    queries: np.ndarray, documents: np.ndarray, mean: np.ndarray, method: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Renormalise query and document matrices with the same mean before inner-product search."""
     return renormalize(queries, mean, method), renormalize(documents, mean, method)
 
@@ -197,8 +206,13 @@ def write_collection_mean(model: str, collection: str, embeddings_path: Path, ou
     return path
 
 
-def search_vectors(spec: ModelSpec, queries: np.ndarray, documents: np.ndarray,
-                   mean_file: Path | None, embedding_model: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def search_vectors(
+    spec: ModelSpec,
+    queries: np.ndarray,
+    documents: np.ndarray,
+    mean_file: Path | None,
+    embedding_model: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Query and document matrices as the search should see them: unchanged, or renormalised per ``spec.renorm``.
 
     ``embedding_model`` names the entry whose embeddings (and mean) are used, when
@@ -207,8 +221,10 @@ def search_vectors(spec: ModelSpec, queries: np.ndarray, documents: np.ndarray,
     if spec.renorm is None:
         return queries, documents
     if mean_file is None:
-        raise ValueError(f"model '{spec.name}': renorm: {spec.renorm} needs the mean vector of "
-                         f"'{spec.renorm_collection}'; pass its .mean.npy to the search step")
+        raise ValueError(
+            f"model '{spec.name}': renorm: {spec.renorm} needs the mean vector of "
+            f"'{spec.renorm_collection}'; pass its .mean.npy to the search step"
+        )
     mean = load_mean(Path(mean_file))
     if mean.model != (embedding_model or spec.name) or mean.collection != spec.renorm_collection:
         raise ValueError(

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from posir.models.long_inputs import split_windows
-from posir.windows import token_window_spans
 from posir.models.spec import ModelConfigError, ModelSpec, model_unavailable
+from posir.windows import token_window_spans
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 
@@ -79,8 +79,9 @@ class SentenceTransformerEncoder:
 
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
         """Character spans of ``text``'s windows of ``window`` tokens every ``stride`` (the tokenizer's offsets)."""
-        offsets = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
-                                       truncation=False, verbose=False)["offset_mapping"]
+        offsets = self.model.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
+        )["offset_mapping"]
         return token_window_spans(offsets, len(text), window, stride)
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]:
@@ -118,9 +119,11 @@ class SentenceTransformerEncoder:
         plain = tokenizer("probe", add_special_tokens=False)["input_ids"]
         full = tokenizer("probe", add_special_tokens=True)["input_ids"]
         for i in range(len(full) - len(plain) + 1):
-            if full[i:i + len(plain)] == plain:
-                return list(full[:i]), list(full[i + len(plain):])
-        raise ValueError(f"model '{self.spec.name}': cannot locate the text inside the tokenizer's special-token template")
+            if full[i : i + len(plain)] == plain:
+                return list(full[:i]), list(full[i + len(plain) :])
+        raise ValueError(
+            f"model '{self.spec.name}': cannot locate the text inside the tokenizer's special-token template"
+        )
 
     def _encode_windows(self, texts: Sequence[str], role: str) -> np.ndarray:
         import torch
@@ -132,7 +135,9 @@ class SentenceTransformerEncoder:
         flat = sorted(((i, ids) for i, per_text in enumerate(windows) for ids in per_text), key=lambda w: len(w[1]))
         prompt = self.spec.prompt(role)
         head, tail = self._special_affixes()
-        overhead = len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
+        overhead = (
+            len(head) + len(tail) + (len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0)
+        )
         probe = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         dim = probe()
         if dim is None:
@@ -167,8 +172,8 @@ class SentenceTransformerEncoder:
         input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
         attention = torch.zeros((len(batch), width), dtype=torch.long)
         for row, ids in enumerate(batch):
-            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-            attention[row, :len(ids)] = 1
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, : len(ids)] = 1
         features = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])

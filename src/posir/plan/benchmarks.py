@@ -88,8 +88,10 @@ class BenchmarkPlan(Part):
         return {} if spec.download else {k: str(v) for k, v in spec.files().items()}
 
     def import_job(self, wildcards: Any) -> ImportJob:
-        return ImportJob(entry=self.config.benchmarks[wildcards.benchmark],  # type: ignore[arg-type]
-                         metrics=self.config.metrics.positions())
+        return ImportJob(
+            entry=self.config.benchmarks[wildcards.benchmark],  # type: ignore[arg-type]
+            metrics=self.config.metrics.positions(),
+        )
 
     def raw_corpus(self, wildcards: Any) -> str:
         return self._generation_entry(wildcards).generation.corpus.path
@@ -118,7 +120,9 @@ class BenchmarkPlan(Part):
                 models.append(block.false_negatives.recall_model)
             with_caches = stage in ("contrast", "false_negatives")
             return GenerationJob(
-                entry=entry, scorers=scorers, models={m: self.config.models[m] for m in models},
+                entry=entry,
+                scorers=scorers,
+                models={m: self.config.models[m] for m in models},
                 llm=self.llm_answer_settings(),
                 # only the last stage writes positions: a bucket change reruns no LLM stage
                 metrics=self.config.metrics.positions() if stage == "assemble" else PositionParams(),
@@ -164,7 +168,9 @@ class BenchmarkPlan(Part):
 
     def translation_inputs(self, wildcards: Any) -> dict[str, str]:
         source = self.translation_source_dir(wildcards)
-        inputs = {name: f"{source}/{filename}" for name, filename in fmt.CONTRACT.items() if name not in ("drops", "card")}
+        inputs = {
+            name: f"{source}/{filename}" for name, filename in fmt.CONTRACT.items() if name not in ("drops", "card")
+        }
         spec = self._translation(wildcards).languages[wildcards.language]
         for role, name in spec.source_names.items():
             inputs[role] = self.source_file(name)
@@ -177,11 +183,18 @@ class BenchmarkPlan(Part):
         spec = entry.languages[wildcards.language]
         uses_llm = spec.backend == "llm" or entry.filters.refusal.llm_confirm
         overrides = getattr(spec, "llm", None)
-        llm = self.config.llm_for(overrides, f"benchmarks.{wildcards.benchmark}.translations.{wildcards.language}") \
-            if uses_llm else None
-        return TranslateJob(entry=entry, separator=self.config.separator(wildcards.benchmark), llm=llm,
-                            cache=self.config.translation_cache if spec.backend == "apertium" else "",
-                            metrics=self.config.metrics.positions())
+        llm = (
+            self.config.llm_for(overrides, f"benchmarks.{wildcards.benchmark}.translations.{wildcards.language}")
+            if uses_llm
+            else None
+        )
+        return TranslateJob(
+            entry=entry,
+            separator=self.config.separator(wildcards.benchmark),
+            llm=llm,
+            cache=self.config.translation_cache if spec.backend == "apertium" else "",
+            metrics=self.config.metrics.positions(),
+        )
 
     def judge(self, wildcards: Any) -> JudgeJob:
         entry = self._translation(wildcards)
@@ -192,13 +205,19 @@ class BenchmarkPlan(Part):
         return [lang for name, lang in self.config.translation_variants() if name == benchmark]
 
     def judge_files(self, wildcards: Any) -> list[str]:
-        return [self.paths.translation_judge(f"{wildcards.benchmark}-{lang}")["judged"]
-                for lang in self.judged_languages(wildcards.benchmark)]
+        return [
+            self.paths.translation_judge(f"{wildcards.benchmark}-{lang}")["judged"]
+            for lang in self.judged_languages(wildcards.benchmark)
+        ]
 
     def judge_table(self, wildcards: Any) -> JudgeTableJob:
         entry = self._translation(wildcards)
-        return JudgeTableJob(judged_keys=[(wildcards.benchmark, lang, entry.languages[lang].backend)
-                                          for lang in self.judged_languages(wildcards.benchmark)])
+        return JudgeTableJob(
+            judged_keys=[
+                (wildcards.benchmark, lang, entry.languages[lang].backend)
+                for lang in self.judged_languages(wildcards.benchmark)
+            ]
+        )
 
     # --- translations compared ----------------------------------------------------------------------------
 
@@ -208,8 +227,10 @@ class BenchmarkPlan(Part):
         return comparison_rows(self.config, comparison)
 
     def comparison_summaries(self, wildcards: Any) -> list[str]:
-        return [self.paths.aggregate(r["benchmark"], r["model"], r["setting"], "summary")
-                for r in self.comparison_rows(wildcards.comparison)]
+        return [
+            self.paths.aggregate(r["benchmark"], r["model"], r["setting"], "summary")
+            for r in self.comparison_rows(wildcards.comparison)
+        ]
 
     def comparison_cards(self, wildcards: Any) -> dict[str, str]:
         section = self.config.translation_comparisons[wildcards.comparison]
@@ -219,9 +240,12 @@ class BenchmarkPlan(Part):
         return list(self.comparison_cards(wildcards).values())
 
     def comparison(self, wildcards: Any) -> ComparisonJob:
-        return ComparisonJob(rows=self.comparison_rows(wildcards.comparison), cards=self.comparison_cards(wildcards),
-                             reference=self.config.translation_comparisons[wildcards.comparison].reference,
-                             metrics=self.config.metrics.tables())
+        return ComparisonJob(
+            rows=self.comparison_rows(wildcards.comparison),
+            cards=self.comparison_cards(wildcards),
+            reference=self.config.translation_comparisons[wildcards.comparison].reference,
+            metrics=self.config.metrics.tables(),
+        )
 
 
 def prompts_dir_of(input_files: list[str]) -> Path:

@@ -37,9 +37,12 @@ def _check_pipelines(config: WorkflowConfig) -> None:
     for name in _evaluated_pipelines(config):
         pipeline = config.pipelines[name]
         if pipeline.depth > top_k:
-            raise KeyProblem(f"pipelines.{name}.depth", f"{pipeline.depth} is deeper than the first stage's runs "
-                             f"(retrieval.top_k: {top_k}), so the depth could never be reached",
-                             "lower the depth or raise retrieval.top_k")
+            raise KeyProblem(
+                f"pipelines.{name}.depth",
+                f"{pipeline.depth} is deeper than the first stage's runs "
+                f"(retrieval.top_k: {top_k}), so the depth could never be reached",
+                "lower the depth or raise retrieval.top_k",
+            )
 
 
 def _check_windows(config: WorkflowConfig) -> None:
@@ -76,8 +79,10 @@ def _check_prompts(config: WorkflowConfig, prompts_dir: Path) -> None:
     for name in _evaluated_pipelines(config):
         scorer = config.scorers[config.pipelines[name].second_stage]
         if isinstance(scorer, LLMGradeSpec):
-            wanted += [(f"scorers.{scorer.name}.prompt", scorer.prompt),
-                       (f"scorers.{scorer.name}.grade_prompt", scorer.grade_prompt)]
+            wanted += [
+                (f"scorers.{scorer.name}.prompt", scorer.prompt),
+                (f"scorers.{scorer.name}.grade_prompt", scorer.grade_prompt),
+            ]
     for name, entry in config.benchmarks.items():
         if isinstance(entry, GenerationBenchmark):
             wanted += [(f"benchmarks.{name}.generation", prompt) for prompt in GENERATION_PROMPTS]
@@ -90,5 +95,6 @@ def _check_prompts(config: WorkflowConfig, prompts_dir: Path) -> None:
     for key, prompt in wanted:
         path = prompts_dir / f"{prompt}.md"
         if not path.is_file():
-            raise KeyProblem(key, f"the prompt file {path} does not exist", f"add it, or name a prompt under "
-                             f"{prompts_dir}")
+            raise KeyProblem(
+                key, f"the prompt file {path} does not exist", f"add it, or name a prompt under {prompts_dir}"
+            )

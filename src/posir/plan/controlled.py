@@ -20,8 +20,11 @@ from posir.plan.jobs import ControlledJob, ControlledTablesJob
 OFFSET_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
 #: The family's tables and figures, by output name.
 FAMILY_FILES = {
-    "tests_csv": "controlled.csv", "tests_md": "controlled.md", "positions_csv": "controlled_positions.csv",
-    "comparison_csv": "natural_vs_controlled.csv", "comparison_md": "natural_vs_controlled.md",
+    "tests_csv": "controlled.csv",
+    "tests_md": "controlled.md",
+    "positions_csv": "controlled_positions.csv",
+    "comparison_csv": "natural_vs_controlled.csv",
+    "comparison_md": "natural_vs_controlled.md",
 }
 FAMILY_FIGURES = {"curves": "controlled.png", "heatmap": "controlled_heatmap.png"}
 
@@ -52,10 +55,13 @@ class ControlledPlan(Part):
         family = self.config.family_of(wildcards.benchmark)
         evaluated = {e.model for e in self.config.controlled_evaluations.get(family.name, [])}
         models = {m for name in evaluated for m in self._models_behind(name)}
-        views = {m: self.config.models[m] for m in sorted(models)
-                 if self.config.models[m].backend in OFFSET_BACKENDS}
-        return ControlledJob(entry=family, separator=self.config.separator(family.source_benchmark),
-                             metrics=self.config.metrics.positions(), views=views)
+        views = {m: self.config.models[m] for m in sorted(models) if self.config.models[m].backend in OFFSET_BACKENDS}
+        return ControlledJob(
+            entry=family,
+            separator=self.config.separator(family.source_benchmark),
+            metrics=self.config.metrics.positions(),
+            views=views,
+        )
 
     def _models_behind(self, name: str) -> list[str]:
         """The models an evaluated name reads documents with: itself, or a pipeline's first stage and its
@@ -91,9 +97,14 @@ class ControlledPlan(Part):
         )
 
     def family_outputs(self, family: str) -> dict[str, str]:
-        return {**{k: self.paths.table(family, f) for k, f in FAMILY_FILES.items()},
-                **{k: self.paths.figure(family, f) for k, f in FAMILY_FIGURES.items()}}
+        return {
+            **{k: self.paths.table(family, f) for k, f in FAMILY_FILES.items()},
+            **{k: self.paths.figure(family, f) for k, f in FAMILY_FIGURES.items()},
+        }
 
     def targets(self) -> list[str]:
-        return [path for family in sorted(self.config.controlled_evaluations)
-                for path in self.family_outputs(family).values()]
+        return [
+            path
+            for family in sorted(self.config.controlled_evaluations)
+            for path in self.family_outputs(family).values()
+        ]

@@ -46,8 +46,10 @@ class EvaluationPlan(Part):
 
     def aggregates_of_setting(self, suffix: str) -> Any:
         def files(wildcards: Any) -> list[str]:
-            return [self.aggregate_file(e, suffix) for e in self.evaluations_of_setting(wildcards.benchmark,
-                                                                                       wildcards.setting)]
+            return [
+                self.aggregate_file(e, suffix)
+                for e in self.evaluations_of_setting(wildcards.benchmark, wildcards.setting)
+            ]
 
         return files
 
@@ -74,8 +76,9 @@ class EvaluationPlan(Part):
             return inputs
         corpora = self.config.corpus_variants(wildcards.benchmark, setting.corpus_language)
         if self.config.models[wildcards.model].is_dense and len(corpora) == 1:
-            inputs["corpus_embeddings"] = self.paths.embeddings(self.config.embedding_model(wildcards.model),
-                                                                corpora[0], "corpus")
+            inputs["corpus_embeddings"] = self.paths.embeddings(
+                self.config.embedding_model(wildcards.model), corpora[0], "corpus"
+            )
         return inputs
 
     def first_stage_score_inputs(self, wildcards: Any) -> dict[str, str]:
@@ -91,46 +94,67 @@ class EvaluationPlan(Part):
     # --- tables and figures of a benchmark ----------------------------------------------------------------
 
     def panels(self, wildcards: Any) -> PanelsJob:
-        return PanelsJob(panels=[(e.model, str(e.setting)) for e in self.evaluations_of(wildcards.benchmark)],
-                         metrics=self.config.metrics.tables())
+        return PanelsJob(
+            panels=[(e.model, str(e.setting)) for e in self.evaluations_of(wildcards.benchmark)],
+            metrics=self.config.metrics.tables(),
+        )
 
     def setting_tables(self, wildcards: Any) -> SettingTablesJob:
         models = [e.model for e in self.evaluations_of_setting(wildcards.benchmark, wildcards.setting)]
-        return SettingTablesJob(models=models, compared=self.compared_models(wildcards.benchmark, wildcards.setting),
-                                metrics=self.config.metrics)
+        return SettingTablesJob(
+            models=models,
+            compared=self.compared_models(wildcards.benchmark, wildcards.setting),
+            metrics=self.config.metrics,
+        )
 
     def one_vs_many_runs(self, wildcards: Any) -> list[str]:
         return [self.paths.run(e.benchmark, e.model, str(e.setting)) for e in self.one_vs_many(wildcards.benchmark)]
 
     def language_bias(self, wildcards: Any) -> LanguageBiasJob:
-        return LanguageBiasJob(runs=[(e.model, e.setting.query_language) for e in self.one_vs_many(wildcards.benchmark)],
-                               depth=LANGUAGE_BIAS_DEPTH)
+        return LanguageBiasJob(
+            runs=[(e.model, e.setting.query_language) for e in self.one_vs_many(wildcards.benchmark)],
+            depth=LANGUAGE_BIAS_DEPTH,
+        )
 
     # --- paired tests between the models of a setting -------------------------------------------------------
 
     def compared_models(self, benchmark: str, setting: str) -> list[str]:
         """The models of a (benchmark, setting) that answer every query; a pipeline reranking a sample is left out."""
-        return [e.model for e in self.evaluations_of_setting(benchmark, setting)
-                if not (self.config.is_pipeline(e.model) and self.config.pipelines[e.model].sample)]
+        return [
+            e.model
+            for e in self.evaluations_of_setting(benchmark, setting)
+            if not (self.config.is_pipeline(e.model) and self.config.pipelines[e.model].sample)
+        ]
 
     def compared_scores(self, wildcards: Any) -> list[str]:
-        return [self.paths.scores(wildcards.benchmark, m, wildcards.setting)
-                for m in self.compared_models(wildcards.benchmark, wildcards.setting)]
+        return [
+            self.paths.scores(wildcards.benchmark, m, wildcards.setting)
+            for m in self.compared_models(wildcards.benchmark, wildcards.setting)
+        ]
 
     # --- analyses -------------------------------------------------------------------------------------------
 
     def analysis_inputs(self, wildcards: Any) -> dict[str, str]:
-        return {name: self.paths.benchmark_file(wildcards.benchmark, filename) for name, filename in
-                (("positions", fmt.POSITIONS), ("documents", fmt.DOCUMENTS), ("queries", fmt.QUERIES),
-                 ("corpus", fmt.CORPUS))}
+        return {
+            name: self.paths.benchmark_file(wildcards.benchmark, filename)
+            for name, filename in (
+                ("positions", fmt.POSITIONS),
+                ("documents", fmt.DOCUMENTS),
+                ("queries", fmt.QUERIES),
+                ("corpus", fmt.CORPUS),
+            )
+        }
 
     def saliency(self, wildcards: Any) -> SaliencyJob:
         return SaliencyJob(model=self.config.models[wildcards.model], section=self.config.analyses.saliency)
 
     def representation(self, wildcards: Any) -> RepresentationJob:
-        return RepresentationJob(model=self.config.models[wildcards.model],
-                                 section=self.config.analyses.representation, metrics=self.config.metrics.tables(),
-                                 cache=self.config.embedding_cache)
+        return RepresentationJob(
+            model=self.config.models[wildcards.model],
+            section=self.config.analyses.representation,
+            metrics=self.config.metrics.tables(),
+            cache=self.config.embedding_cache,
+        )
 
     def analysis_mem_mb(self, extra: int) -> Any:
         def mem_mb(wildcards: Any) -> int:

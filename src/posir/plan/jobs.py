@@ -29,7 +29,6 @@ from posir.scorers.spec import ScorerEntry
 from posir.sources import Source
 from posir.translate.spec import TranslationEntry
 
-
 #: What a job learns when it runs, not from the plan: never part of its params.
 RUN_TIME_FIELDS = frozenset({"input", "output", "threads", "wildcards", "llm_endpoint"})
 
@@ -57,14 +56,16 @@ class Job(Entry):
     def of(cls, snakemake: Any) -> Self:
         """The job of a running rule: its params (``snakemake.params.job``), named files, threads and wildcards."""
         llm = snakemake.config.get("llm")
-        return cls.model_validate({
-            **snakemake.params.job,
-            "input": _named(snakemake.input),
-            "output": _named(snakemake.output),
-            "threads": int(snakemake.threads),
-            "wildcards": {k: str(v) for k, v in snakemake.wildcards.items()},
-            "llm_endpoint": LLMConfig.from_section(llm) if llm else None,
-        })
+        return cls.model_validate(
+            {
+                **snakemake.params.job,
+                "input": _named(snakemake.input),
+                "output": _named(snakemake.output),
+                "threads": int(snakemake.threads),
+                "wildcards": {k: str(v) for k, v in snakemake.wildcards.items()},
+                "llm_endpoint": LLMConfig.from_section(llm) if llm else None,
+            }
+        )
 
     def path(self, name: str, side: str = "input") -> Path:
         files = self.input if side == "input" else self.output

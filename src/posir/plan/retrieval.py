@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
+from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.spec import ModelSpec
 from posir.plan.base import Part, scaled_mem_mb
-from posir.config import Evaluation
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
+from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
 
 #: Bytes of one line of a run file (qid Q0 docid rank score tag), measured: 330 MB for 10570 x 1000 lines.
 RUN_LINE_BYTES = 32
-from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
 
 
 class RetrievalPlan(Part):
@@ -92,12 +92,17 @@ class RetrievalPlan(Part):
 
     def retrieve(self, wildcards: Any) -> RetrieveJob:
         setting = Setting.parse(wildcards.setting)
-        return RetrieveJob(model=self.config.models[wildcards.model], top_k=self.config.retrieval.top_k,
-                           corpus_languages=self.corpus_languages(wildcards), id_prefixes=self.id_prefixes(wildcards),
-                           embedding_model=self.config.embedding_model(wildcards.model),
-                           languages_outside_model=self.config.languages_outside_model(
-                               Evaluation(wildcards.benchmark, wildcards.model, setting)),
-                           metrics=self.config.metrics)
+        return RetrieveJob(
+            model=self.config.models[wildcards.model],
+            top_k=self.config.retrieval.top_k,
+            corpus_languages=self.corpus_languages(wildcards),
+            id_prefixes=self.id_prefixes(wildcards),
+            embedding_model=self.config.embedding_model(wildcards.model),
+            languages_outside_model=self.config.languages_outside_model(
+                Evaluation(wildcards.benchmark, wildcards.model, setting)
+            ),
+            metrics=self.config.metrics,
+        )
 
     def retrieve_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
         """The larger of the search and the scoring of its run. Search, peak RSS measured: 70-90 MB of Python,
@@ -153,9 +158,13 @@ class RetrievalPlan(Part):
         if not isinstance(scorer, BiEncoderSpec):
             return []
         wanted = (_window_identity(self.config.models[scorer.model]), scorer.window_tokens, scorer.stride_tokens)
-        evaluated = {e.model for e in self.config.evaluations_by_benchmark.get(wildcards.benchmark, [])
-                     if str(e.setting) == wildcards.setting and e.model in self.config.models
-                     and self.config.models[e.model].is_chunked}
+        evaluated = {
+            e.model
+            for e in self.config.evaluations_by_benchmark.get(wildcards.benchmark, [])
+            if str(e.setting) == wildcards.setting
+            and e.model in self.config.models
+            and self.config.models[e.model].is_chunked
+        }
         return [
             self.embeddings(model, variant, "corpus")
             for model in sorted(evaluated)
@@ -167,9 +176,15 @@ class RetrievalPlan(Part):
         scorer = self.second_stage(wildcards)
         models = {scorer.model: self.config.models[scorer.model]} if isinstance(scorer, BiEncoderSpec) else {}
         llm = self.config.llm.answer_settings() if isinstance(scorer, LLMGradeSpec) and self.config.llm else {}
-        return RerankJob(pipeline=self.config.pipelines[wildcards.model], scorer=scorer, models=models,
-                         id_prefixes=self.id_prefixes(wildcards), llm=llm, score_cache=self.config.score_cache,
-                         embedding_cache=self.config.embedding_cache)
+        return RerankJob(
+            pipeline=self.config.pipelines[wildcards.model],
+            scorer=scorer,
+            models=models,
+            id_prefixes=self.id_prefixes(wildcards),
+            llm=llm,
+            score_cache=self.config.score_cache,
+            embedding_cache=self.config.embedding_cache,
+        )
 
     def second_stage_mem_mb(self, wildcards: Any) -> int:
         scorer = self.second_stage(wildcards)

@@ -43,8 +43,13 @@ class EmbeddingCounts:
 class ModelBiEncoderScorer:
     """A dense model of the registry scoring (query, document) by its windows, aggregated."""
 
-    def __init__(self, spec: ScorerSpec, model_entry: Mapping[str, Any], cache_path: str | Path | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        model_entry: Mapping[str, Any],
+        cache_path: str | Path | None = None,
+        threads: int | None = None,
+    ) -> None:
         from posir.embedding_cache import window_identity
         from posir.models.registry import load_encoder, window_size
         from posir.models.spec import ModelSpec
@@ -53,11 +58,13 @@ class ModelBiEncoderScorer:
         self.spec = spec
         self.model_spec = ModelSpec.from_config(str(spec.model), model_entry)
         if not self.model_spec.is_dense:
-            raise ValueError(f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder "
-                             f"scores with embeddings)")
+            raise ValueError(
+                f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder scores with embeddings)"
+            )
         self.encoder = load_encoder(self.model_spec, threads)
-        self.window, self.stride = window_size(self.encoder, "document", spec.window_tokens, spec.stride_tokens,
-                                               f"scorers.{spec.name}")
+        self.window, self.stride = window_size(
+            self.encoder, "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
+        )
         self.window_identity = window_identity(self.model_spec)
         self.cache_path = Path(cache_path) if cache_path else None
         self._windows: dict[str, np.ndarray] = {}
@@ -69,14 +76,21 @@ class ModelBiEncoderScorer:
         return f"ModelBiEncoderScorer(name={self.name!r}, model={self.model_spec.name!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        return {"backend": "bi-encoder", "encoding": self.window_identity, "window": self.window,
-                "stride": self.stride, "aggregation": self.spec.aggregation, "score": "inner product"}
+        return {
+            "backend": "bi-encoder",
+            "encoding": self.window_identity,
+            "window": self.window,
+            "stride": self.stride,
+            "aggregation": self.spec.aggregation,
+            "score": "inner product",
+        }
 
     def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         from posir.embedding_cache import cached_encode
 
-        vectors, _, from_cache = cached_encode(lambda: self.encoder, self.window_identity, list(texts), role,
-                                               self.cache_path)
+        vectors, _, from_cache = cached_encode(
+            lambda: self.encoder, self.window_identity, list(texts), role, self.cache_path
+        )
         self.counts.from_cache += from_cache
         self.counts.encoded += len(texts) - from_cache
         return vectors
@@ -90,19 +104,30 @@ class ModelBiEncoderScorer:
             return
         from posir.embedding_cache import cached_window_spans
 
-        spans = cached_window_spans(lambda: self.encoder, self.window_identity, new_documents, "document",
-                                    self.window, self.stride, self.cache_path)
+        spans = cached_window_spans(
+            lambda: self.encoder,
+            self.window_identity,
+            new_documents,
+            "document",
+            self.window,
+            self.stride,
+            self.cache_path,
+        )
         # FirstP: only the first window counts, so no other is embedded
-        pieces = [[text[s:e] for s, e in (doc_spans[:1] if self.spec.aggregation == "firstp" else doc_spans)]
-                  for text, doc_spans in zip(new_documents, spans)]
+        pieces = [
+            [text[s:e] for s, e in (doc_spans[:1] if self.spec.aggregation == "firstp" else doc_spans)]
+            for text, doc_spans in zip(new_documents, spans)
+        ]
         vectors = self._embed([w for ws in pieces for w in ws], "document")
         cursor = 0
         for text, ws in zip(new_documents, pieces):
-            self._windows[text] = vectors[cursor:cursor + len(ws)]
+            self._windows[text] = vectors[cursor : cursor + len(ws)]
             cursor += len(ws)
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         check_pairs(queries, documents)
         self._prepare(queries, documents)
-        return [aggregate([float(s) for s in self._windows[d] @ self._queries[q]], self.spec.aggregation)
-                for q, d in zip(queries, documents)]
+        return [
+            aggregate([float(s) for s in self._windows[d] @ self._queries[q]], self.spec.aggregation)
+            for q, d in zip(queries, documents)
+        ]

@@ -50,13 +50,23 @@ def _json(values: tuple[Any, ...]) -> tuple[str, Any]:
 
 
 SCORE_CACHE = CacheKind(
-    name="score", title="score cache", holds="scores", setting="score_cache in config.yaml",
-    tables=(Table("scores", ("scorer", "query", "document"), ("score REAL NOT NULL", "created REAL NOT NULL"),
-                  _score, without_rowid=True),
-            # What each identity hash stands for, so a person can tell the rows of two configs apart.
-            Table("scorers", ("scorer",), ("name TEXT NOT NULL", "identity TEXT NOT NULL"), _json),
-            # Small facts learnt from endpoints (e.g. whether one returns logprobs), so a rerun need not ask again.
-            Table("notes", ("key",), ("value TEXT NOT NULL",), first_value)),
+    name="score",
+    title="score cache",
+    holds="scores",
+    setting="score_cache in config.yaml",
+    tables=(
+        Table(
+            "scores",
+            ("scorer", "query", "document"),
+            ("score REAL NOT NULL", "created REAL NOT NULL"),
+            _score,
+            without_rowid=True,
+        ),
+        # What each identity hash stands for, so a person can tell the rows of two configs apart.
+        Table("scorers", ("scorer",), ("name TEXT NOT NULL", "identity TEXT NOT NULL"), _json),
+        # Small facts learnt from endpoints (e.g. whether one returns logprobs), so a rerun need not ask again.
+        Table("notes", ("key",), ("value TEXT NOT NULL",), first_value),
+    ),
     legacy_tables=frozenset({"scores", "scorers", "notes"}),
 )
 
@@ -162,11 +172,17 @@ class CachedScorer:
             self._stream(queries, documents, pairs, misses, known)
         else:
             for start in range(0, len(misses), self.chunk_size):
-                self._chunk(queries, documents, pairs, misses[start:start + self.chunk_size], known)
+                self._chunk(queries, documents, pairs, misses[start : start + self.chunk_size], known)
         return [known[p] for p in pairs]
 
-    def _chunk(self, queries: Sequence[str], documents: Sequence[str], pairs: list[tuple[str, str]],
-               chunk: list[int], known: dict[tuple[str, str], float | None]) -> None:
+    def _chunk(
+        self,
+        queries: Sequence[str],
+        documents: Sequence[str],
+        pairs: list[tuple[str, str]],
+        chunk: list[int],
+        known: dict[tuple[str, str], float | None],
+    ) -> None:
         values = self.scorer.score([queries[i] for i in chunk], [documents[i] for i in chunk])
         if len(values) != len(chunk):
             raise ScorerError(f"scorer {self.name} returned {len(values)} scores for {len(chunk)} pairs")
@@ -180,8 +196,14 @@ class CachedScorer:
         # the chunk's answers are kept first: an endpoint found down fails the job without losing them
         self.check_failures()
 
-    def _stream(self, queries: Sequence[str], documents: Sequence[str], pairs: list[tuple[str, str]],
-                misses: list[int], known: dict[tuple[str, str], float | None]) -> None:
+    def _stream(
+        self,
+        queries: Sequence[str],
+        documents: Sequence[str],
+        pairs: list[tuple[str, str]],
+        misses: list[int],
+        known: dict[tuple[str, str], float | None],
+    ) -> None:
         if not misses:
             return
         assert isinstance(self.scorer, StreamingScorer)

@@ -47,4 +47,5 @@ def refuse_untrained(model: str, task: str, setting: str) -> None:
         raise ScorerError(
             f"{setting}: {model} has no trained {'classification' if task != 'causal-lm' else 'language-model'} "
             f"weights ({shown} would be randomly initialised): point it at a reranker checkpoint (e.g. a "
-            f"bge-reranker directory), or use backend: bi-encoder for an embedding model")
+            f"bge-reranker directory), or use backend: bi-encoder for an embedding model"
+        )

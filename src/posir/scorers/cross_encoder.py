@@ -34,8 +34,10 @@ def check_classifier_weights(model: str, setting: str = "model") -> None:
     refuse_untrained(model, "sequence-classification", setting)
     labels = int(getattr(AutoConfig.from_pretrained(model), "num_labels", 1))
     if labels != 1:
-        raise ScorerError(f"{setting}: {model} has {labels} outputs, a relevance reranker has one (a classifier "
-                          f"such as an NLI model is not a reranker)")
+        raise ScorerError(
+            f"{setting}: {model} has {labels} outputs, a relevance reranker has one (a classifier "
+            f"such as an NLI model is not a reranker)"
+        )
 
 
 class CrossEncoderScorer(WindowedPairScorer):
@@ -51,8 +53,13 @@ class CrossEncoderScorer(WindowedPairScorer):
         check_classifier_weights(self.path, spec.key("model_package" if spec.model_package else "model"))
         model_kwargs = {"dtype": getattr(torch, spec.dtype)} if spec.dtype else None
         require_device(spec.device, f"scorers.{spec.name}")
-        self.model = CrossEncoder(self.path, device=spec.device, max_length=spec.max_length,
-                                  activation_fn=torch.nn.Identity(), model_kwargs=model_kwargs)
+        self.model = CrossEncoder(
+            self.path,
+            device=spec.device,
+            max_length=spec.max_length,
+            activation_fn=torch.nn.Identity(),
+            model_kwargs=model_kwargs,
+        )
         limit = spec.max_length or self.model.max_seq_length
         if not limit:
             raise ScorerError(f"{spec.key('max_length')}: {self.path} declares no input limit; set max_length")
@@ -63,15 +70,22 @@ class CrossEncoderScorer(WindowedPairScorer):
         return f"CrossEncoderScorer(name={self.name!r}, model={self.path!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        return {"backend": "cross-encoder", "model": model_fingerprint(self.path), "dtype": self.spec.dtype,
-                "score": "logit", **self.window_identity(),
-                "versions": {p: installed_version(p) for p in
-                             ("sentence-transformers", "transformers", self.spec.model_package) if p}}
+        return {
+            "backend": "cross-encoder",
+            "model": model_fingerprint(self.path),
+            "dtype": self.spec.dtype,
+            "score": "logit",
+            **self.window_identity(),
+            "versions": {
+                p: installed_version(p) for p in ("sentence-transformers", "transformers", self.spec.model_package) if p
+            },
+        }
 
     def _tokenizer(self) -> Any:
         return self.model.tokenizer
 
     def _score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
-        scores = self.model.predict(pairs, batch_size=self.spec.batch_size, show_progress_bar=False,
-                                    convert_to_numpy=True)
+        scores = self.model.predict(
+            pairs, batch_size=self.spec.batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
         return [float(s) for s in scores]

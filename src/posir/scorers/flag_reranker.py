@@ -45,9 +45,13 @@ class FlagRerankerScorer(WindowedPairScorer):
         setting = spec.key("model_package" if spec.model_package else "model")
         self.max_length = spec.max_length or DEFAULT_MAX_LENGTH
         require_device(spec.device, f"scorers.{spec.name}")
-        common: dict[str, Any] = {"devices": spec.device, "batch_size": spec.batch_size,
-                                  "max_length": self.max_length, "normalize": False,
-                                  "use_fp16": spec.dtype == "float16"}
+        common: dict[str, Any] = {
+            "devices": spec.device,
+            "batch_size": spec.batch_size,
+            "max_length": self.max_length,
+            "normalize": False,
+            "use_fp16": spec.dtype == "float16",
+        }
         if spec.model_class == "encoder":
             from FlagEmbedding import FlagReranker
 
@@ -57,28 +61,36 @@ class FlagRerankerScorer(WindowedPairScorer):
             from FlagEmbedding import FlagLLMReranker
 
             check_causal_lm_weights(self.path, setting)
-            self.model = FlagLLMReranker(self.path, use_bf16=spec.dtype == "bfloat16", prompt=spec.instruction,
-                                         **common)
+            self.model = FlagLLMReranker(
+                self.path, use_bf16=spec.dtype == "bfloat16", prompt=spec.instruction, **common
+            )
         self.window, self.stride = spec.window(self.max_length)
 
     def __repr__(self) -> str:
         return f"FlagRerankerScorer(name={self.name!r}, class={self.spec.model_class!r}, model={self.path!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        return {"backend": "flag-reranker", "model_class": self.spec.model_class, "model": model_fingerprint(self.path),
-                "dtype": self.spec.dtype, "instruction": self.spec.instruction, "score": "logit",
-                **self.window_identity(),
-                "versions": {p: installed_version(p) for p in
-                             ("FlagEmbedding", "transformers", self.spec.model_package) if p}}
+        return {
+            "backend": "flag-reranker",
+            "model_class": self.spec.model_class,
+            "model": model_fingerprint(self.path),
+            "dtype": self.spec.dtype,
+            "instruction": self.spec.instruction,
+            "score": "logit",
+            **self.window_identity(),
+            "versions": {
+                p: installed_version(p) for p in ("FlagEmbedding", "transformers", self.spec.model_package) if p
+            },
+        }
 
     def _tokenizer(self) -> Any:
         return self.model.tokenizer
 
     def _score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
-        scores = self.model.compute_score([[q, d] for q, d in pairs], batch_size=self.spec.batch_size,
-                                          max_length=self.max_length)
+        scores = self.model.compute_score(
+            [[q, d] for q, d in pairs], batch_size=self.spec.batch_size, max_length=self.max_length
+        )
         values = scores if isinstance(scores, list) else [scores]
         if len(values) != len(pairs):
-            raise ScorerError(f"scorer {self.name}: FlagEmbedding returned {len(values)} scores for {len(pairs)} "
-                              f"pairs")
+            raise ScorerError(f"scorer {self.name}: FlagEmbedding returned {len(values)} scores for {len(pairs)} pairs")
         return [float(s) for s in values]

@@ -131,8 +131,15 @@ NO_LOGPROBS = _NoLogprobs()
 class LLMRelevanceScorer:
     """P(yes) from logprobs, or the 0-4 grade, per (query, document) pair; see the module docstring."""
 
-    def __init__(self, spec: ScorerSpec, client: LLMClient, *, prompts_dir: str | Path | None = None,
-                 notes: Any = None, stage: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        client: LLMClient,
+        *,
+        prompts_dir: str | Path | None = None,
+        notes: Any = None,
+        stage: str | None = None,
+    ) -> None:
         self.name = spec.name
         self.spec = spec
         self.client = client
@@ -140,19 +147,26 @@ class LLMRelevanceScorer:
         self.yes_no = load_prompt(spec.prompt, prompts_dir)
         self.grade_template = load_prompt(spec.grade_prompt, prompts_dir)
         if self.grade_template.schema is None:
-            raise ScorerError(f"{spec.key('grade_prompt')}: prompts/{spec.grade_prompt}.schema.json is missing; "
-                              f"a grade is validated against it")
+            raise ScorerError(
+                f"{spec.key('grade_prompt')}: prompts/{spec.grade_prompt}.schema.json is missing; "
+                f"a grade is validated against it"
+            )
         self._validator = grade_in_range()
         self._notes = notes
         self._method: str | None = None if spec.scoring == "auto" else spec.scoring
         self._lock = threading.Lock()
         self._outcomes: Counter[str] = Counter()
-        self.budget = FailureBudget(f"scorers.{spec.name} (model '{client.config.model}')", client.config.base_url,
-                                    client.config.max_transport_failure_rate, "llm.max_transport_failure_rate")
+        self.budget = FailureBudget(
+            f"scorers.{spec.name} (model '{client.config.model}')",
+            client.config.base_url,
+            client.config.max_transport_failure_rate,
+            "llm.max_transport_failure_rate",
+        )
 
     def __repr__(self) -> str:
-        return (f"LLMRelevanceScorer(name={self.name!r}, model={self.client.config.model!r}, "
-                f"scoring={self.spec.scoring!r})")
+        return (
+            f"LLMRelevanceScorer(name={self.name!r}, model={self.client.config.model!r}, scoring={self.spec.scoring!r})"
+        )
 
     # -- identity and method -------------------------------------------------------------------------
 
@@ -165,12 +179,22 @@ class LLMRelevanceScorer:
     def identity(self) -> Mapping[str, Any]:
         config = self.client.config
         if self.method() == "logprobs":
-            return {"backend": "llm-grade", "method": "logprobs", "model": config.model,
-                    "prompt_sha256": self.yes_no.sha256, "top_logprobs": self.spec.top_logprobs,
-                    "sampling": {"temperature": config.temperature, "seed": config.seed, "max_tokens": 1}}
-        return {"backend": "llm-grade", "method": "grade", "model": config.model,
-                "prompt_sha256": self.grade_template.sha256, "schema": self.grade_template.schema,
-                "sampling": config.sampling()}
+            return {
+                "backend": "llm-grade",
+                "method": "logprobs",
+                "model": config.model,
+                "prompt_sha256": self.yes_no.sha256,
+                "top_logprobs": self.spec.top_logprobs,
+                "sampling": {"temperature": config.temperature, "seed": config.seed, "max_tokens": 1},
+            }
+        return {
+            "backend": "llm-grade",
+            "method": "grade",
+            "model": config.model,
+            "prompt_sha256": self.grade_template.sha256,
+            "schema": self.grade_template.schema,
+            "sampling": config.sampling(),
+        }
 
     def counts(self) -> dict[str, int]:
         """Answers by outcome: ``logprobs``/``grade`` scored, else the failure kind."""
@@ -186,12 +210,19 @@ class LLMRelevanceScorer:
         outcome = self._request(list(self.yes_no.render(PROBE).messages), f"{self.stage}:probe")
         if isinstance(outcome, _Failed):
             raise ScorerUnavailable(
-                f"scorer {self.name}: could not ask {redact_url(config.base_url)} whether it returns logprobs ({outcome.kind}: "
-                f"{outcome.detail}); retry when the endpoint is up, or set {self.spec.key('scoring')} to logprobs "
-                f"or grade")
+                f"scorer {self.name}: could not ask {redact_url(config.base_url)} whether it returns logprobs "
+                f"({outcome.kind}: {outcome.detail}); retry when the endpoint is up, "
+                f"or set {self.spec.key('scoring')} to logprobs "
+                f"or grade"
+            )
         method = "grade" if outcome is NO_LOGPROBS else "logprobs"
-        logger.info("scorer %s: %s %s logprobs; scoring by %s", self.name, redact_url(config.base_url),
-                    "gives no" if method == "grade" else "gives", method)
+        logger.info(
+            "scorer %s: %s %s logprobs; scoring by %s",
+            self.name,
+            redact_url(config.base_url),
+            "gives no" if method == "grade" else "gives",
+            method,
+        )
         if self._notes is not None:
             self._notes.put_note(note, method)
         return method
@@ -220,8 +251,9 @@ class LLMRelevanceScorer:
                     future.cancel()
         # Every answer has been handed out (and cached by CachedScorer); an outage still fails the caller's
         # stage, so no run or benchmark is written as if the unreachable pairs had been judged.
+        unreachable = self._transport_failures() - unreachable_before  # takes the lock itself: not nested
         with self._lock:
-            self.budget.record(len(queries), self._transport_failures() - unreachable_before, "transport")
+            self.budget.record(len(queries), unreachable, "transport")
         self.check_failures(final=True)
 
     def check_failures(self, final: bool = False) -> None:
@@ -242,8 +274,13 @@ class LLMRelevanceScorer:
             self._outcomes[outcome] += 1
 
     def _by_grade(self, query: str, document: str) -> float | None:
-        result = self.client.call(self.stage, self.grade_template, {"query": query, "document": document},
-                                  validator=self._validator, check_outage=False)  # checked per batch instead
+        result = self.client.call(
+            self.stage,
+            self.grade_template,
+            {"query": query, "document": document},
+            validator=self._validator,
+            check_outage=False,
+        )  # checked per batch instead
         if not result.ok:
             self._count(str(result.error_kind))
             return None
@@ -253,8 +290,7 @@ class LLMRelevanceScorer:
     def _by_logprobs(self, query: str, document: str) -> float | None:
         ledger = self.client._ledger
         ledger.add(self.stage, items=1)
-        outcome = self._request(list(self.yes_no.render({"query": query, "document": document}).messages),
-                                self.stage)
+        outcome = self._request(list(self.yes_no.render({"query": query, "document": document}).messages), self.stage)
         if isinstance(outcome, _Failed):
             ledger.fail(self.stage, outcome.kind)
             self._count(outcome.kind)
@@ -263,7 +299,8 @@ class LLMRelevanceScorer:
         if outcome is NO_LOGPROBS:
             raise ScorerError(
                 f"scorer {self.name}: {redact_url(self.client.config.base_url)} answered without logprobs; set "
-                f"{self.spec.key('scoring')}: grade (or auto, which decides once per endpoint)")
+                f"{self.spec.key('scoring')}: grade (or auto, which decides once per endpoint)"
+            )
         assert isinstance(outcome, list)
         probability = yes_probability(outcome)
         if probability is None:
@@ -278,8 +315,13 @@ class LLMRelevanceScorer:
         """One-token chat completion with logprobs, retried by the client's rules (module docstring)."""
         client = self.client
         config = client.config
-        params: dict[str, Any] = {"model": config.model, "temperature": config.temperature, "max_tokens": 1,
-                                  "logprobs": True, "top_logprobs": self.spec.top_logprobs}
+        params: dict[str, Any] = {
+            "model": config.model,
+            "temperature": config.temperature,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": self.spec.top_logprobs,
+        }
         if config.seed is not None:
             params["seed"] = config.seed
         retries = requests = 0
@@ -300,8 +342,11 @@ class LLMRelevanceScorer:
                 delay, reason = None, type(error).__name__
             else:
                 usage = getattr(response, "usage", None)
-                client._ledger.add(stage, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                                   completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
+                client._ledger.add(
+                    stage,
+                    prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                    completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                )
                 top = first_token_logprobs(response)
                 return NO_LOGPROBS if top is None else top
             if retries >= config.max_retries:
@@ -309,6 +354,5 @@ class LLMRelevanceScorer:
             delay = client._backoff(retries) if delay is None else min(delay, config.backoff_max)
             retries += 1
             client._ledger.add(stage, retries=1)
-            logger.warning("scorer %s: %s, retry %d/%d in %.2fs", self.name, reason, retries, config.max_retries,
-                           delay)
+            logger.warning("scorer %s: %s, retry %d/%d in %.2fs", self.name, reason, retries, config.max_retries, delay)
             client._sleep(delay)

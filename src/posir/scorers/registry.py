@@ -15,7 +15,6 @@ from posir.scorers.base import PairScorer, ScorerError
 from posir.scorers.spec import SPECS, ScorerSpec
 
 
-
 @dataclass
 class ScorerContext:
     """What some backends need beyond their entry: the LLM client and prompts (``llm-grade``), a place
@@ -38,10 +37,12 @@ def _bi_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
 
     models = context.extra.get("models") or {}
     if spec.model not in models:
-        raise ScorerError(f"{spec.key('model')}: '{spec.model}' is not an entry of models: (the loader was given "
-                          f"{sorted(models)})")
-    return ModelBiEncoderScorer(spec, models[spec.model], context.extra.get("embedding_cache"),
-                                context.extra.get("threads"))
+        raise ScorerError(
+            f"{spec.key('model')}: '{spec.model}' is not an entry of models: (the loader was given {sorted(models)})"
+        )
+    return ModelBiEncoderScorer(
+        spec, models[spec.model], context.extra.get("embedding_cache"), context.extra.get("threads")
+    )
 
 
 def _cross_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
@@ -60,10 +61,12 @@ def _llm(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
     from posir.scorers.llm import LLMRelevanceScorer
 
     if context.llm_client is None:
-        raise ScorerError(f"scorer {spec.name} (llm-grade) needs the LLM: configure the 'llm' section "
-                          f"(see docs/llm.md)")
-    return LLMRelevanceScorer(spec, context.llm_client, prompts_dir=context.prompts_dir, notes=context.notes,
-                              stage=context.stage)
+        raise ScorerError(
+            f"scorer {spec.name} (llm-grade) needs the LLM: configure the 'llm' section (see docs/llm.md)"
+        )
+    return LLMRelevanceScorer(
+        spec, context.llm_client, prompts_dir=context.prompts_dir, notes=context.notes, stage=context.stage
+    )
 
 
 def _rerank_api(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
@@ -91,9 +94,16 @@ def register_backend(backend: str, factory: Factory) -> None:
     FACTORIES[backend] = factory
 
 
-def load_scorer(spec: ScorerSpec, *, llm_client: Any = None, prompts_dir: str | Path | None = None,
-                cache: Any = None, stage: str | None = None, chunk_size: int | None = None,
-                extra: Mapping[str, Any] | None = None) -> PairScorer:
+def load_scorer(
+    spec: ScorerSpec,
+    *,
+    llm_client: Any = None,
+    prompts_dir: str | Path | None = None,
+    cache: Any = None,
+    stage: str | None = None,
+    chunk_size: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> PairScorer:
     """The scorer of a ``scorers:`` entry, behind ``cache`` (a :class:`~posir.scorers.cache.ScoreCache`)
     when one is given.
 
@@ -101,13 +111,16 @@ def load_scorer(spec: ScorerSpec, *, llm_client: Any = None, prompts_dir: str | 
     ``stage`` names its calls in the client's usage report; ``extra`` reaches
     registered factories through :attr:`ScorerContext.extra`.
     """
-    context = ScorerContext(llm_client=llm_client, prompts_dir=Path(prompts_dir) if prompts_dir else None,
-                            notes=cache, stage=stage, extra=dict(extra or {}))
+    context = ScorerContext(
+        llm_client=llm_client,
+        prompts_dir=Path(prompts_dir) if prompts_dir else None,
+        notes=cache,
+        stage=stage,
+        extra=dict(extra or {}),
+    )
     scorer = FACTORIES[spec.backend](spec, context)
     if cache is None:
         return scorer
     from posir.scorers.cache import DEFAULT_CHUNK, CachedScorer
 
     return CachedScorer(scorer, cache, chunk_size=chunk_size or DEFAULT_CHUNK)
-
-

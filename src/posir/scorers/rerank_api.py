@@ -83,12 +83,18 @@ class ProtocolViolation(ValueError):
 # --- the protocols (pure) -----------------------------------------------------------------------
 
 
-def request_body(protocol: str, model: str | None, query: str, documents: Sequence[str],
-                 raw_scores: bool = False) -> dict[str, Any]:
+def request_body(
+    protocol: str, model: str | None, query: str, documents: Sequence[str], raw_scores: bool = False
+) -> dict[str, Any]:
     """The JSON body of one rerank request."""
     if protocol == "tei":
-        return {"query": query, "texts": list(documents), "raw_scores": raw_scores, "truncate": True,
-                "return_text": False}
+        return {
+            "query": query,
+            "texts": list(documents),
+            "raw_scores": raw_scores,
+            "truncate": True,
+            "return_text": False,
+        }
     body: dict[str, Any] = {"model": model, "query": query, "documents": list(documents), "top_n": len(documents)}
     if protocol == "jina":
         body["return_documents"] = False
@@ -131,11 +137,19 @@ class _Failed:
 class RerankAPIScorer:
     """Scores from a ``/rerank`` endpoint; see the module docstring."""
 
-    def __init__(self, spec: ScorerSpec, *, environ: Mapping[str, str] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        spec: ScorerSpec,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         if spec.protocol not in DEFAULT_PATHS or not spec.base_url:
-            raise ScorerError(f"scorers.{spec.name}: a rerank-api entry needs protocol and base_url; build the "
-                              f"spec with ScorerSpec.from_config")
+            raise ScorerError(
+                f"scorers.{spec.name}: a rerank-api entry needs protocol and base_url; build the "
+                f"spec with ScorerSpec.from_config"
+            )
         self.name = spec.name
         self.spec = spec
         self.protocol = str(spec.protocol)
@@ -145,18 +159,26 @@ class RerankAPIScorer:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._usage: Counter[str] = Counter()
-        self.budget = FailureBudget(f"scorers.{spec.name}", self.url, spec.max_failure_rate,
-                                    spec.key("max_failure_rate"))
+        self.budget = FailureBudget(
+            f"scorers.{spec.name}", self.url, spec.max_failure_rate, spec.key("max_failure_rate")
+        )
 
     def __repr__(self) -> str:
-        return (f"RerankAPIScorer(name={self.name!r}, url={redact_url(self.url)!r}, protocol={self.protocol!r}, "
-                f"api_key_env={self.spec.api_key_env!r})")
+        return (
+            f"RerankAPIScorer(name={self.name!r}, url={redact_url(self.url)!r}, protocol={self.protocol!r}, "
+            f"api_key_env={self.spec.api_key_env!r})"
+        )
 
     def identity(self) -> Mapping[str, Any]:
         # The URL is part of it (a self-hosted server (tei) often has no model name to tell two apart), never a
         # credential in it: the cache key and the card are the same whatever key a user holds.
-        return {"backend": "rerank-api", "protocol": self.protocol, "url": redact_url(self.url),
-                "model": self.spec.model, "raw_scores": self.spec.raw_scores}
+        return {
+            "backend": "rerank-api",
+            "protocol": self.protocol,
+            "url": redact_url(self.url),
+            "model": self.spec.model,
+            "raw_scores": self.spec.raw_scores,
+        }
 
     def check_failures(self, final: bool = False) -> None:
         """Fail the job once more of its requests went unanswered than ``max_failure_rate`` allows."""
@@ -178,16 +200,25 @@ class RerankAPIScorer:
         size = self.spec.batch_size
         for query, indices in by_query.items():
             for start in range(0, len(indices), size):
-                batch = indices[start:start + size]
-                result = self._post(request_body(self.protocol, self.spec.model, query,
-                                                 [documents[i] for i in batch], self.spec.raw_scores), len(batch))
+                batch = indices[start : start + size]
+                result = self._post(
+                    request_body(
+                        self.protocol, self.spec.model, query, [documents[i] for i in batch], self.spec.raw_scores
+                    ),
+                    len(batch),
+                )
                 failed = isinstance(result, _Failed)
                 with self._lock:
                     self.budget.record(1, int(failed), result.kind if failed else None)  # type: ignore[union-attr]
                 if isinstance(result, _Failed):
                     self._add(failed_pairs=len(batch), **{result.kind: 1})
-                    logger.warning("scorer %s: %d pairs without a score (%s): %s", self.name, len(batch),
-                                   result.kind, result.detail)
+                    logger.warning(
+                        "scorer %s: %d pairs without a score (%s): %s",
+                        self.name,
+                        len(batch),
+                        result.kind,
+                        result.detail,
+                    )
                     continue
                 for i, value in zip(batch, result):
                     out[i] = value
@@ -216,14 +247,17 @@ class RerankAPIScorer:
                 headers = {name.lower(): value for name, value in (error.headers or {}).items()}
                 delay, reason = _retry_after(headers), f"HTTP {status}"
             except ValueError as error:  # urllib refuses the URL itself (no host, unknown scheme)
-                raise RerankAPIError(f"scorers.{self.name}: {redact_url(self.url)} is not a URL that can be called "
-                                     f"({error}); fix {self.spec.key('base_url')} and {self.spec.key('path')}") from None
+                raise RerankAPIError(
+                    f"scorers.{self.name}: {redact_url(self.url)} is not a URL that can be called "
+                    f"({error}); fix {self.spec.key('base_url')} and {self.spec.key('path')}"
+                ) from None
             except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
                 cause = getattr(error, "reason", error)
                 if isinstance(cause, socket.gaierror):
                     raise RerankAPIError(
                         f"scorers.{self.name}: the host of {redact_url(self.url)} does not exist ({cause.strerror}); "
-                        f"fix {self.spec.key('base_url')}") from None
+                        f"fix {self.spec.key('base_url')}"
+                    ) from None
                 reason = f"{type(error).__name__}: {self._redact(str(cause))[:200]}"
             else:
                 try:
@@ -245,8 +279,15 @@ class RerankAPIScorer:
             wait = self._backoff(retries, delay)
             retries += 1
             self._add(retries=1)
-            logger.warning("scorer %s: %s from %s; retry %d/%d in %.2fs", self.name, reason, redact_url(self.url),
-                           retries, self.spec.max_retries, wait)
+            logger.warning(
+                "scorer %s: %s from %s; retry %d/%d in %.2fs",
+                self.name,
+                reason,
+                redact_url(self.url),
+                retries,
+                self.spec.max_retries,
+                wait,
+            )
             self._sleep(wait)
 
     def _send(self, data: bytes) -> bytes:
@@ -263,21 +304,26 @@ class RerankAPIScorer:
             return
         url = redact_url(self.url)
         if status in (401, 403):
-            where = (f"the environment variable {self.spec.api_key_env} named by {self.spec.key('api_key_env')}"
-                     if self.spec.api_key_env else f"{self.spec.key('api_key_env')} (unset: no key was sent)")
+            where = (
+                f"the environment variable {self.spec.api_key_env} named by {self.spec.key('api_key_env')}"
+                if self.spec.api_key_env
+                else f"{self.spec.key('api_key_env')} (unset: no key was sent)"
+            )
             raise RerankAPIError(f"scorers.{self.name}: {url} refused the API key (HTTP {status}): check {where}")
         if status == 404:
             raise RerankAPIError(
                 f"scorers.{self.name}: {url} answered HTTP 404 ({detail[:200]}): check {self.spec.key('base_url')}, "
                 f"{self.spec.key('path')} (default for {self.protocol}: {DEFAULT_PATHS[self.protocol]}) and "
-                f"{self.spec.key('model')}")
+                f"{self.spec.key('model')}"
+            )
         raise RerankAPIError(
             f"scorers.{self.name}: {url} refused the request (HTTP {status}: {detail[:200]}), which no retry can "
             f"cure: check {self.spec.key('protocol')} (the request shape), {self.spec.key('model')} and "
-            f"{self.spec.key('batch_size')} (documents per request)")
+            f"{self.spec.key('batch_size')} (documents per request)"
+        )
 
     def _backoff(self, retry: int, retry_after: float | None) -> float:
-        ceiling = min(self.spec.backoff_max, self.spec.backoff_base * (2 ** retry))
+        ceiling = min(self.spec.backoff_max, self.spec.backoff_base * (2**retry))
         wait = ceiling / 2 + self._rng.uniform(0, ceiling / 2)
         if retry_after is not None:
             wait = max(wait, min(retry_after, self.spec.backoff_max))
@@ -292,9 +338,11 @@ def _read_key(spec: ScorerSpec, environ: Mapping[str, str]) -> str | None:
         return None
     key = environ.get(spec.api_key_env, "").strip()
     if not key:
-        raise ScorerError(f"environment variable {spec.api_key_env} (named by {spec.key('api_key_env')}) is not "
-                          f"set: export it with the endpoint's API key, or remove api_key_env for a server "
-                          f"without keys")
+        raise ScorerError(
+            f"environment variable {spec.api_key_env} (named by {spec.key('api_key_env')}) is not "
+            f"set: export it with the endpoint's API key, or remove api_key_env for a server "
+            f"without keys"
+        )
     return key
 
 

@@ -99,12 +99,18 @@ class WindowedScorerSpec(ScorerSpec):
     @model_validator(mode="after")
     def _check_stride(self) -> Self:
         if self.stride_tokens is not None and self.window_tokens is None:
-            raise KeyProblem("stride_tokens", "is set without window_tokens",
-                             "set window_tokens too (the default window depends on the model's budget)")
+            raise KeyProblem(
+                "stride_tokens",
+                "is set without window_tokens",
+                "set window_tokens too (the default window depends on the model's budget)",
+            )
         if self.window_tokens is not None and self.stride_tokens is not None:
             if not 1 <= self.stride_tokens <= self.window_tokens:
-                raise KeyProblem("stride_tokens", f"{self.stride_tokens} is not within 1..window_tokens "
-                                 f"({self.window_tokens})", "a stride past the window would leave tokens unscored")
+                raise KeyProblem(
+                    "stride_tokens",
+                    f"{self.stride_tokens} is not within 1..window_tokens ({self.window_tokens})",
+                    "a stride past the window would leave tokens unscored",
+                )
         return self
 
 
@@ -165,11 +171,17 @@ class LocalRerankerSpec(WindowedScorerSpec):
         if self.long_input == "truncate":
             ignored = sorted({"window_tokens", "stride_tokens", "aggregation"} & self.model_fields_set)
             if ignored:
-                raise KeyProblem(ignored[0], "long_input: truncate scores the model's own truncation, no windows",
-                                 "remove the window settings, or set long_input: windows")
+                raise KeyProblem(
+                    ignored[0],
+                    "long_input: truncate scores the model's own truncation, no windows",
+                    "remove the window settings, or set long_input: windows",
+                )
         if self.window_tokens is not None and self.max_length is not None and self.window_tokens >= self.max_length:
-            raise KeyProblem("window_tokens", f"{self.window_tokens} leaves no room for the query in max_length "
-                             f"{self.max_length}", "use a smaller window")
+            raise KeyProblem(
+                "window_tokens",
+                f"{self.window_tokens} leaves no room for the query in max_length {self.max_length}",
+                "use a smaller window",
+            )
         return self
 
 
@@ -195,8 +207,9 @@ class FlagRerankerSpec(LocalRerankerSpec):
         if self.dtype == "bfloat16" and self.model_class == "encoder":
             raise KeyProblem("dtype", "FlagReranker has no bfloat16 mode", "use float16 (on a GPU) or float32")
         if self.dtype == "float16" and not self.uses_gpu:
-            raise KeyProblem("dtype", "FlagEmbedding runs float16 models in float32 on CPU",
-                             "set dtype: float32, or a cuda device")
+            raise KeyProblem(
+                "dtype", "FlagEmbedding runs float16 models in float32 on CPU", "set dtype: float32, or a cuda device"
+            )
         return self
 
 
@@ -269,6 +282,7 @@ def specs_from_config(names: list[str] | tuple[str, ...], scorers_config: Mappin
     config = scorers_config or {}
     missing = [n for n in names if n not in config]
     if missing:
-        raise ScorerConfigError(f"scorer(s) {missing} are not defined under 'scorers' in the config; defined: "
-                                f"{sorted(config)}")
+        raise ScorerConfigError(
+            f"scorer(s) {missing} are not defined under 'scorers' in the config; defined: {sorted(config)}"
+        )
     return [config[n] if isinstance(config[n], ScorerSpec) else ScorerSpec.from_config(n, config[n]) for n in names]

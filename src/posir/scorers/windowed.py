@@ -43,8 +43,13 @@ class WindowedPairScorer:
     def window_identity(self) -> Mapping[str, Any]:
         if self.spec.long_input == "truncate":
             return {"long_input": "truncate", "max_length": self.max_length}
-        return {"long_input": "windows", "max_length": self.max_length, "window": self.window,
-                "stride": self.stride, "aggregation": self.spec.aggregation}
+        return {
+            "long_input": "windows",
+            "max_length": self.max_length,
+            "window": self.window,
+            "stride": self.stride,
+            "aggregation": self.spec.aggregation,
+        }
 
     def split(self, document: str) -> list[str]:
         if self.spec.long_input == "truncate":
@@ -75,9 +80,17 @@ class WindowedPairScorer:
         counts = tokenizer(queries, add_special_tokens=False, verbose=False)["input_ids"]
         query_tokens = {q: len(ids) for q, ids in zip(queries, counts)}
         window_tokens = tokenizer([w for _, w in pairs], add_special_tokens=False, verbose=False)["input_ids"]
-        cut = sum(query_tokens[q] + len(ids) + PAIR_SPECIAL_TOKENS > self.max_length
-                  for (q, _), ids in zip(pairs, window_tokens))
+        cut = sum(
+            query_tokens[q] + len(ids) + PAIR_SPECIAL_TOKENS > self.max_length
+            for (q, _), ids in zip(pairs, window_tokens)
+        )
         if cut:
-            logger.warning("scorer %s: %d of %d (query, window) pairs exceed max_length %d and are cut by the "
-                           "model; lower scorers.%s.window_tokens", self.name, cut, len(pairs), self.max_length,
-                           self.name)
+            logger.warning(
+                "scorer %s: %d of %d (query, window) pairs exceed max_length %d and are cut by the "
+                "model; lower scorers.%s.window_tokens",
+                self.name,
+                cut,
+                len(pairs),
+                self.max_length,
+                self.name,
+            )

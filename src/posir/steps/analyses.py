@@ -4,7 +4,6 @@ al., Appendix A.4) of one model on one benchmark."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,20 +33,32 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
     cache_path = Path(params.cache) if params.cache else None
     selected = select_pairs(read_result_tsv(Path(paths["positions"])), params)
     if selected.empty:
-        raise ValueError(f"analyses.saliency: no query of {benchmark} has a positive of {params.token_length} tokens "
-                         f"with the evidence within {params.position_window}; widen token_length or position_window")
+        raise ValueError(
+            f"analyses.saliency: no query of {benchmark} has a positive of {params.token_length} tokens "
+            f"with the evidence within {params.position_window}; widen token_length or position_window"
+        )
     queries = {q.qid: q.text for q in fmt.read_queries(Path(paths["queries"]))}
     wanted = set(selected["doc_id"])
     documents = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"])) if d.doc_id in wanted}
     model = gradient_model(load_encoder(spec, job.threads))
-    table = saliency_table(model, encoding_identity(spec), attach_texts(selected, queries, documents), params.n_bins,
-                           params.batch_size, cache_path)
+    table = saliency_table(
+        model,
+        encoding_identity(spec),
+        attach_texts(selected, queries, documents),
+        params.n_bins,
+        params.batch_size,
+        cache_path,
+    )
     table.to_csv(outputs["pairs"], sep="\t", index=False)
     curve = aggregate_curves(table, params.confidence)
     curve.to_csv(outputs["bins"], sep="\t", index=False)
     low, high = params.token_length
-    saliency_curves({name: curve}, f"{benchmark}: {name}, {len(table)} pairs, positives of {low}-{high} tokens",
-                    Path(outputs["figure"]), {name: evidence_summary(table)})
+    saliency_curves(
+        {name: curve},
+        f"{benchmark}: {name}, {len(table)} pairs, positives of {low}-{high} tokens",
+        Path(outputs["figure"]),
+        {name: evidence_summary(table)},
+    )
     logger.info("%s on %s: %d pairs (%d from the cache)", name, benchmark, len(table), int(table["from_cache"].sum()))
     return table
 
@@ -88,14 +99,26 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
     similarities = segment_similarities(documents, encode, segments)
     if similarities.empty:
         shortest = int(documents["text"].str.len().min()) if len(documents) else 0
-        raise ValueError(f"analyses.representation.segments: none of the {len(documents)} documents of {benchmark} "
-                         f"splits into {segments} non-empty segments (the shortest has {shortest} characters), so "
-                         f"there is nothing to compare; lower analyses.representation.segments")
+        raise ValueError(
+            f"analyses.representation.segments: none of the {len(documents)} documents of {benchmark} "
+            f"splits into {segments} non-empty segments (the shortest has {shortest} characters), so "
+            f"there is nothing to compare; lower analyses.representation.segments"
+        )
     summary = summarize_segments(similarities, metrics.bucket_names, job.section.confidence, documents)
     similarities.to_csv(outputs["segments"], sep="\t", index=False)
     summary.to_csv(outputs["summary"], sep="\t", index=False)
-    segment_similarity({name: summary}, metrics.bucket_names, f"{benchmark}: cosine(document, segment), {name}",
-                       Path(outputs["figure"]))
-    logger.info("%s on %s: %d documents, %d left out as too short for %d segments", name, benchmark,
-                similarities["doc_id"].nunique(), len(documents) - similarities["doc_id"].nunique(), segments)
+    segment_similarity(
+        {name: summary},
+        metrics.bucket_names,
+        f"{benchmark}: cosine(document, segment), {name}",
+        Path(outputs["figure"]),
+    )
+    logger.info(
+        "%s on %s: %d documents, %d left out as too short for %d segments",
+        name,
+        benchmark,
+        similarities["doc_id"].nunique(),
+        len(documents) - similarities["doc_id"].nunique(),
+        segments,
+    )
     return summary

@@ -15,14 +15,27 @@ from posir.metrics.positions import bucket_of
 from posir.plan.jobs import BuildJob, CollectionJob
 
 
-def _finish(name: str, entry: BenchmarkSpec, language: str, built: fmt.BuiltBenchmark,
-            sources: Mapping[str, Any], metrics: PositionParams, out_dir: Path) -> dict[str, Any]:
+def _finish(
+    name: str,
+    entry: BenchmarkSpec,
+    language: str,
+    built: fmt.BuiltBenchmark,
+    sources: Mapping[str, Any],
+    metrics: PositionParams,
+    out_dir: Path,
+) -> dict[str, Any]:
     """Subsample if the entry asks (``params.max_queries``), then validate and write the contract."""
     params = entry.params  # type: ignore[attr-defined]
     built = fmt.subsample(built, params.max_queries, params.seed)
-    provenance = fmt.Provenance(name=name, builder=entry.builder, language=language,
-                                parameters=params.model_dump(mode="json"), sources=sources,
-                                provenance=entry.provenance, notes=list(entry.notes))
+    provenance = fmt.Provenance(
+        name=name,
+        builder=entry.builder,
+        language=language,
+        parameters=params.model_dump(mode="json"),
+        sources=sources,
+        provenance=entry.provenance,
+        notes=list(entry.notes),
+    )
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
@@ -34,8 +47,9 @@ def build_benchmark(job: BuildJob) -> dict[str, Any]:
     entry, metrics = job.entry, job.metrics
     assert isinstance(entry, SquadBenchmark)
     sources = {role: job.path(role) for role in entry.sources}
-    built = build_squad_long(load_squad_file(sources["squad"]), entry.params, qwen3_token_counter(), metrics.buckets,
-                             metrics.n_bins)
+    built = build_squad_long(
+        load_squad_file(sources["squad"]), entry.params, qwen3_token_counter(), metrics.buckets, metrics.n_bins
+    )
     return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
 
 
@@ -48,17 +62,33 @@ def build_cross_lingual_variant(job: BuildJob) -> dict[str, Any]:
     base_dir = job.path("base_corpus").parent
     english_path, language_path = job.path("english"), job.path("language")
     corpus = fmt.read_corpus(base_dir / fmt.CORPUS)
-    locations = {r["paragraph_sha256"]: (r["doc_id"], int(r["char_offset"]))
-                 for r in fmt.read_table(base_dir / fmt.PARAGRAPHS)}
+    locations = {
+        r["paragraph_sha256"]: (r["doc_id"], int(r["char_offset"])) for r in fmt.read_table(base_dir / fmt.PARAGRAPHS)
+    }
     tokens = {r["doc_id"]: int(r["token_length"]) for r in fmt.read_table(base_dir / fmt.DOCUMENTS)}
-    built = cross_lingual_queries(load_squad_file(english_path), load_squad_file(language_path), corpus, locations,
-                                  tokens, metrics.buckets, metrics.n_bins)
+    built = cross_lingual_queries(
+        load_squad_file(english_path),
+        load_squad_file(language_path),
+        corpus,
+        locations,
+        tokens,
+        metrics.buckets,
+        metrics.n_bins,
+    )
     fmt.validate(corpus, built.queries, built.positions, built.evidence)
     built.notes.append(
         f"Queries only: the corpus is benchmark '{entry.corpus_from}' (English long documents), embedded once "
-        f"and shared by every language; spans and positions are those of xquad.en.json in those documents.")
-    return _finish(f"{entry.name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
-                   metrics, job.path("card", "output").parent)
+        f"and shared by every language; spans and positions are those of xquad.en.json in those documents."
+    )
+    return _finish(
+        f"{entry.name}-{language}",
+        entry,
+        language,
+        built,
+        {"eng": english_path, language: language_path},
+        metrics,
+        job.path("card", "output").parent,
+    )
 
 
 def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
@@ -69,8 +99,15 @@ def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
     entry, metrics, language = job.entry, job.metrics, job.wildcards["language"]
     assert isinstance(entry, ParallelBenchmark)
     english_path, language_path = job.path("english"), job.path("language")
-    built = parallel_documents(load_squad_file(english_path), load_squad_file(language_path), language,
-                               entry.params, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
+    built = parallel_documents(
+        load_squad_file(english_path),
+        load_squad_file(language_path),
+        language,
+        entry.params,
+        qwen3_token_counter(),
+        metrics.buckets,
+        metrics.n_bins,
+    )
     per_bucket = Counter(bucket_of(n, metrics.buckets) for n in built.doc_token_lengths.values())
     reached = ", ".join(f"{b}: {per_bucket[b]}" for b in metrics.bucket_names)
     built.notes += [
@@ -80,8 +117,15 @@ def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
         "(PosIR 5.1); span_start/span_end are verified in this language's own document, whose own relative "
         "position is the own_relative_position column.",
     ]
-    return _finish(f"{entry.name}-{language}", entry, language, built, {"eng": english_path, language: language_path},
-                   metrics, job.path("card", "output").parent)
+    return _finish(
+        f"{entry.name}-{language}",
+        entry,
+        language,
+        built,
+        {"eng": english_path, language: language_path},
+        metrics,
+        job.path("card", "output").parent,
+    )
 
 
 def build_text_collection(job: CollectionJob) -> dict[str, Any]:
@@ -93,5 +137,6 @@ def build_text_collection(job: CollectionJob) -> dict[str, Any]:
     documents, drops, stage = select_sentences(texts, job.entry, prefix=f"{job.name}-")
     origin = f"source file {source_path.name}" if source_path else "CPython reference documentation (pydoc_data.topics)"
     parameters = job.entry.model_dump(mode="json", exclude={"source"} if job.entry.source is None else set())
-    return fmt.finish_collection(job.name, documents, drops, [stage], origin, parameters,
-                                 job.path("card", "output").parent)
+    return fmt.finish_collection(
+        job.name, documents, drops, [stage], origin, parameters, job.path("card", "output").parent
+    )

@@ -30,18 +30,32 @@ def build_controlled_variant(job: ControlledJob) -> dict[str, Any]:
         raise ValueError(
             f"benchmarks.{entry.name}.controlled.rounds: round {key.round} would be empty: the "
             f"{len(family.plans)} sampled queries fit in {family.rounds} round(s); set rounds: {family.rounds} "
-            f"(or ask for more queries)")
+            f"(or ask for more queries)"
+        )
     built = family.variant(key)
     _add_model_views(built, job)
     provenance = fmt.Provenance(
-        name=variant, builder=entry.builder, language=entry.source_language,
+        name=variant,
+        builder=entry.builder,
+        language=entry.source_language,
         parameters={"variant": key.slug, **entry.controlled.model_dump(mode="json")},
-        sources={"source_corpus": source_dir / fmt.CORPUS, "source_queries": source_dir / fmt.QUERIES,
-                 "source_positions": source_dir / fmt.POSITIONS},
-        provenance=entry.provenance, notes=list(entry.notes))
+        sources={
+            "source_corpus": source_dir / fmt.CORPUS,
+            "source_queries": source_dir / fmt.QUERIES,
+            "source_positions": source_dir / fmt.POSITIONS,
+        },
+        provenance=entry.provenance,
+        notes=list(entry.notes),
+    )
     card = fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)
-    logger.info("%s: %d queries of %d sampled, round %d, target position %.3f", variant, len(built.queries),
-                len(family.plans), key.round, entry.controlled.targets[key.position_index])
+    logger.info(
+        "%s: %d queries of %d sampled, round %d, target position %.3f",
+        variant,
+        len(built.queries),
+        len(family.plans),
+        key.round,
+        entry.controlled.targets[key.position_index],
+    )
     return card
 
 
@@ -64,9 +78,13 @@ def _add_model_views(built: fmt.BuiltBenchmark, job: ControlledJob) -> None:
         for record in records:
             view = span_token_view(texts[record["doc_id"]], spans[record["qid"]], offsets, budget)
             record.setdefault("model_views", {})[name] = {
-                "first_token": view.first_token, "last_token": view.last_token,
-                "document_tokens": view.document_tokens, "budget": view.budget, "tokens_seen": view.tokens_seen,
-                "fully_seen": view.fully_seen}
+                "first_token": view.first_token,
+                "last_token": view.last_token,
+                "document_tokens": view.document_tokens,
+                "budget": view.budget,
+                "tokens_seen": view.tokens_seen,
+                "fully_seen": view.fully_seen,
+            }
 
 
 def write_controlled_tables(job: ControlledTablesJob) -> pd.DataFrame:
@@ -84,10 +102,12 @@ def write_controlled_tables(job: ControlledTablesJob) -> pd.DataFrame:
         frames.append(table.assign(model=model, setting=setting, variant=variant))
     long = pd.concat(frames, ignore_index=True)
     targets = entry.controlled.targets
-    tests, positions = controlled_statistics(long, metrics.bootstrap, ("model", "setting", "length"),
-                                             ("model",), targets=targets)
-    overall, overall_positions = controlled_statistics(long.assign(length="all"), metrics.bootstrap,
-                                                       ("model", "setting", "length"), ("model",), targets=targets)
+    tests, positions = controlled_statistics(
+        long, metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
+    )
+    overall, overall_positions = controlled_statistics(
+        long.assign(length="all"), metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
+    )
     tests = pd.concat([overall, tests], ignore_index=True)
     positions = pd.concat([overall_positions, positions], ignore_index=True)
     out = {name: Path(path) for name, path in job.output.items()}
@@ -114,9 +134,20 @@ def natural_vs_controlled(tests: pd.DataFrame, natural: dict[tuple[str, str], Pa
         for _, row in tests[(tests["model"] == model) & (tests["setting"] == setting)].iterrows():
             bucket = str(row["length"])
             natural_psi = float(summary.loc[bucket, PSI]) if bucket in summary.index else float("nan")
-            rows.append({"model": model, "setting": setting, "bucket": bucket, "natural_psi": natural_psi,
-                         "controlled_psi": row["psi"], "controlled_psi_ci_low": row["psi_ci_low"],
-                         "controlled_psi_ci_high": row["psi_ci_high"], "difference": row["psi"] - natural_psi,
-                         "controlled_queries": row["n_queries"], "page_p_primacy": row["page_p_primacy"],
-                         "friedman_p": row["friedman_p"], "note": row["note"]})
+            rows.append(
+                {
+                    "model": model,
+                    "setting": setting,
+                    "bucket": bucket,
+                    "natural_psi": natural_psi,
+                    "controlled_psi": row["psi"],
+                    "controlled_psi_ci_low": row["psi_ci_low"],
+                    "controlled_psi_ci_high": row["psi_ci_high"],
+                    "difference": row["psi"] - natural_psi,
+                    "controlled_queries": row["n_queries"],
+                    "page_p_primacy": row["page_p_primacy"],
+                    "friedman_p": row["friedman_p"],
+                    "note": row["note"],
+                }
+            )
     return pd.DataFrame(rows)

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
-from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
+from posir.metrics.measures import POSITION_MEASURE
+from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
 from posir.metrics.per_query import score_queries
-from posir.results import (BINS_USED, BUCKET, DIRECTION, DOC_INPUT_TOKENS, ID_COLUMNS, LANGUAGES_OUTSIDE_MODEL,
-                           P_VALUE, PSI_BINS_USED, PSI_LOW_BINS, PSI_TREND_DIRECTION, PSI_TREND_P,
-                           PSI_TREND_SIGNIFICANT, SCORE_COLUMNS, THIRDS_PREFIX, read_result_tsv)
 from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingTablesJob
+from posir.results import (
+    BINS_USED,
+    BUCKET,
+    DIRECTION,
+    DOC_INPUT_TOKENS,
+    ID_COLUMNS,
+    LANGUAGES_OUTSIDE_MODEL,
+    P_VALUE,
+    PSI_BINS_USED,
+    PSI_LOW_BINS,
+    PSI_TREND_DIRECTION,
+    PSI_TREND_P,
+    PSI_TREND_SIGNIFICANT,
+    SCORE_COLUMNS,
+    THIRDS_PREFIX,
+    read_result_tsv,
+)
 from posir.runs import read_trec_run
-
 
 
 def evaluate_run(job: ScoreJob) -> pd.DataFrame:
@@ -32,22 +44,46 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
     """
     w, out = job.wildcards, {name: Path(path) for name, path in job.output.items()}
     run = job.path("run") if "run" in job.input else out["run"]  # a first stage scores the run it just wrote
-    per_query = score_run(job.path("qrels"), job.path("positions"), run, out["per_query"],
-                          job.path("corpus_embeddings") if "corpus_embeddings" in job.input else None,
-                          job.id_prefixes, job.path("evaluated") if "evaluated" in job.input else None)
+    per_query = score_run(
+        job.path("qrels"),
+        job.path("positions"),
+        run,
+        out["per_query"],
+        job.path("corpus_embeddings") if "corpus_embeddings" in job.input else None,
+        job.id_prefixes,
+        job.path("evaluated") if "evaluated" in job.input else None,
+    )
     metrics = job.metrics
-    aggregate_scores(per_query, metrics, out["bins"], out["summary"], job.languages_outside_model,
-                     metrics.statistics, out.get("trend"))
+    aggregate_scores(
+        per_query,
+        metrics,
+        out["bins"],
+        out["summary"],
+        job.languages_outside_model,
+        metrics.statistics,
+        out.get("trend"),
+    )
     bootstrap_scores(per_query, metrics, out["bootstrap"], out["bootstrap_bins"])
     if "figure" in out:
-        plot_position_curve(out["bins"], metrics, f"{w['benchmark']}: {w['model']}, {w['setting']}", out["figure"],
-                            out["bootstrap_bins"])
+        plot_position_curve(
+            out["bins"],
+            metrics,
+            f"{w['benchmark']}: {w['model']}, {w['setting']}",
+            out["figure"],
+            out["bootstrap_bins"],
+        )
     return per_query
 
 
-def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: Path,
-              corpus_embeddings: Path | None = None, id_prefixes: Sequence[str] = (),
-              evaluated: Path | None = None) -> pd.DataFrame:
+def score_run(
+    qrels_path: Path,
+    positions_path: Path,
+    run_path: Path,
+    out_path: Path,
+    corpus_embeddings: Path | None = None,
+    id_prefixes: Sequence[str] = (),
+    evaluated: Path | None = None,
+) -> pd.DataFrame:
     """Per-query table: every qrels query (of ``evaluated``, when given), its metrics and its position fields.
 
     With ``id_prefixes`` (a one-vs-many corpus) every language copy of the positive is relevant.
@@ -78,9 +114,15 @@ def score_run(qrels_path: Path, positions_path: Path, run_path: Path, out_path: 
     return table
 
 
-def aggregate_scores(per_query: pd.DataFrame, metrics: TableParams, bins_path: Path, summary_path: Path,
-                     languages_outside_model: Sequence[str] = (), statistics: StatisticsParams | None = None,
-                     trend_path: Path | None = None) -> None:
+def aggregate_scores(
+    per_query: pd.DataFrame,
+    metrics: TableParams,
+    bins_path: Path,
+    summary_path: Path,
+    languages_outside_model: Sequence[str] = (),
+    statistics: StatisticsParams | None = None,
+    trend_path: Path | None = None,
+) -> None:
     """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2).
 
     With ``statistics``, each bucket's position trend and first-against-last-third test go to
@@ -101,8 +143,13 @@ def aggregate_scores(per_query: pd.DataFrame, metrics: TableParams, bins_path: P
     summary.to_csv(summary_path, sep="\t", index=False)
 
 
-def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.DataFrame, metrics: TableParams,
-                    statistics: StatisticsParams) -> pd.DataFrame:
+def position_trends(
+    per_query: pd.DataFrame,
+    bins: pd.DataFrame,
+    summary: pd.DataFrame,
+    metrics: TableParams,
+    statistics: StatisticsParams,
+) -> pd.DataFrame:
     """Per bucket: the trend of the bin means against position, the PSI flag, and first third against last."""
     from posir.metrics.trend import flag_psi_trends, thirds_test, trend_table
 
@@ -110,17 +157,23 @@ def position_trends(per_query: pd.DataFrame, bins: pd.DataFrame, summary: pd.Dat
     flags = flag_psi_trends(summary, trends, statistics.alpha, statistics.trend_test)
     thirds = thirds_test(per_query, metrics.bucket_names, statistics.resamples, statistics.seed)
     merged = trends.merge(flags.drop(columns=[BINS_USED]), on=BUCKET, validate="one_to_one")
-    return merged.merge(thirds.add_prefix(THIRDS_PREFIX).rename(columns={THIRDS_PREFIX + BUCKET: BUCKET}), on=BUCKET,
-                        how="left", validate="one_to_one")
+    return merged.merge(
+        thirds.add_prefix(THIRDS_PREFIX).rename(columns={THIRDS_PREFIX + BUCKET: BUCKET}),
+        on=BUCKET,
+        how="left",
+        validate="one_to_one",
+    )
 
 
-def bootstrap_scores(per_query: pd.DataFrame, metrics: MetricParams, summary_path: Path,
-                     bins_path: Path) -> pd.DataFrame:
+def bootstrap_scores(
+    per_query: pd.DataFrame, metrics: MetricParams, summary_path: Path, bins_path: Path
+) -> pd.DataFrame:
     """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
     from posir.metrics.bootstrap import bootstrap_summary
 
-    summary, bins = bootstrap_summary(per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
-                                      metrics.bootstrap)
+    summary, bins = bootstrap_summary(
+        per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
+    )
     summary.to_csv(summary_path, sep="\t", index=False)
     bins.to_csv(bins_path, sep="\t", index=False)
     return summary
@@ -129,16 +182,27 @@ def bootstrap_scores(per_query: pd.DataFrame, metrics: MetricParams, summary_pat
 def write_main_tables(job: PanelsJob) -> None:
     """The main table (wide, long, with intervals) and the trend table of a benchmark's runs."""
     panels = [tuple(p) for p in job.panels]
-    write_main_table(dict(zip(panels, job.paths("summaries"))), job.metrics, job.path("csv", "output"),
-                     job.path("markdown", "output"), job.path("long", "output"),
-                     dict(zip(panels, job.paths("bootstraps"))))
-    write_trend_table(dict(zip(panels, job.paths("trends"))), job.path("trends", "output"),
-                      job.path("trends_markdown", "output"))
+    write_main_table(
+        dict(zip(panels, job.paths("summaries"))),
+        job.metrics,
+        job.path("csv", "output"),
+        job.path("markdown", "output"),
+        job.path("long", "output"),
+        dict(zip(panels, job.paths("bootstraps"))),
+    )
+    write_trend_table(
+        dict(zip(panels, job.paths("trends"))), job.path("trends", "output"), job.path("trends_markdown", "output")
+    )
 
 
-def write_main_table(summaries: Mapping[tuple[str, str], Path], metrics: TableParams, csv_path: Path,
-                     markdown_path: Path, long_path: Path,
-                     bootstraps: Mapping[tuple[str, str], Path] | None = None) -> None:
+def write_main_table(
+    summaries: Mapping[tuple[str, str], Path],
+    metrics: TableParams,
+    csv_path: Path,
+    markdown_path: Path,
+    long_path: Path,
+    bootstraps: Mapping[tuple[str, str], Path] | None = None,
+) -> None:
     """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
     from posir.tables.build import long_table, main_table
     from posir.tables.render import main_markdown
@@ -169,15 +233,21 @@ def write_setting_tables(job: SettingTablesJob) -> pd.DataFrame:
     written empty, and their Markdown says why."""
     w = job.wildcards
     title = f"{w['benchmark']}, {w['setting']}"
-    plot_position_grid(dict(zip(job.models, job.paths("bins"))), job.metrics,
-                       f"{title}: {POSITION_MEASURE.name} by evidence position", job.path("figure", "output"),
-                       dict(zip(job.models, job.paths("bands"))))
+    plot_position_grid(
+        dict(zip(job.models, job.paths("bins"))),
+        job.metrics,
+        f"{title}: {POSITION_MEASURE.name} by evidence position",
+        job.path("figure", "output"),
+        dict(zip(job.models, job.paths("bands"))),
+    )
     outputs = {name: Path(job.output[name]) for name in ("tests", "psi", "markdown", "latex")}
     if len(job.compared) < 2:
         from posir.results import PSI_DIFFERENCE_COLUMNS, SIGNIFICANCE_COLUMNS
 
-        note = (f"{title}: {len(job.compared)} model(s) answer every query ({', '.join(job.compared) or 'none'}); "
-                f"paired tests need two.\n")
+        note = (
+            f"{title}: {len(job.compared)} model(s) answer every query ({', '.join(job.compared) or 'none'}); "
+            f"paired tests need two.\n"
+        )
         pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS)).to_csv(outputs["tests"], index=False)
         pd.DataFrame(columns=list(PSI_DIFFERENCE_COLUMNS)).to_csv(outputs["psi"], index=False)
         outputs["markdown"].write_text(note, encoding="utf-8")
@@ -186,8 +256,9 @@ def write_setting_tables(job: SettingTablesJob) -> pd.DataFrame:
     return write_significance(dict(zip(job.compared, job.paths("scores"))), job.metrics, title, outputs)
 
 
-def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title: str,
-                       outputs: Mapping[str, Path]) -> pd.DataFrame:
+def write_significance(
+    scores: Mapping[str, Path], metrics: MetricParams, title: str, outputs: Mapping[str, Path]
+) -> pd.DataFrame:
     """Paired tests between the models of one benchmark and setting, and paired PSI-difference intervals.
 
     Writes ``tests`` and ``psi`` (CSV) and one Markdown and one LaTeX file holding both tables; the
@@ -203,24 +274,33 @@ def write_significance(scores: Mapping[str, Path], metrics: MetricParams, title:
     aligned = align_scores({model: read_result_tsv(path) for model, path in scores.items()})
     resamples = family_resamples(statistics.resamples, comb(len(models), 2), statistics.alpha)
     tests = pairwise_tests(aligned, models, metrics.bucket_names, resamples, statistics.seed, statistics.alpha)
-    differences = psi_differences(aligned, models, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries,
-                                  metrics.bootstrap)
+    differences = psi_differences(
+        aligned, models, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
+    )
     tests.to_csv(outputs["tests"], index=False)
     differences.to_csv(outputs["psi"], index=False)
-    renderings = [significance_rendering(tests, metrics.bucket_names, statistics.alpha,
-                                         caption=f"{title}: {POSITION_MEASURE.name}"),
-                  psi_difference_rendering(differences, metrics.bucket_names, caption=f"{title}: PSI")]
-    Path(outputs["markdown"]).write_text("\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings),
-                                         encoding="utf-8")
+    renderings = [
+        significance_rendering(
+            tests, metrics.bucket_names, statistics.alpha, caption=f"{title}: {POSITION_MEASURE.name}"
+        ),
+        psi_difference_rendering(differences, metrics.bucket_names, caption=f"{title}: PSI"),
+    ]
+    Path(outputs["markdown"]).write_text(
+        "\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings), encoding="utf-8"
+    )
     Path(outputs["latex"]).write_text("\n".join(render_latex(r) for r in renderings), encoding="utf-8")
     return tests
 
 
-def add_intervals(long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: PositionParams) -> pd.DataFrame:
+def add_intervals(
+    long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: PositionParams
+) -> pd.DataFrame:
     """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
     from posir.metrics.bootstrap import interval_columns
 
-    parts = [read_result_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()]
+    parts = [
+        read_result_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()
+    ]
     intervals = pd.concat(parts, ignore_index=True)
     keys = [*ID_COLUMNS, BUCKET]
     merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
@@ -232,12 +312,18 @@ def plot_positional_distribution(job: PositionsFigureJob) -> None:
     """Where the evidence sits in a benchmark (PosIR Figure 2)."""
     from posir.figures import positional_distribution
 
-    positional_distribution(read_result_tsv(job.path("positions")), job.metrics.bucket_names, job.metrics.n_bins,
-                            f"{job.wildcards['benchmark']}: evidence positions", job.path("figure", "output"))
+    positional_distribution(
+        read_result_tsv(job.path("positions")),
+        job.metrics.bucket_names,
+        job.metrics.n_bins,
+        f"{job.wildcards['benchmark']}: evidence positions",
+        job.path("figure", "output"),
+    )
 
 
-def plot_position_curve(bins_path: Path, metrics: TableParams, title: str, figure_path: Path,
-                        bands_path: Path | None = None) -> None:
+def plot_position_curve(
+    bins_path: Path, metrics: TableParams, title: str, figure_path: Path, bands_path: Path | None = None
+) -> None:
     from posir.figures import position_curve
 
     bands = read_result_tsv(bands_path) if bands_path else None
@@ -247,18 +333,32 @@ def plot_position_curve(bins_path: Path, metrics: TableParams, title: str, figur
 def plot_benchmark_grid(job: PanelsJob) -> None:
     """Every run of a benchmark on one grid, one panel per (model, setting)."""
     labels = [f"{model}, {setting}" for model, setting in job.panels]
-    plot_position_grid(dict(zip(labels, job.paths("bins"))), job.metrics,
-                       f"{job.wildcards['benchmark']}: {POSITION_MEASURE.name} by evidence position",
-                       job.path("figure", "output"), dict(zip(labels, job.paths("bands"))))
+    plot_position_grid(
+        dict(zip(labels, job.paths("bins"))),
+        job.metrics,
+        f"{job.wildcards['benchmark']}: {POSITION_MEASURE.name} by evidence position",
+        job.path("figure", "output"),
+        dict(zip(labels, job.paths("bands"))),
+    )
 
 
-def plot_position_grid(panels: Mapping[str, Path], metrics: TableParams, title: str, figure_path: Path,
-                       bands: Mapping[str, Path] | None = None) -> None:
+def plot_position_grid(
+    panels: Mapping[str, Path],
+    metrics: TableParams,
+    title: str,
+    figure_path: Path,
+    bands: Mapping[str, Path] | None = None,
+) -> None:
     from posir.figures import position_grid
 
-    position_grid({label: read_result_tsv(p) for label, p in panels.items()}, metrics.bucket_names,
-                  metrics.min_bin_queries, title, figure_path,
-                  {label: read_result_tsv(p) for label, p in bands.items()} if bands else None)
+    position_grid(
+        {label: read_result_tsv(p) for label, p in panels.items()},
+        metrics.bucket_names,
+        metrics.min_bin_queries,
+        title,
+        figure_path,
+        {label: read_result_tsv(p) for label, p in bands.items()} if bands else None,
+    )
 
 
 def write_languages_table(job: PanelsJob) -> None:
@@ -275,12 +375,18 @@ def write_languages_table(job: PanelsJob) -> None:
 
 def write_language_bias_table(job: LanguageBiasJob) -> None:
     """The one-vs-many language bias of a benchmark's runs (the job's (model, query language), in input order)."""
-    write_language_bias(dict(zip([tuple(r) for r in job.runs], job.paths("runs"))), job.depth,
-                        job.path("csv", "output"), job.path("markdown", "output"), job.path("figure", "output"))
+    write_language_bias(
+        dict(zip([tuple(r) for r in job.runs], job.paths("runs"))),
+        job.depth,
+        job.path("csv", "output"),
+        job.path("markdown", "output"),
+        job.path("figure", "output"),
+    )
 
 
-def write_language_bias(runs: Mapping[tuple[str, str], Path], depth: int, csv_path: Path, markdown_path: Path,
-                        figure_path: Path) -> None:
+def write_language_bias(
+    runs: Mapping[tuple[str, str], Path], depth: int, csv_path: Path, markdown_path: Path, figure_path: Path
+) -> None:
     """Per (model, query language): the share of each document language in the top-``depth``."""
     from posir.figures import language_bias_heatmaps
     from posir.tables.build import language_bias_table

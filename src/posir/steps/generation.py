@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
-from posir.benchmark import Drop, StageCount, read_drops, read_jsonl, stage_count, write_counts, write_drops, write_jsonl
+from posir.benchmark import (
+    Drop,
+    StageCount,
+    read_drops,
+    read_jsonl,
+    stage_count,
+    write_counts,
+    write_drops,
+    write_jsonl,
+)
 from posir.builders import generation as gen
 from posir.builders import quality as qc
 from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
@@ -96,15 +105,26 @@ def sample_step(job: GenerationJob) -> StageCount:
     sample = gen.sample_corpus([d.doc_id for d in documents], [d.domain for d in documents], lengths, params)
     positives = set(sample.positives)
     sampler = LengthAwareSampler(params.bucket_width, params.ratio)
-    extra = {documents[i].doc_id: {"token_length": lengths[i], "sampling_bucket": sampler.bucket_index(lengths[i]),
-                                   "positive": i in positives} for i in sample.chosen}
+    extra = {
+        documents[i].doc_id: {
+            "token_length": lengths[i],
+            "sampling_bucket": sampler.bucket_index(lengths[i]),
+            "positive": i in positives,
+        }
+        for i in sample.chosen
+    }
     write_documents(documents_out, [documents[i] for i in sample.chosen], extra)
     count = stage_count(gen.STAGE_SAMPLE, "documents", len(documents), sample.drops)
     write_drops(drops_out, sample.drops)
     per_domain = Counter(documents[i].domain for i in sample.chosen)
     per_bucket = Counter(sampler.bucket_index(lengths[i]) for i in sample.chosen)
-    write_counts(counts_out, [count], positives=len(positives), documents_per_domain=dict(sorted(per_domain.items())),
-                 documents_per_sampling_bucket={str(k): v for k, v in sorted(per_bucket.items())})
+    write_counts(
+        counts_out,
+        [count],
+        positives=len(positives),
+        documents_per_domain=dict(sorted(per_domain.items())),
+        documents_per_sampling_bucket={str(k): v for k, v in sorted(per_bucket.items())},
+    )
     return count
 
 
@@ -126,9 +146,15 @@ def generate_queries_step(job: GenerationJob) -> list[StageCount]:
     assert template.schema is not None
     schema = gen.questions_schema(template.schema, params.questions_per_document)
     constraints = {doc.doc_id: gen.draw_constraint(seed, doc.doc_id) for doc, _ in positives}
-    inputs = [{"num_questions": params.questions_per_document, "language": language_name,
-               "position_requirement": POSITION_REQUIREMENTS[constraints[doc.doc_id]], "document": doc.text}
-              for doc, _ in positives]
+    inputs = [
+        {
+            "num_questions": params.questions_per_document,
+            "language": language_name,
+            "position_requirement": POSITION_REQUIREMENTS[constraints[doc.doc_id]],
+            "document": doc.text,
+        }
+        for doc, _ in positives
+    ]
     with _llm_client(job, params.max_tokens) as client:
         results = client.map(gen.STAGE_GENERATE, template, inputs, schema)
         usage = client.usage()
@@ -140,15 +166,18 @@ def generate_queries_step(job: GenerationJob) -> list[StageCount]:
             drops.append(_llm_drop(gen.STAGE_GENERATE, doc.doc_id, result))
             continue
         returned += len(result.value.get("questions", []))
-        kept, dropped = gen.parse_questions(doc.doc_id, constraints[doc.doc_id], result.value,
-                                            params.questions_per_document)
+        kept, dropped = gen.parse_questions(
+            doc.doc_id, constraints[doc.doc_id], result.value, params.questions_per_document
+        )
         drops += dropped
         if not kept:
             drops.append(Drop(gen.STAGE_GENERATE, doc.doc_id, "no_usable_question"))
         candidates += kept
     write_jsonl(candidates_out, (c.as_record() for c in candidates))
-    stages = [stage_count(gen.STAGE_GENERATE, "documents", len(positives), drops),
-              stage_count(gen.STAGE_QUESTIONS, "questions", returned, drops)]
+    stages = [
+        stage_count(gen.STAGE_GENERATE, "documents", len(positives), drops),
+        stage_count(gen.STAGE_QUESTIONS, "questions", returned, drops),
+    ]
     write_drops(drops_out, drops)
     write_counts(counts_out, stages, usage, constraints=dict(Counter(constraints.values())))
     return stages
@@ -180,7 +209,9 @@ def locate_spans_step(job: GenerationJob) -> StageCount:
         text = documents[candidate.doc_id][0].text
         reference = str(result.value.get("reference", ""))
         match = locate_reference(text, reference) if result.value["status"] == "found" else None
-        outcome = gen.span_decision(candidate, text, result.value["status"], reference, match, params.require_constraint)
+        outcome = gen.span_decision(
+            candidate, text, result.value["status"], reference, match, params.require_constraint
+        )
         if isinstance(outcome, Drop):
             drops.append(outcome)
         else:
@@ -189,10 +220,15 @@ def locate_spans_step(job: GenerationJob) -> StageCount:
     count = stage_count(gen.STAGE_LOCATE, "questions", len(candidates), drops)
     write_drops(drops_out, drops)
     honours = Counter((s.candidate.constraint, s.honours_constraint) for s in located)
-    write_counts(counts_out, [count], usage,
-                 match=dict(Counter(s.match for s in located)),
-                 constraint_honoured={c: {"honoured": honours[(c, True)], "not_honoured": honours[(c, False)]}
-                                      for c in gen.CONSTRAINTS})
+    write_counts(
+        counts_out,
+        [count],
+        usage,
+        match=dict(Counter(s.match for s in located)),
+        constraint_honoured={
+            c: {"honoured": honours[(c, True)], "not_honoured": honours[(c, False)]} for c in gen.CONSTRAINTS
+        },
+    )
     return count
 
 
@@ -208,10 +244,14 @@ def _load_scorer(spec: Any, job: GenerationJob, client: Any, stage: str, cache: 
 
     if spec.backend == "llm-grade":
         client = client or _llm_client(job, job.entry.generation.grading.max_tokens)
-    return load_scorer(spec, llm_client=client, prompts_dir=_prompts_dir(job), stage=f"{stage}:{spec.name}",
-                       cache=None if spec.backend == "bi-encoder" else cache,
-                       extra={"models": job.models, "embedding_cache": job.embedding_cache or None,
-                              "threads": job.threads}), client
+    return load_scorer(
+        spec,
+        llm_client=client,
+        prompts_dir=_prompts_dir(job),
+        stage=f"{stage}:{spec.name}",
+        cache=None if spec.backend == "bi-encoder" else cache,
+        extra={"models": job.models, "embedding_cache": job.embedding_cache or None, "threads": job.threads},
+    ), client
 
 
 class _Scoring:
@@ -253,8 +293,12 @@ class _Grader:
         self.failures: list[Any] = []
 
     def __call__(self, queries: Sequence[str], documents: Sequence[str], stage: str) -> list[int | None]:
-        results = self.client.map(stage, self.template, [{"query": q, "document": d} for q, d in zip(queries, documents)],
-                                  validator=self.validator)
+        results = self.client.map(
+            stage,
+            self.template,
+            [{"query": q, "document": d} for q, d in zip(queries, documents)],
+            validator=self.validator,
+        )
         self.failures = [None if r.ok else r for r in results]
         return [int(r.value["grade"]) if r.ok else None for r in results]
 
@@ -299,18 +343,30 @@ def span_contrast_step(job: GenerationJob) -> StageCount:
             alive = survivors
     usage = scoring.usage
     kept_ids = {s.candidate.qid for s in alive}
-    write_jsonl(kept_out, ({**s.as_record(), "contrast": {k: list(v) for k, v in scores[s.candidate.qid].items()}}
-                           for s in located if s.candidate.qid in kept_ids))
+    write_jsonl(
+        kept_out,
+        (
+            {**s.as_record(), "contrast": {k: list(v) for k, v in scores[s.candidate.qid].items()}}
+            for s in located
+            if s.candidate.qid in kept_ids
+        ),
+    )
     _write_score_table(scores_out, [s.candidate.qid for s in located], scores, [s.name for s in specs])
     count = stage_count(qc.STAGE_CONTRAST, "queries", len(located), drops)
     write_drops(drops_out, drops)
-    write_counts(counts_out, [count], usage if usage else None, scorers=[s.model_dump() for s in specs],
-                 span_removal="the span's characters are deleted from the document; nothing is inserted")
+    write_counts(
+        counts_out,
+        [count],
+        usage if usage else None,
+        scorers=[s.model_dump() for s in specs],
+        span_removal="the span's characters are deleted from the document; nothing is inserted",
+    )
     return count
 
 
-def _write_score_table(path: Path, qids: Sequence[str], scores: Mapping[str, Mapping[str, tuple[Any, Any]]],
-                       scorers: Sequence[str]) -> None:
+def _write_score_table(
+    path: Path, qids: Sequence[str], scores: Mapping[str, Mapping[str, tuple[Any, Any]]], scorers: Sequence[str]
+) -> None:
     def cell(value: float | None) -> str:
         return "" if value is None else f"{value:.6f}"
 
@@ -348,14 +404,21 @@ def grade_relevance_step(job: GenerationJob) -> StageCount:
         outcome = qc.grading_outcome(full, removed, params)
         failure = failures[index] if full is None else failures[index + len(located)] if removed is None else None
         if failure is not None:
-            drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, f"{outcome.reason}:llm_{failure.error_kind}",
-                              (failure.error or "")[:300]))
+            drops.append(
+                Drop(
+                    qc.STAGE_GRADE,
+                    item.candidate.qid,
+                    f"{outcome.reason}:llm_{failure.error_kind}",
+                    (failure.error or "")[:300],
+                )
+            )
         elif not outcome.keep:
             drops.append(Drop(qc.STAGE_GRADE, item.candidate.qid, outcome.reason, outcome.detail))
         else:
             kept.append({**record, "grade_full": full, "grade_removed": removed})
-        rows.append([item.candidate.qid, "" if full is None else full, "" if removed is None else removed,
-                     int(outcome.keep)])
+        rows.append(
+            [item.candidate.qid, "" if full is None else full, "" if removed is None else removed, int(outcome.keep)]
+        )
     fmt.write_table(grades_out, ["qid", "grade_full", "grade_removed", "kept"], rows)
     write_jsonl(kept_out, kept)
     count = stage_count(qc.STAGE_GRADE, "queries", len(located), drops)
@@ -399,21 +462,32 @@ def false_negatives_step(job: GenerationJob) -> list[StageCount]:
     with _Scoring(job) as scoring:
         for spec in specs:
             scorer = scoring.scorer(spec, qc.STAGE_FN_DOCUMENTS)
-            pairs = sorted({(q, d) for q, docs in candidates.items() for d in docs} |
-                           {(q, positives[q]) for q in candidates})
+            pairs = sorted(
+                {(q, d) for q, docs in candidates.items() for d in docs} | {(q, positives[q]) for q in candidates}
+            )
             values = scorer.score([questions[q] for q, _ in pairs], [doc_text[d] for _, d in pairs])
             scores[spec.name] = dict(zip(pairs, values))
     usage = scoring.usage
     found = qc.find_false_negatives(positives, candidates, scores, params.margin)
     drops = found.drops()
     write_jsonl(kept_out, (r for r in records if r["qid"] not in found.dropped_queries))
-    fmt.write_table(removed_out, ["doc_id", "evidence"],
-                    ([doc_id, "; ".join(why)] for doc_id, why in sorted(found.removed.items())))
-    stages = [stage_count(qc.STAGE_FN_DOCUMENTS, "documents", len(documents), drops),
-              stage_count(qc.STAGE_FN_QUERIES, "queries", len(records), drops)]
+    fmt.write_table(
+        removed_out, ["doc_id", "evidence"], ([doc_id, "; ".join(why)] for doc_id, why in sorted(found.removed.items()))
+    )
+    stages = [
+        stage_count(qc.STAGE_FN_DOCUMENTS, "documents", len(documents), drops),
+        stage_count(qc.STAGE_FN_QUERIES, "queries", len(records), drops),
+    ]
     write_drops(drops_out, drops)
-    write_counts(counts_out, stages, usage if usage else None, recall_model=recall_model,
-                 top_k=top_k, scorers=[s.name for s in specs], candidates_per_query=_mean_len(candidates))
+    write_counts(
+        counts_out,
+        stages,
+        usage if usage else None,
+        recall_model=recall_model,
+        top_k=top_k,
+        scorers=[s.name for s in specs],
+        candidates_per_query=_mean_len(candidates),
+    )
     return stages
 
 
@@ -447,34 +521,47 @@ def assemble_step(job: GenerationJob) -> dict[str, Any]:
         usage.update(counts.pop("llm_usage", {}) or {})
         details[Path(directory).name] = counts
         drops += read_drops(Path(directory) / fmt.DROPS)
-    built = gen.assemble_benchmark(list(documents.values()),
-                                   {d.doc_id: int(extra["token_length"]) for d, extra in sampled},
-                                   [gen.LocatedSpan.from_record(r) for r in records], drops, stages, metrics.buckets,
-                                   metrics.n_bins)
+    built = gen.assemble_benchmark(
+        list(documents.values()),
+        {d.doc_id: int(extra["token_length"]) for d, extra in sampled},
+        [gen.LocatedSpan.from_record(r) for r in records],
+        drops,
+        stages,
+        metrics.buckets,
+        metrics.n_bins,
+    )
     if not built.queries:
         # An empty benchmark cannot be evaluated; say where the queries went instead of failing downstream.
         raise fmt.BenchmarkError(
             f"benchmark {name}: no query survived generation ("
             + ", ".join(f"{s.stage} {s.entered}->{s.left}" for s in stages)
             + f"); the reasons are in results/generation/{name}/*/drops.tsv. A weak model may need more "
-              "documents (sampling.positives_per_domain) or laxer grading thresholds")
+            "documents (sampling.positives_per_domain) or laxer grading thresholds"
+        )
     honoured = Counter((r["constraint"], bool(r["honours_constraint"])) for r in records)
-    built.card.update({
-        "llm": dict(job.llm),
-        "llm_usage": usage,
-        "llm_usage_total": _usage_total(usage),
-        "generation": {
-            "stage_details": details,
-            "final_constraints": {c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]}
-                                  for c in gen.CONSTRAINTS},
-            "final_span_match": dict(Counter(r["match"] for r in records)),
-            "span_removal": "the span's characters are deleted from the document; nothing is inserted",
-        },
-    })
-    provenance = fmt.Provenance(name=name, builder=entry.builder, language=entry.language,
-                                parameters=entry.generation.model_dump(mode="json"),
-                                sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
-                                notes=list(entry.notes))
+    built.card.update(
+        {
+            "llm": dict(job.llm),
+            "llm_usage": usage,
+            "llm_usage_total": _usage_total(usage),
+            "generation": {
+                "stage_details": details,
+                "final_constraints": {
+                    c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]} for c in gen.CONSTRAINTS
+                },
+                "final_span_match": dict(Counter(r["match"] for r in records)),
+                "span_removal": "the span's characters are deleted from the document; nothing is inserted",
+            },
+        }
+    )
+    provenance = fmt.Provenance(
+        name=name,
+        builder=entry.builder,
+        language=entry.language,
+        parameters=entry.generation.model_dump(mode="json"),
+        sources={"raw_corpus": details.get("corpus", {}).get("source", {})},
+        notes=list(entry.notes),
+    )
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
@@ -484,7 +571,8 @@ def _verify_span(doc: fmt.Document, located: gen.LocatedSpan) -> None:
     if again.span != located.span or again.status != located.match:
         raise fmt.BenchmarkError(
             f"query {located.candidate.qid}: reference no longer locates to [{located.span.start}, {located.span.end}) "
-            f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun")
+            f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun"
+        )
 
 
 def _usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
@@ -506,8 +594,16 @@ def import_posir_step(job: ImportJob) -> dict[str, Any]:
     if spec.download:
         download_subset(spec)
     built = import_subset(spec, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
-    sources = {role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
-               for role, path in spec.files().items()}
-    provenance = fmt.Provenance(name=name, builder=entry.builder, language=entry.language,
-                                parameters=spec.model_dump(mode="json"), sources=sources, notes=list(entry.notes))
+    sources = {
+        role: {"file": f"{spec.subset}/{path.relative_to(spec.folder).as_posix()}", "sha256": sha256_of(path)}
+        for role, path in spec.files().items()
+    }
+    provenance = fmt.Provenance(
+        name=name,
+        builder=entry.builder,
+        language=entry.language,
+        parameters=spec.model_dump(mode="json"),
+        sources=sources,
+        notes=list(entry.notes),
+    )
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -22,8 +21,9 @@ def write_published_table(job: PublishedJob) -> pd.DataFrame:
 
     entry, metrics = job.entry, job.metrics
     csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
-    table = main_table(published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names),
-                       metrics.bucket_names)
+    table = main_table(
+        published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names), metrics.bucket_names
+    )
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(main_markdown(table), encoding="utf-8")
     return table
@@ -34,8 +34,7 @@ def write_paper_table_files(job: PaperTablesJob) -> dict[str, pd.DataFrame]:
     own = dict(zip([tuple(k) for k in job.summary_keys], job.paths("summaries")))
     published = {name: (entry, path) for (name, entry), path in zip(job.published.items(), job.paths("published"))}
     outputs = {key: Path(path) for key, path in job.output.items()}
-    return write_paper_tables(job.wildcards["table"], job.entry, own, published, job.reference, job.metrics,
-                              outputs)  # type: ignore[arg-type]
+    return write_paper_tables(job.wildcards["table"], job.entry, own, published, job.reference, job.metrics, outputs)  # type: ignore[arg-type]
 
 
 def write_paper_tables(
@@ -68,23 +67,41 @@ def write_paper_tables(
     incomplete = table_entry.incomplete
     reference_label = reference.label if reference else "Reference"  # no reference table: no column to label
     headers = {b.name: b.header for b in metrics.buckets}
-    ranking, correlation = build.ranking_table(settings, buckets, dict(reference.scores) if reference else None,
-                                                models, incomplete=incomplete)
+    ranking, correlation = build.ranking_table(
+        settings, buckets, dict(reference.scores) if reference else None, models, incomplete=incomplete
+    )
     position = build.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
     renderings = {
         "settings": render.settings_rendering(
-            settings, buckets, headers, metrics.min_bin_queries, labels,
+            settings,
+            buckets,
+            headers,
+            metrics.min_bin_queries,
+            labels,
             caption=f"{name}: {POSITION_MEASURE.name} and PSI per model and language setting",
-            label=f"tab:{name}-settings"),
+            label=f"tab:{name}-settings",
+        ),
         "ranking": render.ranking_rendering(
-            ranking, correlation, buckets, headers, reference_label, labels,
+            ranking,
+            correlation,
+            buckets,
+            headers,
+            reference_label,
+            labels,
             caption=f"{name}: {POSITION_MEASURE.name} by document length and rank correlation with {reference_label}",
-            label=f"tab:{name}-ranking"),
+            label=f"tab:{name}-ranking",
+        ),
         "position_bias": render.position_bias_rendering(
-            position, buckets, headers, metrics.min_bin_queries, labels,
-            caption=f"{name}: position sensitivity (PSI) by document length", label=f"tab:{name}-position-bias",
-            average_of=average_of),
+            position,
+            buckets,
+            headers,
+            metrics.min_bin_queries,
+            labels,
+            caption=f"{name}: position sensitivity (PSI) by document length",
+            label=f"tab:{name}-position-bias",
+            average_of=average_of,
+        ),
     }
     settings.to_csv(outputs["settings_csv"], index=False)
     ranking.to_csv(outputs["ranking_csv"], index=False)

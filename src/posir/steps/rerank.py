@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,9 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
     first_stage_run, queries_path, positions_path = job.path("first_stage"), job.path("queries"), job.path("positions")
     corpus_paths, id_prefixes = job.paths("corpus"), job.id_prefixes
     outputs = {name_: job.path(name_, "output") for name_ in ("run", "evaluated", "card", "scores")}
-    prompts_dir = prompts_dir if prompts_dir is not None else (job.paths("prompts")[0].parent
-                                                               if job.paths("prompts") else None)
+    prompts_dir = (
+        prompts_dir if prompts_dir is not None else (job.paths("prompts")[0].parent if job.paths("prompts") else None)
+    )
     positions = fmt.read_positions(positions_path)
     queries = {q.qid: q.text for q in fmt.read_queries(queries_path)}
     documents: dict[str, str] = {}
@@ -49,22 +49,32 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
     first = ranked(read_trec_run(first_stage_run))
     pairs = [(qid, doc) for qid in evaluated for doc, _ in first.get(qid, [])[: pipeline.depth]]
 
-    client = (open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
-              if spec.backend == "llm-grade" else None)
+    client = (
+        open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
+        if spec.backend == "llm-grade"
+        else None
+    )
     cache = ScoreCache(Path(job.score_cache)) if job.score_cache and spec.backend != "bi-encoder" else None
     try:
-        scorer = load_scorer(spec, llm_client=client, prompts_dir=prompts_dir, cache=cache, stage=f"rerank:{name}",
-                             extra={"models": job.models, "embedding_cache": job.embedding_cache or None,
-                                    "threads": job.threads})
+        scorer = load_scorer(
+            spec,
+            llm_client=client,
+            prompts_dir=prompts_dir,
+            cache=cache,
+            stage=f"rerank:{name}",
+            extra={"models": job.models, "embedding_cache": job.embedding_cache or None, "threads": job.threads},
+        )
         scores: dict[tuple[str, str], float | None] = {}
         with tqdm(total=len(pairs), desc=f"rerank {name}", unit="pair") as bar:
             for start in range(0, len(pairs), PAIRS_PER_CHUNK):
-                chunk = pairs[start:start + PAIRS_PER_CHUNK]
+                chunk = pairs[start : start + PAIRS_PER_CHUNK]
                 values = scorer.score([queries[q] for q, _ in chunk], [documents[d] for _, d in chunk])
                 for (qid, doc), value in zip(chunk, values):
                     if value is not None and not math.isfinite(value):
-                        raise ScorerError(f"pipelines.{name}: scorer {spec.name} scored query {qid}, document {doc} "
-                                          f"{value}; a score must be a finite number, and no run is written")
+                        raise ScorerError(
+                            f"pipelines.{name}: scorer {spec.name} scored query {qid}, document {doc} "
+                            f"{value}; a score must be a finite number, and no run is written"
+                        )
                 scores.update(zip(chunk, values))
                 bar.update(len(chunk))
         # an endpoint that mostly failed fails the job (every answer it gave is cached; a rerun asks the rest)
@@ -78,8 +88,12 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
         if cache is not None:
             cache.close()
 
-    rankings = {qid: rerank(first.get(qid, []), {d: scores[(qid, d)] for d, _ in first.get(qid, [])[: pipeline.depth]},
-                            pipeline.depth) for qid in evaluated}
+    rankings = {
+        qid: rerank(
+            first.get(qid, []), {d: scores[(qid, d)] for d, _ in first.get(qid, [])[: pipeline.depth]}, pipeline.depth
+        )
+        for qid in evaluated
+    }
     write_ranked_run(Path(outputs["run"]), rankings, tag=name)
     write_ranking_scores(Path(outputs["scores"]), rankings)
     fmt.write_table(Path(outputs["evaluated"]), ["qid"], ([qid] for qid in evaluated))
@@ -89,12 +103,19 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
         "first_stage": pipeline.first_stage,
         "second_stage": {"name": spec.name, "backend": spec.backend, "identity": dict(scorer.identity())},
         "depth": pipeline.depth,
-        "queries": {"in_benchmark": len(cells), "reranked": len(evaluated),
-                    "sample": sample.model_dump() if sample else None,
-                    "per_cell": {f"{b}:{i}": {"kept": kept[(b, i)], "of": n}
-                                 for (b, i), n in sorted(Counter(cells.values()).items())}},
-        "pairs": {"candidates": len(pairs), "scored": sum(1 for v in scores.values() if v is not None),
-                  "unscored": sum(1 for v in scores.values() if v is None)},
+        "queries": {
+            "in_benchmark": len(cells),
+            "reranked": len(evaluated),
+            "sample": sample.model_dump() if sample else None,
+            "per_cell": {
+                f"{b}:{i}": {"kept": kept[(b, i)], "of": n} for (b, i), n in sorted(Counter(cells.values()).items())
+            },
+        },
+        "pairs": {
+            "candidates": len(pairs),
+            "scored": sum(1 for v in scores.values() if v is not None),
+            "unscored": sum(1 for v in scores.values() if v is None),
+        },
         "scorer_counts": counts,
         "llm_usage": usage,
     }

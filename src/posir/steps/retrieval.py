@@ -33,12 +33,19 @@ def encode_text_set(job: EncodeJob) -> EncodeCounts:
     the cache and only new texts are encoded; the model is not even loaded when none are new.
     A chunked entry (``long_input: chunks``) writes one row per window of each document.
     """
-    return encode_texts(job.model, job.path("texts"), job.wildcards["kind"], job.path("embeddings", "output"),
-                        job.threads, Path(job.cache) if job.cache else None)
+    return encode_texts(
+        job.model,
+        job.path("texts"),
+        job.wildcards["kind"],
+        job.path("embeddings", "output"),
+        job.threads,
+        Path(job.cache) if job.cache else None,
+    )
 
 
-def encode_texts(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int,
-                 cache_path: Path | None = None) -> EncodeCounts:
+def encode_texts(
+    spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int, cache_path: Path | None = None
+) -> EncodeCounts:
     """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
     from posir.embedding_cache import cached_encode, cached_window_spans, encoding_identity, window_identity
     from posir.models.registry import load_encoder, window_size
@@ -74,9 +81,16 @@ def encode_texts(spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, t
     return EncodeCounts(len(rows), from_cache, len(rows) - from_cache)
 
 
-def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Sequence[Path],
-                 id_prefixes: Sequence[str], top_k: int, run_path: Path, mean_file: Path | None = None,
-                 embedding_model: str | None = None) -> None:
+def dense_search(
+    spec: ModelSpec,
+    query_embeddings: Path,
+    corpus_embeddings: Sequence[Path],
+    id_prefixes: Sequence[str],
+    top_k: int,
+    run_path: Path,
+    mean_file: Path | None = None,
+    embedding_model: str | None = None,
+) -> None:
     """Exact search; several corpus files (one-vs-many) are searched as one corpus.
 
     A renormalized model (``renorm``) applies R1/R2 with the collection mean to
@@ -97,16 +111,25 @@ def dense_search(spec: ModelSpec, query_embeddings: Path, corpus_embeddings: Seq
         # rows are windows: a document is as relevant as its best window
         doc_ids = list(dict.fromkeys(row_ids))
         position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
-        scores, indices = best_window_search(query_vectors, row_vectors, np.array([position[i] for i in row_ids]),
-                                             len(doc_ids), top_k)
+        scores, indices = best_window_search(
+            query_vectors, row_vectors, np.array([position[i] for i in row_ids]), len(doc_ids), top_k
+        )
     else:
         doc_ids = row_ids
         scores, indices = exact_inner_product_search(query_vectors, row_vectors, top_k)
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 
-def lexical_search(spec: ModelSpec, queries_path: Path, corpus_paths: Sequence[Path], corpus_languages: Sequence[str],
-                   id_prefixes: Sequence[str], setting: Setting, top_k: int, run_path: Path) -> None:
+def lexical_search(
+    spec: ModelSpec,
+    queries_path: Path,
+    corpus_paths: Sequence[Path],
+    corpus_languages: Sequence[str],
+    id_prefixes: Sequence[str],
+    setting: Setting,
+    top_k: int,
+    run_path: Path,
+) -> None:
     """BM25, each document analysed in its own language and each query in the query language."""
     from posir.models.bm25_backend import bm25_search
 
@@ -119,8 +142,9 @@ def lexical_search(spec: ModelSpec, queries_path: Path, corpus_paths: Sequence[P
         languages += [corpus_languages[index]] * len(documents)
         doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
     queries = fmt.read_queries(queries_path)
-    scores, indices = bm25_search(texts, [q.text for q in queries], top_k, languages, setting.query_language,
-                                  spec.params)
+    scores, indices = bm25_search(
+        texts, [q.text for q in queries], top_k, languages, setting.query_language, spec.params
+    )
     write_trec_run(Path(run_path), [q.qid for q in queries], doc_ids, scores, indices, tag=spec.name)
 
 
@@ -129,11 +153,27 @@ def retrieve(job: RetrieveJob) -> None:
     spec, run_path = job.model, job.path("run", "output")
     if spec.is_dense:
         mean = job.path("mean") if "mean" in job.input else None
-        dense_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, mean,
-                     job.embedding_model)
+        dense_search(
+            spec,
+            job.path("queries"),
+            job.paths("corpus"),
+            job.id_prefixes,
+            job.top_k,
+            run_path,
+            mean,
+            job.embedding_model,
+        )
     else:
-        lexical_search(spec, job.path("queries"), job.paths("corpus"), job.corpus_languages, job.id_prefixes,
-                       Setting.parse(job.wildcards["setting"]), job.top_k, run_path)
+        lexical_search(
+            spec,
+            job.path("queries"),
+            job.paths("corpus"),
+            job.corpus_languages,
+            job.id_prefixes,
+            Setting.parse(job.wildcards["setting"]),
+            job.top_k,
+            run_path,
+        )
 
 
 def estimate_renorm_mean(model: str, collection: str, embeddings_path: Path, mean_path: Path) -> None:

@@ -21,8 +21,9 @@ from posir.plan.jobs import ComparisonJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.translate import filters as flt
 
 
-def translate_benchmark(job: TranslateJob, *, translator: Any = None, detect: flt.Detector | None = None,
-                        progress: bool = True) -> dict[str, Any]:
+def translate_benchmark(
+    job: TranslateJob, *, translator: Any = None, detect: flt.Detector | None = None, progress: bool = True
+) -> dict[str, Any]:
     """Translate the job's source variant into its language; write its variant; return the card.
 
     ``translator`` and ``detect`` replace the configured backend and ``langdetect``
@@ -41,28 +42,50 @@ def translate_benchmark(job: TranslateJob, *, translator: Any = None, detect: fl
     parallel_files = {role: job.path(role) for role in ("parallel_source", "parallel_target") if role in job.input}
     own_translator = translator is None
     if translator is None:
-        translator = make_translator(parsed.languages[language], parsed.source_language, llm=llm,
-                                     cache_path=job.cache or None, parallel_files=parallel_files or None,
-                                     progress=progress)
+        translator = make_translator(
+            parsed.languages[language],
+            parsed.source_language,
+            llm=llm,
+            cache_path=job.cache or None,
+            parallel_files=parallel_files or None,
+            progress=progress,
+        )
     try:
         built = translate_variant(
-            parsed, language, source_dir.name, fmt.read_corpus(source_dir / fmt.CORPUS),
-            fmt.read_queries(source_dir / fmt.QUERIES), fmt.read_positions(source_dir / fmt.POSITIONS),
+            parsed,
+            language,
+            source_dir.name,
+            fmt.read_corpus(source_dir / fmt.CORPUS),
+            fmt.read_queries(source_dir / fmt.QUERIES),
+            fmt.read_positions(source_dir / fmt.POSITIONS),
             {r["doc_id"]: int(r["token_length"]) for r in fmt.read_table(source_dir / fmt.DOCUMENTS)},
-            translator, qwen3_token_counter(), separator=job.separator,
-            detect=detect if detect is not None else flt.language_detector(), llm=llm)
+            translator,
+            qwen3_token_counter(),
+            separator=job.separator,
+            detect=detect if detect is not None else flt.language_detector(),
+            llm=llm,
+        )
     finally:
         if own_translator:
             translator.close()
     params = parsed.params
     sampled = fmt.subsample(built, params.max_queries, params.seed)
     sampled.card["translation"]["accounting"]["queries"]["subsampled"] = len(built.queries) - len(sampled.queries)
-    sources = {"source_corpus": source_dir / fmt.CORPUS, "source_queries": source_dir / fmt.QUERIES,
-               **{role: Path(p) for role, p in (parallel_files or {}).items()}}
+    sources = {
+        "source_corpus": source_dir / fmt.CORPUS,
+        "source_queries": source_dir / fmt.QUERIES,
+        **{role: Path(p) for role, p in (parallel_files or {}).items()},
+    }
     # subsample() above already ran: finish() writes what it is given
-    provenance = fmt.Provenance(name=f"{name}-{language}", builder=parsed.builder, language=language,
-                                parameters=params.model_dump(mode="json"), sources=sources,
-                                provenance=parsed.provenance, notes=list(parsed.notes))
+    provenance = fmt.Provenance(
+        name=f"{name}-{language}",
+        builder=parsed.builder,
+        language=language,
+        parameters=params.model_dump(mode="json"),
+        sources=sources,
+        provenance=parsed.provenance,
+        notes=list(parsed.notes),
+    )
     return fmt.finish(sampled, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
@@ -85,18 +108,28 @@ def judge_translation(job: JudgeJob) -> pd.DataFrame:
     translated = {d.doc_id: d for d in fmt.read_corpus(Path(translated_dir) / fmt.CORPUS)}
     buckets = {r["doc_id"]: r["length_bucket"] for r in fmt.read_table(Path(translated_dir) / fmt.DOCUMENTS)}
     sample = stratified_sample({k: v for k, v in buckets.items() if k in source}, params.sample, params.seed)
-    inputs = [{"source": truncate(source[i].text, params.max_chars),
-               "translation": truncate(translated[i].text, params.max_chars),
-               "source_language": display_name(spec_entry.source_language), "target_language": display_name(language)}
-              for i in sample]
+    inputs = [
+        {
+            "source": truncate(source[i].text, params.max_chars),
+            "translation": truncate(translated[i].text, params.max_chars),
+            "source_language": display_name(spec_entry.source_language),
+            "target_language": display_name(language),
+        }
+        for i in sample
+    ]
     with open_client(job.llm, needed_by=f"benchmarks.{name}.judge", progress=True) as client:
-        answers = client.map("judge_translation", load_prompt(params.prompt), inputs,
-                             validator=_all_grades(DIMENSIONS, validators))
+        answers = client.map(
+            "judge_translation", load_prompt(params.prompt), inputs, validator=_all_grades(DIMENSIONS, validators)
+        )
         usage = client.usage()
     rows = []
     for doc_id, answer in zip(sample, answers):
-        row: dict[str, Any] = {"doc_id": doc_id, "length_bucket": buckets[doc_id], "ok": answer.ok,
-                               "error_kind": answer.error_kind or ""}
+        row: dict[str, Any] = {
+            "doc_id": doc_id,
+            "length_bucket": buckets[doc_id],
+            "ok": answer.ok,
+            "error_kind": answer.error_kind or "",
+        }
         for dimension in DIMENSIONS:
             row[dimension] = answer.value[dimension] if answer.ok else None
         row["overall"] = sum(answer.value[d] for d in DIMENSIONS) / len(DIMENSIONS) if answer.ok else None
@@ -133,8 +166,9 @@ def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Pat
     for (benchmark, language, backend), path in judged.items():
         frame = pd.read_csv(path, sep="\t", keep_default_na=True)
         frame["ok"] = frame["ok"].astype(bool)
-        rows.append(summarize(frame.to_dict("records"),
-                              {"benchmark": benchmark, "language": language, "backend": backend}))
+        rows.append(
+            summarize(frame.to_dict("records"), {"benchmark": benchmark, "language": language, "backend": backend})
+        )
     table = pd.DataFrame(rows)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(judge_markdown(table), encoding="utf-8")
@@ -145,7 +179,8 @@ def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Pat
 
 
 def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
-    """The comparison table of translations of one source (:func:`posir.tables.build.comparison_table`), CSV and Markdown.
+    """The comparison table of translations of one source (:func:`posir.tables.build.comparison_table`), CSV and
+    Markdown.
 
     The job's ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes its ``summaries[i]``;
     ``cards`` maps a benchmark to the card of its translated variant.
@@ -158,8 +193,10 @@ def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
     csv_path, markdown_path = job.path("csv", "output"), job.path("markdown", "output")
     reference = job.reference
 
-    variants = [(row, read_result_tsv(path), json.loads(Path(cards[row["benchmark"]]).read_text(encoding="utf-8")))
-                for row, path in zip(rows, summaries)]
+    variants = [
+        (row, read_result_tsv(path), json.loads(Path(cards[row["benchmark"]]).read_text(encoding="utf-8")))
+        for row, path in zip(rows, summaries)
+    ]
     table = comparison_table(variants, reference, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
     Path(markdown_path).write_text(comparison_markdown(table, metrics.bucket_names), encoding="utf-8")

@@ -43,16 +43,16 @@ from posir.results import (
     DOCUMENTS_SOURCE,
     ID_COLUMNS,
     KIND,
-    LANGUAGES_OUTSIDE_MODEL,
     LANGUAGE_BIAS_COLUMNS,
+    LANGUAGES_OUTSIDE_MODEL,
     MISSING_SETTINGS,
     MODEL,
     MODEL_ROW,
     MONOLINGUAL,
-    NDCG,
     N_QUERIES,
     N_QUERIES_OUTSIDE_BUCKETS,
     N_SETTINGS,
+    NDCG,
     ONE_VS_MANY_TYPE,
     PCT,
     PSI,
@@ -67,8 +67,8 @@ from posir.results import (
     REFERENCE,
     ROW,
     SETTING,
-    SETTINGS,
     SETTING_TYPE,
+    SETTINGS,
     SOURCE,
     TRANSLATION,
     bucket_columns,
@@ -99,8 +99,12 @@ def main_table(summaries: RunFrames, buckets: Sequence[str]) -> pd.DataFrame:
     for (model, setting), summary in summaries.items():
         by_bucket = summary.set_index(BUCKET)
         overall = by_bucket.loc[ALL]
-        row: dict[str, object] = {MODEL: model, SETTING: setting, N_QUERIES: _count(overall[N_QUERIES]),
-                                  NDCG: overall[QUERY_MEAN]}
+        row: dict[str, object] = {
+            MODEL: model,
+            SETTING: setting,
+            N_QUERIES: _count(overall[N_QUERIES]),
+            NDCG: overall[QUERY_MEAN],
+        }
         for b in buckets:
             row[suffixed(NDCG, b)] = by_bucket[BIN_MEAN].get(b, float("nan"))
         row[PSI] = overall[PSI]
@@ -112,14 +116,16 @@ def main_table(summaries: RunFrames, buckets: Sequence[str]) -> pd.DataFrame:
             row[suffixed(N_QUERIES, b)] = _count(by_bucket[N_QUERIES].get(b, 0))
         for suffix, bucket in (("", ALL), *((f"_{b}", b) for b in buckets)):
             row[PSI_TREND + suffix] = _trend(by_bucket, bucket)
-            row[PSI_TREND_P + suffix] = (by_bucket[PSI_TREND_P].get(bucket, float("nan"))
-                                         if PSI_TREND_P in by_bucket else float("nan"))
-        row[LANGUAGES_OUTSIDE_MODEL] = (str(overall[LANGUAGES_OUTSIDE_MODEL])
-                                        if LANGUAGES_OUTSIDE_MODEL in overall.index
-                                        and pd.notna(overall[LANGUAGES_OUTSIDE_MODEL]) else "")
+            row[PSI_TREND_P + suffix] = (
+                by_bucket[PSI_TREND_P].get(bucket, float("nan")) if PSI_TREND_P in by_bucket else float("nan")
+            )
+        row[LANGUAGES_OUTSIDE_MODEL] = (
+            str(overall[LANGUAGES_OUTSIDE_MODEL])
+            if LANGUAGES_OUTSIDE_MODEL in overall.index and pd.notna(overall[LANGUAGES_OUTSIDE_MODEL])
+            else ""
+        )
         # queries whose positive fits no length bucket count overall and in no bucket: say how many
-        bucketed = sum(int(by_bucket[N_QUERIES].get(b, 0)) for b in buckets
-                       if pd.notna(by_bucket[N_QUERIES].get(b, 0)))
+        bucketed = sum(int(by_bucket[N_QUERIES].get(b, 0)) for b in buckets if pd.notna(by_bucket[N_QUERIES].get(b, 0)))
         row[N_QUERIES_OUTSIDE_BUCKETS] = _count(row[N_QUERIES] - bucketed) if pd.notna(row[N_QUERIES]) else pd.NA
         rows.append(row)
     table = pd.DataFrame(rows, columns=list(main_columns(buckets)))
@@ -145,8 +151,10 @@ def _count(value: Any) -> object:
 
 def _stacked(frames: RunFrames) -> pd.DataFrame:
     """The runs' frames one below the other, each row headed by its run's model and setting."""
-    stacked = pd.concat([frame.assign(**{MODEL: model, SETTING: setting})
-                         for (model, setting), frame in frames.items()], ignore_index=True)
+    stacked = pd.concat(
+        [frame.assign(**{MODEL: model, SETTING: setting}) for (model, setting), frame in frames.items()],
+        ignore_index=True,
+    )
     return stacked[[*ID_COLUMNS, *[c for c in stacked.columns if c not in ID_COLUMNS]]]
 
 
@@ -182,8 +190,11 @@ def language_bias_table(shares: Mapping[tuple[str, str], Mapping[str, float]]) -
 
     ``shares`` maps (model, query language) to posir.metrics.language_bias.language_shares of its run.
     """
-    rows = [(model, language, document_language, share) for (model, language), by_language in shares.items()
-            for document_language, share in by_language.items()]
+    rows = [
+        (model, language, document_language, share)
+        for (model, language), by_language in shares.items()
+        for document_language, share in by_language.items()
+    ]
     return pd.DataFrame(rows, columns=list(LANGUAGE_BIAS_COLUMNS))
 
 
@@ -212,7 +223,7 @@ def psi_flags(summaries: RunFrames, buckets: Sequence[str], n_bins: int) -> pd.D
             row[column] = pd.NA if pd.isna(used) else bool(int(used) < n_bins)
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[*ID_COLUMNS, *psi_flag_columns(buckets)])
-    for column in frame.columns[len(ID_COLUMNS):]:
+    for column in frame.columns[len(ID_COLUMNS) :]:
         frame[column] = frame[column].astype("boolean")
     return frame
 
@@ -227,8 +238,9 @@ def settings_table(sources: Mapping[str, RunFrames], buckets: Sequence[str], n_b
     for source, summaries in sources.items():
         if not summaries:
             continue
-        table = main_table(summaries, buckets).merge(psi_flags(summaries, buckets, n_bins), on=list(ID_COLUMNS),
-                                                     how="left", validate="one_to_one")
+        table = main_table(summaries, buckets).merge(
+            psi_flags(summaries, buckets, n_bins), on=list(ID_COLUMNS), how="left", validate="one_to_one"
+        )
         table.insert(0, SOURCE, source)
         table.insert(3, KIND, [setting_kind(s) for s in table[SETTING]])
         frames.append(table)
@@ -269,19 +281,32 @@ def macro_means(settings: pd.DataFrame, buckets: Sequence[str], kind: str, incom
                 f"{source}: model '{model}' has no result for {len(missing)} of the {len(expected[source])} {kind} "
                 f"settings the other models have ({', '.join(missing)}); its mean would cover fewer settings. "
                 f"Add the missing results, drop the model from the table's 'models', or set "
-                f"'incomplete: mark' in its paper_tables entry")
-        row: dict[str, object] = {SOURCE: source, MODEL: model, N_SETTINGS: len(group),
-                                  SETTINGS: " ".join(group[SETTING]), MISSING_SETTINGS: " ".join(missing)}
+                f"'incomplete: mark' in its paper_tables entry"
+            )
+        row: dict[str, object] = {
+            SOURCE: source,
+            MODEL: model,
+            N_SETTINGS: len(group),
+            SETTINGS: " ".join(group[SETTING]),
+            MISSING_SETTINGS: " ".join(missing),
+        }
         for column in values:
             row[column] = float(group[column].astype(float).mean(skipna=False))
         for column in flags:
             row[column] = _any_flag(group[column])
-        row[LANGUAGES_OUTSIDE_MODEL] = " ".join(sorted({lang for text in group.get(LANGUAGES_OUTSIDE_MODEL,
-                                                                                     pd.Series(dtype=str)).fillna("")
-                                                        for lang in str(text).split()}))
+        row[LANGUAGES_OUTSIDE_MODEL] = " ".join(
+            sorted(
+                {
+                    lang
+                    for text in group.get(LANGUAGES_OUTSIDE_MODEL, pd.Series(dtype=str)).fillna("")
+                    for lang in str(text).split()
+                }
+            )
+        )
         rows.append(row)
-    return pd.DataFrame(rows, columns=[SOURCE, MODEL, N_SETTINGS, SETTINGS, MISSING_SETTINGS, *values, *flags,
-                                       LANGUAGES_OUTSIDE_MODEL])
+    return pd.DataFrame(
+        rows, columns=[SOURCE, MODEL, N_SETTINGS, SETTINGS, MISSING_SETTINGS, *values, *flags, LANGUAGES_OUTSIDE_MODEL]
+    )
 
 
 def select_models(frame: pd.DataFrame, models: Sequence[str] | None) -> pd.DataFrame:
@@ -299,9 +324,14 @@ def select_models(frame: pd.DataFrame, models: Sequence[str] | None) -> pd.DataF
 _MEAN_HEAD = [SOURCE, MODEL, N_SETTINGS, MISSING_SETTINGS, LANGUAGES_OUTSIDE_MODEL]
 
 
-def ranking_table(settings: pd.DataFrame, buckets: Sequence[str], reference: Mapping[str, float] | None,
-                  models: Sequence[str] | None = None, kind: str = MONOLINGUAL,
-                  incomplete: str = "mark") -> tuple[pd.DataFrame, pd.DataFrame]:
+def ranking_table(
+    settings: pd.DataFrame,
+    buckets: Sequence[str],
+    reference: Mapping[str, float] | None,
+    models: Sequence[str] | None = None,
+    kind: str = MONOLINGUAL,
+    incomplete: str = "mark",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """PosIR Table 2: reference score and nDCG@10 (percent) overall and per bucket; Spearman rows.
 
     Returns ``(table, correlation)``; ``correlation`` has one row per nDCG column
@@ -337,9 +367,14 @@ def _average(values: pd.Series, average_of: str, digits: int = DIGITS) -> float:
     return float(sum(printed, Decimal(0)) / len(printed)) if len(printed) == len(shown) else math.nan
 
 
-def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: Sequence[str] | None = None,
-                        kinds: Sequence[str] = (MONOLINGUAL, CROSS_LINGUAL), average_of: str = "displayed",
-                        incomplete: str = "mark") -> pd.DataFrame:
+def position_bias_table(
+    settings: pd.DataFrame,
+    buckets: Sequence[str],
+    models: Sequence[str] | None = None,
+    kinds: Sequence[str] = (MONOLINGUAL, CROSS_LINGUAL),
+    average_of: str = "displayed",
+    incomplete: str = "mark",
+) -> pd.DataFrame:
     """PosIR Table 3: per setting kind, nDCG@10 (percent) and PSI per bucket per model, then an Average row per source.
 
     ``average_of='displayed'`` averages the values rounded as printed (PosIR's
@@ -364,8 +399,15 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
             part[column] = means.get(column, pd.NA)
         rows = [part]
         for source, block in part.groupby(SOURCE, sort=False):
-            average: dict[str, object] = {KIND: kind, ROW: AVERAGE_ROW, SOURCE: source, MODEL: AVERAGE_MODEL,
-                                          N_SETTINGS: pd.NA, MISSING_SETTINGS: "", LANGUAGES_OUTSIDE_MODEL: ""}
+            average: dict[str, object] = {
+                KIND: kind,
+                ROW: AVERAGE_ROW,
+                SOURCE: source,
+                MODEL: AVERAGE_MODEL,
+                N_SETTINGS: pd.NA,
+                MISSING_SETTINGS: "",
+                LANGUAGES_OUTSIDE_MODEL: "",
+            }
             for column in value_columns:
                 average[column] = _average(block[column], average_of)
             for column in flags:
@@ -389,8 +431,11 @@ def position_bias_table(settings: pd.DataFrame, buckets: Sequence[str], models: 
 # --- translations of one source side by side ----------------------------------------------------------
 
 
-def comparison_table(variants: Sequence[tuple[Mapping[str, Any], pd.DataFrame, Mapping[str, Any]]], reference: str,
-                     buckets: Sequence[str]) -> pd.DataFrame:
+def comparison_table(
+    variants: Sequence[tuple[Mapping[str, Any], pd.DataFrame, Mapping[str, Any]]],
+    reference: str,
+    buckets: Sequence[str],
+) -> pd.DataFrame:
     """One row per (translation, model, setting): nDCG@10 and PSI overall and per bucket, the variant's kept
     documents, and the differences to the reference translation.
 
@@ -412,8 +457,12 @@ def comparison_table(variants: Sequence[tuple[Mapping[str, Any], pd.DataFrame, M
     for column in (NDCG, PSI):
         table[delta(column)] = [
             row[column] - ref.loc[(row[MODEL], row[SETTING]), column]
-            if (row[MODEL], row[SETTING]) in ref.index else float("nan")
+            if (row[MODEL], row[SETTING]) in ref.index
+            else float("nan")
             for _, row in table.iterrows()
         ]
-    return table[list(comparison_columns(buckets))].sort_values([SETTING, MODEL, TRANSLATION],
-                                                                kind="stable").reset_index(drop=True)
+    return (
+        table[list(comparison_columns(buckets))]
+        .sort_values([SETTING, MODEL, TRANSLATION], kind="stable")
+        .reset_index(drop=True)
+    )

@@ -30,9 +30,9 @@ from posir.results import (
     CONFIDENCE,
     CROSS_LINGUAL,
     DIFFERENCE,
+    DOCUMENT_LANGUAGE,
     DOCUMENTS_KEPT,
     DOCUMENTS_SOURCE,
-    DOCUMENT_LANGUAGE,
     KIND,
     LANGUAGES_OUTSIDE_MODEL,
     MEAN_DIFFERENCE,
@@ -42,11 +42,12 @@ from posir.results import (
     MODEL_B,
     MODEL_ROW,
     MONOLINGUAL,
-    NDCG,
     N_MODELS,
     N_QUERIES,
     N_RESAMPLES,
     N_SETTINGS,
+    NDCG,
+    P_VALUE,
     PCT,
     PERMUTATION_P,
     PSI,
@@ -54,7 +55,6 @@ from posir.results import (
     PSI_LOW_BINS,
     PSI_TREND,
     PSI_TREND_SIGNIFICANT,
-    P_VALUE,
     QUERY_LANGUAGE,
     RANDOMISATION_P_HOLM,
     REFERENCE,
@@ -94,13 +94,17 @@ KIND_TITLES = {MONOLINGUAL: "Multilingual Retrieval", CROSS_LINGUAL: "Cross-ling
 
 
 def trend_note() -> str:
-    return (f"{TREND_MARK} the PSI rests on a significant position trend: the bin means fall (primacy) or rise "
-            f"(recency) with the evidence's position (metrics.statistics; aggregates/<run>.trend.tsv).")
+    return (
+        f"{TREND_MARK} the PSI rests on a significant position trend: the bin means fall (primacy) or rise "
+        f"(recency) with the evidence's position (metrics.statistics; aggregates/<run>.trend.tsv)."
+    )
 
 
 def language_note() -> str:
-    return (f"{LANGUAGE_MARK} a language of the setting is not among the model's declared languages "
-            f"(models.<name>.languages): its scores may reflect that, not position.")
+    return (
+        f"{LANGUAGE_MARK} a language of the setting is not among the model's declared languages "
+        f"(models.<name>.languages): its scores may reflect that, not position."
+    )
 
 
 def _language_flags(table: pd.DataFrame) -> pd.Series:
@@ -134,7 +138,7 @@ def main_markdown(table: pd.DataFrame, score_in_percent: bool = True) -> str:
         if column.startswith(NDCG) and score_in_percent:
             shown[column] = (shown[column] * 100).map(_two_decimals)
         elif column.startswith(PSI):
-            trend = table.get(PSI_TREND + column[len(PSI):], pd.Series("", index=table.index)).fillna("")
+            trend = table.get(PSI_TREND + column[len(PSI) :], pd.Series("", index=table.index)).fillna("")
             trended |= bool((trend != "").any())
             shown[column] = [_two_decimals(v) + (TREND_MARK if t else "") for v, t in zip(shown[column], trend)]
         elif shown[column].isna().any():  # e.g. query counts of published rows
@@ -150,6 +154,7 @@ def trend_markdown(table: pd.DataFrame) -> str:
     Slopes and differences are in nDCG@10 points; ``p`` values are two-sided; a significant trend
     (the row's ``test`` below its ``alpha``) is marked as in the main table.
     """
+
     def points(value: Any) -> str:
         return f"{100 * value:+.2f}" if pd.notna(value) else MISSING
 
@@ -159,23 +164,31 @@ def trend_markdown(table: pd.DataFrame) -> str:
     def rho(value: Any) -> str:
         return f"{value:+.2f}" if pd.notna(value) else MISSING
 
-    shown = pd.DataFrame({
-        "model": table[MODEL], "setting": table[SETTING], "bucket": table[BUCKET],
-        "bins": table[BINS_USED],
-        "slope (points, start→end)": table[SLOPE].map(points),
-        "Spearman ρ": table[SPEARMAN_RHO].map(rho),
-        "p (trend)": [p_value(p) + (TREND_MARK if significant else "")
-                      for p, significant in zip(table[P_VALUE], table[PSI_TREND_SIGNIFICANT].map(flag_set))],
-        "first − last third (points)": table[THIRDS_PREFIX + DIFFERENCE].map(points),
-        "p (permutation)": table[THIRDS_PREFIX + PERMUTATION_P].map(p_value),
-        "Cliff's δ": table[THIRDS_PREFIX + CLIFFS_DELTA].map(rho),
-    })
+    shown = pd.DataFrame(
+        {
+            "model": table[MODEL],
+            "setting": table[SETTING],
+            "bucket": table[BUCKET],
+            "bins": table[BINS_USED],
+            "slope (points, start→end)": table[SLOPE].map(points),
+            "Spearman ρ": table[SPEARMAN_RHO].map(rho),
+            "p (trend)": [
+                p_value(p) + (TREND_MARK if significant else "")
+                for p, significant in zip(table[P_VALUE], table[PSI_TREND_SIGNIFICANT].map(flag_set))
+            ],
+            "first − last third (points)": table[THIRDS_PREFIX + DIFFERENCE].map(points),
+            "p (permutation)": table[THIRDS_PREFIX + PERMUTATION_P].map(p_value),
+            "Cliff's δ": table[THIRDS_PREFIX + CLIFFS_DELTA].map(rho),
+        }
+    )
     test = str(table[TEST].iloc[0]) if len(table) else "spearman"
     alpha = float(table[ALPHA].iloc[0]) if len(table) else 0.05
-    notes = (f"\n{TREND_MARK} the {test} test of the bin means against position is significant (p < {alpha:g}); "
-             f"the thirds test compares per-query {SCORE_LABEL} with the evidence in the first third of the document "
-             "against the last third (two-sided permutation test; Cliff's δ > 0: the first third is found "
-             "better).\n")
+    notes = (
+        f"\n{TREND_MARK} the {test} test of the bin means against position is significant (p < {alpha:g}); "
+        f"the thirds test compares per-query {SCORE_LABEL} with the evidence in the first third of the document "
+        "against the last third (two-sided permutation test; Cliff's δ > 0: the first third is found "
+        "better).\n"
+    )
     return shown.to_markdown(index=False, disable_numparse=True) + "\n" + notes
 
 
@@ -210,8 +223,9 @@ def languages_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     if flagged:
         parts.append(language_note() + "\n")
     if incomplete:
-        parts.append(f"{INCOMPLETE_MARK} the average is over fewer languages than the block has: the model lacks "
-                     f"some of them.\n")
+        parts.append(
+            f"{INCOMPLETE_MARK} the average is over fewer languages than the block has: the model lacks some of them.\n"
+        )
     return "\n".join(parts)
 
 
@@ -256,8 +270,9 @@ class Rendering:
 def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}", marks: str = "") -> Cell:
     """A rounded number; ``flagged`` adds the low-count mark ``†``, ``marks`` any others."""
     shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None
-    return Cell(None if shown is None else f"{shown:.{digits}f}", (LOW_BINS_MARK if flag_set(flagged) else "") + marks,
-                wrap)
+    return Cell(
+        None if shown is None else f"{shown:.{digits}f}", (LOW_BINS_MARK if flag_set(flagged) else "") + marks, wrap
+    )
 
 
 def count_cell(value: Any) -> Cell:
@@ -277,8 +292,10 @@ def _marker_notes(frame: pd.DataFrame) -> list[str]:
         notes.append(language_note())
     if MISSING_SETTINGS in frame and (frame[MISSING_SETTINGS].fillna("").astype(str) != "").any():
         short = frame[frame[MISSING_SETTINGS].fillna("").astype(str) != ""]
-        detail = "; ".join(f"{m}: {n} settings, missing {miss}" for m, n, miss in
-                           zip(short[MODEL], short[N_SETTINGS], short[MISSING_SETTINGS]))
+        detail = "; ".join(
+            f"{m}: {n} settings, missing {miss}"
+            for m, n, miss in zip(short[MODEL], short[N_SETTINGS], short[MISSING_SETTINGS])
+        )
         notes.append(f"{INCOMPLETE_MARK} mean over fewer settings than the other models of its source ({detail}).")
     return notes
 
@@ -289,13 +306,16 @@ def _md_escape(text: str) -> str:
 
 def render_markdown(r: Rendering) -> str:
     """GitHub-flavoured Markdown table; block titles as bold rows, notes below."""
+
     def cell(c: Cell) -> str:
         if c.text is None:
             return MISSING
         return _md_escape(c.wrap.format(c.text)) + c.marks
 
-    lines = ["| " + " | ".join(_md_escape(h) for h in r.headers) + " |",
-             "|" + "|".join(":---" if a == "l" else "---:" for a in r.align) + "|"]
+    lines = [
+        "| " + " | ".join(_md_escape(h) for h in r.headers) + " |",
+        "|" + "|".join(":---" if a == "l" else "---:" for a in r.align) + "|",
+    ]
     for block in r.blocks:
         if block.title:
             lines.append("| " + " | ".join([f"**{_md_escape(block.title)}**"] + [""] * (len(r.headers) - 1)) + " |")
@@ -306,10 +326,23 @@ def render_markdown(r: Rendering) -> str:
     return text
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                  "–": "--", "†": r"$^{\dagger}$", "‡": r"$^{\ddagger}$", "ρ": r"$\rho$",
-                  "−": "$-$"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "–": "--",
+    "†": r"$^{\dagger}$",
+    "‡": r"$^{\ddagger}$",
+    "ρ": r"$\rho$",
+    "−": "$-$",
+}
 
 
 _LATEX_MARKS = {LOW_BINS_MARK: r"\dagger", LANGUAGE_MARK: r"\ddagger", INCOMPLETE_MARK: r"*", TREND_MARK: r"\S"}
@@ -322,11 +355,13 @@ def latex_escape(text: str) -> str:
 def render_latex(r: Rendering) -> str:
     """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``); notes as a footnote-size
     paragraph."""
+
     def cell(c: Cell) -> str:
         if c.text is None:
             return "--"
-        return latex_escape(c.wrap.format(c.text)) + (r"$^{" + "".join(_LATEX_MARKS[m] for m in c.marks) + "}$"
-                                                      if c.marks else "")
+        return latex_escape(c.wrap.format(c.text)) + (
+            r"$^{" + "".join(_LATEX_MARKS[m] for m in c.marks) + "}$" if c.marks else ""
+        )
 
     n = len(r.headers)
     lines = ["% generated by posir-workflow; requires \\usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
@@ -334,8 +369,12 @@ def render_latex(r: Rendering) -> str:
         lines.append(r"\caption{" + latex_escape(r.caption) + "}")
     if r.label:
         lines.append(r"\label{" + r.label + "}")
-    lines += [r"\begin{tabular}{" + r.align + "}", r"\toprule",
-              " & ".join(latex_escape(h) for h in r.headers) + r" \\", r"\midrule"]
+    lines += [
+        r"\begin{tabular}{" + r.align + "}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in r.headers) + r" \\",
+        r"\midrule",
+    ]
     for index, block in enumerate(r.blocks):
         if index:
             lines.append(r"\midrule")
@@ -367,85 +406,152 @@ def _low_bins_note(frame: pd.DataFrame, flag_columns: Sequence[str], min_bin_que
     return []
 
 
-def ranking_rendering(table: pd.DataFrame, correlation: pd.DataFrame, buckets: Sequence[str],
-                      bucket_headers: Mapping[str, str], reference_label: str, labels: Mapping[str, str] | None = None,
-                      caption: str = "", label: str = "") -> Rendering:
+def ranking_rendering(
+    table: pd.DataFrame,
+    correlation: pd.DataFrame,
+    buckets: Sequence[str],
+    bucket_headers: Mapping[str, str],
+    reference_label: str,
+    labels: Mapping[str, str] | None = None,
+    caption: str = "",
+    label: str = "",
+) -> Rendering:
     """Table 2 layout: Model, reference, nDCG@10 overall and per bucket; Spearman rho and (p-value) last."""
     with_source = _source_cells(table)
-    headers = (["Source"] if with_source else []) + ["Model", reference_label, SCORE_LABEL,
-                                                     *[bucket_headers.get(b, b) for b in buckets]]
+    headers = (["Source"] if with_source else []) + [
+        "Model",
+        reference_label,
+        SCORE_LABEL,
+        *[bucket_headers.get(b, b) for b in buckets],
+    ]
     value_columns = [PCT, *bucket_columns(PCT, buckets)]
     rows = []
     for record in table.to_dict("records"):
         language, incomplete = _row_marks(record)
-        lead = (([Cell(str(record[SOURCE]))] if with_source else [])
-                + [Cell(_label(str(record[MODEL]), labels), language)])
-        rows.append(lead + [number_cell(record[REFERENCE])]
-                    + [number_cell(record[c], marks=incomplete) for c in value_columns])
+        lead = ([Cell(str(record[SOURCE]))] if with_source else []) + [
+            Cell(_label(str(record[MODEL]), labels), language)
+        ]
+        rows.append(
+            lead + [number_cell(record[REFERENCE])] + [number_cell(record[c], marks=incomplete) for c in value_columns]
+        )
     by_column = correlation.set_index(SCORE_COLUMN)
     pad = [Cell("")] if with_source else []
     rho = pad + [Cell("Spearman ρ"), Cell(None)] + [number_cell(by_column.loc[c, RHO]) for c in value_columns]
-    p = pad + [Cell("(p-value)"), Cell(None)] + [number_cell(by_column.loc[c, P_VALUE], wrap="({})")
-                                                for c in value_columns]
+    p = (
+        pad
+        + [Cell("(p-value)"), Cell(None)]
+        + [number_cell(by_column.loc[c, P_VALUE], wrap="({})") for c in value_columns]
+    )
     n_models = int(correlation[N_MODELS].max()) if len(correlation) else 0
-    notes = [(f"{SCORE_LABEL} in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
-              f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
-              f"two-sided p-value (scipy).")] + _marker_notes(table)
-    return Rendering(headers, "l" * (len(headers) - len(value_columns) - 1) + "r" * (len(value_columns) + 1),
-                     [Block(rows), Block([rho, p])], notes, caption, label)
+    notes = [
+        (
+            f"{SCORE_LABEL} in percent: per model, the mean over its monolingual settings (PosIR Table 2). "
+            f"Spearman's rho with {reference_label} over the {n_models} models that have a reference score; "
+            f"two-sided p-value (scipy)."
+        )
+    ] + _marker_notes(table)
+    return Rendering(
+        headers,
+        "l" * (len(headers) - len(value_columns) - 1) + "r" * (len(value_columns) + 1),
+        [Block(rows), Block([rho, p])],
+        notes,
+        caption,
+        label,
+    )
 
 
-def position_bias_rendering(table: pd.DataFrame, buckets: Sequence[str], bucket_headers: Mapping[str, str],
-                            min_bin_queries: int, labels: Mapping[str, str] | None = None, caption: str = "",
-                            label: str = "", average_of: str = "displayed") -> Rendering:
+def position_bias_rendering(
+    table: pd.DataFrame,
+    buckets: Sequence[str],
+    bucket_headers: Mapping[str, str],
+    min_bin_queries: int,
+    labels: Mapping[str, str] | None = None,
+    caption: str = "",
+    label: str = "",
+    average_of: str = "displayed",
+) -> Rendering:
     """Table 3 layout: per setting kind, Model, nDCG@10, PSI per bucket; Average rows; dagger on low-count PSI."""
     with_source = _source_cells(table)
-    headers = (["Source"] if with_source else []) + ["Model", SCORE_LABEL,
-                                                     *[f"PSI {bucket_headers.get(b, b)}" for b in buckets]]
+    headers = (["Source"] if with_source else []) + [
+        "Model",
+        SCORE_LABEL,
+        *[f"PSI {bucket_headers.get(b, b)}" for b in buckets],
+    ]
     blocks: list[Block] = []
     for kind, part in table.groupby(KIND, sort=False):
         title: str | None = KIND_TITLES.get(str(kind), str(kind))
         for _, chunk in part.groupby((part[ROW] != part[ROW].shift()).cumsum(), sort=False):
             rows = []
             for record in chunk.to_dict("records"):
-                lead = ([Cell(str(record[SOURCE]) if record[ROW] == MODEL_ROW else "")] if with_source else [])
+                lead = [Cell(str(record[SOURCE]) if record[ROW] == MODEL_ROW else "")] if with_source else []
                 name = _label(str(record[MODEL]), labels)
                 language, incomplete = _row_marks(record)
-                rows.append(lead + [Cell(name, language), number_cell(record[PCT], marks=incomplete)]
-                            + [number_cell(record[suffixed(PSI, b)], flagged=record.get(suffixed(PSI_LOW_BINS, b)),
-                                           marks=incomplete)
-                               for b in buckets])
+                rows.append(
+                    lead
+                    + [Cell(name, language), number_cell(record[PCT], marks=incomplete)]
+                    + [
+                        number_cell(
+                            record[suffixed(PSI, b)], flagged=record.get(suffixed(PSI_LOW_BINS, b)), marks=incomplete
+                        )
+                        for b in buckets
+                    ]
+                )
             blocks.append(Block(rows, title))
             title = None
     mean_rule = "of the values as printed" if average_of == "displayed" else "of the unrounded values"
-    notes = [(f"{SCORE_LABEL} in percent. Per model, means over its monolingual (Multilingual Retrieval) or "
-              f"cross-lingual settings (PosIR Table 3); PSI = 1 − min/max of the position-bin mean {SCORE_LABEL} "
-              f"within a length bucket. Average: mean {mean_rule}.")]
+    notes = [
+        (
+            f"{SCORE_LABEL} in percent. Per model, means over its monolingual (Multilingual Retrieval) or "
+            f"cross-lingual settings (PosIR Table 3); PSI = 1 − min/max of the position-bin mean {SCORE_LABEL} "
+            f"within a length bucket. Average: mean {mean_rule}."
+        )
+    ]
     notes += _low_bins_note(table, bucket_columns(PSI_LOW_BINS, buckets), min_bin_queries)
     notes += _marker_notes(table)
     n_values = 1 + len(buckets)
     return Rendering(headers, "l" * (len(headers) - n_values) + "r" * n_values, blocks, notes, caption, label)
 
 
-def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_headers: Mapping[str, str],
-                       min_bin_queries: int, labels: Mapping[str, str] | None = None, caption: str = "",
-                       label: str = "") -> Rendering:
+def settings_rendering(
+    settings: pd.DataFrame,
+    buckets: Sequence[str],
+    bucket_headers: Mapping[str, str],
+    min_bin_queries: int,
+    labels: Mapping[str, str] | None = None,
+    caption: str = "",
+    label: str = "",
+) -> Rendering:
     """Per-setting rows of every source: n, nDCG@10 overall and per bucket (percent), PSI overall and per bucket."""
-    headers = ["Source", "Model", "Setting", "Queries", SCORE_LABEL, *[bucket_headers.get(b, b) for b in buckets],
-               "PSI", *[f"PSI {b}" for b in buckets]]
+    headers = [
+        "Source",
+        "Model",
+        "Setting",
+        "Queries",
+        SCORE_LABEL,
+        *[bucket_headers.get(b, b) for b in buckets],
+        "PSI",
+        *[f"PSI {b}" for b in buckets],
+    ]
     rows = []
     for record in settings.to_dict("records"):
         language, _ = _row_marks(record)
-        cells = [Cell(str(record[SOURCE])), Cell(_label(str(record[MODEL]), labels)),
-                 Cell(str(record[SETTING]), language),
-                 count_cell(record[N_QUERIES]), number_cell(record[NDCG] * 100)]
+        cells = [
+            Cell(str(record[SOURCE])),
+            Cell(_label(str(record[MODEL]), labels)),
+            Cell(str(record[SETTING]), language),
+            count_cell(record[N_QUERIES]),
+            number_cell(record[NDCG] * 100),
+        ]
         cells += [number_cell(record[column] * 100) for column in bucket_columns(NDCG, buckets)]
         cells.append(number_cell(record[PSI], flagged=record.get(PSI_LOW_BINS)))
-        cells += [number_cell(record[suffixed(PSI, b)], flagged=record.get(suffixed(PSI_LOW_BINS, b)))
-                  for b in buckets]
+        cells += [number_cell(record[suffixed(PSI, b)], flagged=record.get(suffixed(PSI_LOW_BINS, b))) for b in buckets]
         rows.append(cells)
-    notes = [(f"{SCORE_LABEL} in percent: over all queries, and per length bucket as the mean of its non-empty "
-              "position-bin means (PosIR section 5.2). Published rows carry no query counts.")]
+    notes = [
+        (
+            f"{SCORE_LABEL} in percent: over all queries, and per length bucket as the mean of its non-empty "
+            "position-bin means (PosIR section 5.2). Published rows carry no query counts."
+        )
+    ]
     notes += _low_bins_note(settings, psi_flag_columns(buckets), min_bin_queries)
     notes += _marker_notes(settings)
     return Rendering(headers, "lll" + "r" * (len(headers) - 3), [Block(rows)], notes, caption, label)
@@ -456,8 +562,11 @@ def settings_rendering(settings: pd.DataFrame, buckets: Sequence[str], bucket_he
 
 def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
     """nDCG@10 in percent and PSI with two decimals, differences signed; empty buckets left out."""
-    shown = table.drop(columns=[c for b in buckets if table[suffixed(NDCG, b)].isna().all()
-                                for c in (suffixed(NDCG, b), suffixed(PSI, b))])
+    shown = table.drop(
+        columns=[
+            c for b in buckets if table[suffixed(NDCG, b)].isna().all() for c in (suffixed(NDCG, b), suffixed(PSI, b))
+        ]
+    )
     flagged = shown[LANGUAGES_OUTSIDE_MODEL].fillna("").astype(str) != ""
     shown[SETTING] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown[SETTING], flagged)]
     shown = shown.drop(columns=[LANGUAGES_OUTSIDE_MODEL])
@@ -485,8 +594,9 @@ def comparison_markdown(table: pd.DataFrame, buckets: Sequence[str]) -> str:
 # --- paired comparisons of models (posir.metrics.significance) ----------------------------------------
 
 
-def _pair_rows(frame: pd.DataFrame, buckets: Sequence[str], value_column: str, labels: Mapping[str, str] | None,
-               cell: Any) -> list[list[Cell]]:
+def _pair_rows(
+    frame: pd.DataFrame, buckets: Sequence[str], value_column: str, labels: Mapping[str, str] | None, cell: Any
+) -> list[list[Cell]]:
     """One row per model pair (in the frame's order): the two names, then ``cell(entry)`` per bucket (ALL first),
     or a missing cell where the bucket has no finite ``value_column``."""
     names = labels or {}
@@ -504,8 +614,14 @@ def _pair_rows(frame: pd.DataFrame, buckets: Sequence[str], value_column: str, l
     return rows
 
 
-def significance_rendering(tests: pd.DataFrame, buckets: Sequence[str], alpha: float = 0.05, caption: str = "",
-                           label: str = "", labels: Mapping[str, str] | None = None) -> Rendering:
+def significance_rendering(
+    tests: pd.DataFrame,
+    buckets: Sequence[str],
+    alpha: float = 0.05,
+    caption: str = "",
+    label: str = "",
+    labels: Mapping[str, str] | None = None,
+) -> Rendering:
     """One row per model pair: nDCG@10 difference (a - b, in points) overall and per bucket.
 
     A † follows a difference whose randomisation-test p-value after Holm's correction within its
@@ -513,25 +629,41 @@ def significance_rendering(tests: pd.DataFrame, buckets: Sequence[str], alpha: f
     :func:`render_markdown` or :func:`render_latex` (booktabs, the † as ``$^{\\dagger}$``).
     ``labels`` renames models for display.
     """
+
     def difference(entry: pd.Series) -> Cell:
-        return number_cell(100 * entry[MEAN_DIFFERENCE],
-                           marks=SIGNIFICANT_MARK if entry[RANDOMISATION_P_HOLM] < alpha else "")
+        return number_cell(
+            100 * entry[MEAN_DIFFERENCE], marks=SIGNIFICANT_MARK if entry[RANDOMISATION_P_HOLM] < alpha else ""
+        )
 
     rows = _pair_rows(tests, buckets, MEAN_DIFFERENCE, labels, difference)
     n = int(tests[N_RESAMPLES].iloc[0]) if N_RESAMPLES in tests.columns else None
-    notes = [f"Difference in mean {SCORE_LABEL} (model A - model B, points). † p < {alpha:g} in Fisher's paired "
-             f"randomisation test{f' ({n} resamples)' if n else ''}, Holm-corrected over the model pairs of each "
-             "bucket."]
-    return Rendering(["model A", "model B", *(SCORE_LABEL if b == ALL else b for b in [ALL, *buckets])],
-                     "ll" + "r" * (1 + len(buckets)), [Block(rows)], notes, caption, label)
+    notes = [
+        f"Difference in mean {SCORE_LABEL} (model A - model B, points). † p < {alpha:g} in Fisher's paired "
+        f"randomisation test{f' ({n} resamples)' if n else ''}, Holm-corrected over the model pairs of each "
+        "bucket."
+    ]
+    return Rendering(
+        ["model A", "model B", *(SCORE_LABEL if b == ALL else b for b in [ALL, *buckets])],
+        "ll" + "r" * (1 + len(buckets)),
+        [Block(rows)],
+        notes,
+        caption,
+        label,
+    )
 
 
-def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], caption: str = "", label: str = "",
-                             labels: Mapping[str, str] | None = None) -> Rendering:
+def psi_difference_rendering(
+    differences: pd.DataFrame,
+    buckets: Sequence[str],
+    caption: str = "",
+    label: str = "",
+    labels: Mapping[str, str] | None = None,
+) -> Rendering:
     """One row per model pair: PSI(a) - PSI(b) overall and per bucket with its paired bootstrap interval.
 
     A † marks an interval that excludes 0. Cells read ``0.12 [0.05, 0.20]``.
     """
+
     def shown(value: float) -> str:
         rounded = display_decimal(value)
         return MISSING if rounded is None else f"{rounded:.2f}"
@@ -539,15 +671,24 @@ def psi_difference_rendering(differences: pd.DataFrame, buckets: Sequence[str], 
     def interval(entry: pd.Series) -> Cell:
         low, high = entry[suffixed(PSI_DIFFERENCE, CI_LOW)], entry[suffixed(PSI_DIFFERENCE, CI_HIGH)]
         excludes_zero = bool(low > 0 or high < 0)
-        return Cell(f"{shown(entry[PSI_DIFFERENCE])} [{shown(low)}, {shown(high)}]",
-                    SIGNIFICANT_MARK if excludes_zero else "")
+        return Cell(
+            f"{shown(entry[PSI_DIFFERENCE])} [{shown(low)}, {shown(high)}]", SIGNIFICANT_MARK if excludes_zero else ""
+        )
 
     rows = _pair_rows(differences, buckets, PSI_DIFFERENCE, labels, interval)
     confidence = float(differences[CONFIDENCE].iloc[0]) if len(differences) else 0.95
-    notes = [f"PSI(model A) - PSI(model B) with a paired stratified bootstrap {confidence:.0%} interval (the same "
-             "resampled queries for both models). † the interval excludes 0."]
-    return Rendering(["model A", "model B", *("PSI" if b == ALL else f"PSI {b}" for b in [ALL, *buckets])],
-                     "ll" + "r" * (1 + len(buckets)), [Block(rows)], notes, caption, label)
+    notes = [
+        f"PSI(model A) - PSI(model B) with a paired stratified bootstrap {confidence:.0%} interval (the same "
+        "resampled queries for both models). † the interval excludes 0."
+    ]
+    return Rendering(
+        ["model A", "model B", *("PSI" if b == ALL else f"PSI {b}" for b in [ALL, *buckets])],
+        "ll" + "r" * (1 + len(buckets)),
+        [Block(rows)],
+        notes,
+        caption,
+        label,
+    )
 
 
 # --- controlled-position families (issue 22) ---------------------------------------------------------------------
@@ -566,27 +707,44 @@ def _psi_with_interval(psi: Any, low: Any, high: Any) -> str:
 def controlled_markdown(tests: pd.DataFrame, title: str) -> str:
     """Per model, setting and length: the same queries at every position; mean nDCG@10 in percent, controlled PSI
     with its paired bootstrap interval, Page's L (one-sided, primacy and recency) and Friedman p-values."""
-    shown = pd.DataFrame({
-        "model": tests["model"], "setting": tests["setting"], "length": tests["length"].astype(str),
-        "queries": tests["n_queries"],
-        f"mean {POSITION_MEASURE.name}": (100 * tests["mean"]).map(lambda v: f"{v:.2f}"),
-        "controlled PSI [95% CI]": [_psi_with_interval(p, lo, hi) for p, lo, hi in
-                                    zip(tests["psi"], tests["psi_ci_low"], tests["psi_ci_high"])],
-        "Page p (primacy)": tests["page_p_primacy"].map(_p), "Page p (recency)": tests["page_p_recency"].map(_p),
-        "Friedman p": tests["friedman_p"].map(_p), "note": tests["note"].fillna(""),
-    })
+    shown = pd.DataFrame(
+        {
+            "model": tests["model"],
+            "setting": tests["setting"],
+            "length": tests["length"].astype(str),
+            "queries": tests["n_queries"],
+            f"mean {POSITION_MEASURE.name}": (100 * tests["mean"]).map(lambda v: f"{v:.2f}"),
+            "controlled PSI [95% CI]": [
+                _psi_with_interval(p, lo, hi)
+                for p, lo, hi in zip(tests["psi"], tests["psi_ci_low"], tests["psi_ci_high"])
+            ],
+            "Page p (primacy)": tests["page_p_primacy"].map(_p),
+            "Page p (recency)": tests["page_p_recency"].map(_p),
+            "Friedman p": tests["friedman_p"].map(_p),
+            "note": tests["note"].fillna(""),
+        }
+    )
     return f"### {title}\n\n" + shown.to_markdown(index=False) + "\n"
 
 
 def natural_vs_controlled_markdown(table: pd.DataFrame, title: str) -> str:
     """Natural-data PSI (the source's bins: different queries at different positions) beside the controlled PSI
     (the same queries moved): does the natural bias survive control, grow or vanish?"""
-    shown = pd.DataFrame({
-        "model": table["model"], "setting": table["setting"], "bucket": table["bucket"],
-        "natural PSI": table["natural_psi"].map(lambda v: MISSING if pd.isna(v) else f"{v:.2f}"),
-        "controlled PSI [95% CI]": [_psi_with_interval(p, lo, hi) for p, lo, hi in zip(
-            table["controlled_psi"], table["controlled_psi_ci_low"], table["controlled_psi_ci_high"])],
-        "controlled − natural": table["difference"].map(lambda v: MISSING if pd.isna(v) else f"{v:+.2f}"),
-        "queries": table["controlled_queries"], "Page p (primacy)": table["page_p_primacy"].map(_p),
-    })
+    shown = pd.DataFrame(
+        {
+            "model": table["model"],
+            "setting": table["setting"],
+            "bucket": table["bucket"],
+            "natural PSI": table["natural_psi"].map(lambda v: MISSING if pd.isna(v) else f"{v:.2f}"),
+            "controlled PSI [95% CI]": [
+                _psi_with_interval(p, lo, hi)
+                for p, lo, hi in zip(
+                    table["controlled_psi"], table["controlled_psi_ci_low"], table["controlled_psi_ci_high"]
+                )
+            ],
+            "controlled − natural": table["difference"].map(lambda v: MISSING if pd.isna(v) else f"{v:+.2f}"),
+            "queries": table["controlled_queries"],
+            "Page p (primacy)": table["page_p_primacy"].map(_p),
+        }
+    )
     return f"### {title}: natural against controlled PSI\n\n" + shown.to_markdown(index=False) + "\n"

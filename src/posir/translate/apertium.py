@@ -36,7 +36,9 @@ from pathlib import Path
 logger = logging.getLogger("posir.translate")
 
 DEFAULT_DATADIR = Path("/usr/share/apertium")
-INSTALL_HINT = "install it with 'apt-get install apertium-{pair}' (Debian/Ubuntu; 'apt-cache search apertium-' lists pairs)"
+INSTALL_HINT = (
+    "install it with 'apt-get install apertium-{pair}' (Debian/Ubuntu; 'apt-cache search apertium-' lists pairs)"
+)
 
 # Characters apertium's stream format reserves; the txt deformatter backslash-escapes them.
 _RESERVED = frozenset("[]^$/\\@<>{}")
@@ -63,8 +65,8 @@ def deformat(text: str) -> str:
     out: list[str] = []
     cursor = 0
     blanks = list(_BLANK.finditer(text))
-    for index, match in enumerate(blanks):
-        out.append(_escape(text[cursor:match.start()]))
+    for _index, match in enumerate(blanks):
+        out.append(_escape(text[cursor : match.start()]))
         blank = match.group()
         final = match.end() == len(text)
         if final:
@@ -122,12 +124,15 @@ class Apertium:
         """Raise :class:`ApertiumError` saying how to install what is missing."""
         for program in ("apertium-wblank-mode", "lt-proc", "apertium-tagger"):
             if shutil.which(program) is None:
-                raise ApertiumError(f"'{program}' is not on PATH: apertium is not installed; "
-                                    + INSTALL_HINT.format(pair=self.pair))
+                raise ApertiumError(
+                    f"'{program}' is not on PATH: apertium is not installed; " + INSTALL_HINT.format(pair=self.pair)
+                )
         if not self.mode_file.is_file():
             modes = sorted(p.stem for p in (Path(self.datadir) / "modes").glob("*.mode"))
-            raise ApertiumError(f"apertium has no language pair '{self.pair}' ({self.mode_file} is missing; "
-                                f"installed: {modes or 'none'}); " + INSTALL_HINT.format(pair=self.pair))
+            raise ApertiumError(
+                f"apertium has no language pair '{self.pair}' ({self.mode_file} is missing; "
+                f"installed: {modes or 'none'}); " + INSTALL_HINT.format(pair=self.pair)
+            )
 
     def identity(self) -> str:
         """Backend id for the cache: the pair and a sha256 of every data file its mode reads."""
@@ -141,7 +146,9 @@ class Apertium:
     def _script(self) -> str:
         done = subprocess.run(["apertium-wblank-mode", "-z", str(self.mode_file)], capture_output=True, check=False)
         if done.returncode != 0 or not done.stdout.strip():
-            raise ApertiumError(f"apertium-wblank-mode failed on {self.mode_file}: {done.stderr.decode(errors='replace')[:500]}")
+            raise ApertiumError(
+                f"apertium-wblank-mode failed on {self.mode_file}: {done.stderr.decode(errors='replace')[:500]}"
+            )
         return done.stdout.decode("utf-8")
 
     def translate_batch(self, texts: Sequence[str]) -> list[str]:
@@ -153,15 +160,23 @@ class Apertium:
         payload = "\0".join(deformat(t.replace("\0", " ")) for t in texts) + "\0"
         env = {**os.environ, "LC_ALL": "C.UTF-8"}  # apertium refuses non-UTF-8 locales
         # $1 is the generator's option (-n: no unknown-word marks, as 'apertium -u'), $2 the tagger's (none).
-        done = subprocess.run(["bash", "-c", self._script(), "apertium-" + self.pair, "-n", ""],
-                              input=payload.encode("utf-8"), capture_output=True, env=env, timeout=self.timeout,
-                              check=False)
+        done = subprocess.run(
+            ["bash", "-c", self._script(), "apertium-" + self.pair, "-n", ""],
+            input=payload.encode("utf-8"),
+            capture_output=True,
+            env=env,
+            timeout=self.timeout,
+            check=False,
+        )
         if done.returncode != 0:
-            raise ApertiumError(f"apertium {self.pair} exited with {done.returncode}: "
-                                f"{done.stderr.decode(errors='replace')[:500]}")
+            raise ApertiumError(
+                f"apertium {self.pair} exited with {done.returncode}: {done.stderr.decode(errors='replace')[:500]}"
+            )
         segments = done.stdout.decode("utf-8").split("\0")
         # Each stage answers the final flush with its own '\0', so empty segments trail the outputs.
-        if len(segments) < len(texts) or any(s for s in segments[len(texts):]):
-            raise ApertiumError(f"apertium {self.pair} returned {sum(1 for s in segments if s)} non-empty segments "
-                                f"for {len(texts)} texts: the null-flush stream lost its alignment")
+        if len(segments) < len(texts) or any(s for s in segments[len(texts) :]):
+            raise ApertiumError(
+                f"apertium {self.pair} returned {sum(1 for s in segments if s)} non-empty segments "
+                f"for {len(texts)} texts: the null-flush stream lost its alignment"
+            )
         return [reformat(s) for s in segments[: len(texts)]]

@@ -62,8 +62,9 @@ class ApertiumTranslator:
 
     backend = "apertium"
 
-    def __init__(self, engine: Apertium, cache: TranslationCache | None, chunk_texts: int,
-                 progress: bool = True) -> None:
+    def __init__(
+        self, engine: Apertium, cache: TranslationCache | None, chunk_texts: int, progress: bool = True
+    ) -> None:
         engine.check()
         self.engine = engine
         self.cache = cache
@@ -73,8 +74,12 @@ class ApertiumTranslator:
         self._usage: dict[str, dict[str, Any]] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "pair": self.engine.pair, "engine": self.identity,
-                "note": "rule-based MT, null-flush batches (posir.translate.apertium)"}
+        return {
+            "backend": self.backend,
+            "pair": self.engine.pair,
+            "engine": self.identity,
+            "note": "rule-based MT, null-flush batches (posir.translate.apertium)",
+        }
 
     def translate(self, texts: Sequence[str], unit: str, ids: Sequence[str] | None = None) -> list[Translation]:
         started = time.perf_counter()
@@ -83,10 +88,11 @@ class ApertiumTranslator:
         hits = len(done)
         misses = [t for t in unique if t not in done]
         failed: dict[str, str] = {}
-        with tqdm(total=len(misses), desc=f"apertium {self.engine.pair} {unit}", unit="text",
-                  disable=not self.progress) as bar:
+        with tqdm(
+            total=len(misses), desc=f"apertium {self.engine.pair} {unit}", unit="text", disable=not self.progress
+        ) as bar:
             for start in range(0, len(misses), self.chunk_texts):
-                chunk = misses[start:start + self.chunk_texts]
+                chunk = misses[start : start + self.chunk_texts]
                 fresh = self._chunk(chunk, failed)
                 done.update(fresh)
                 if self.cache is not None and fresh:
@@ -95,8 +101,13 @@ class ApertiumTranslator:
         seconds = time.perf_counter() - started
         chars = sum(len(t) for t in misses)
         self._usage[unit] = {
-            "texts": len(texts), "unique_texts": len(unique), "cache_hits": hits, "translated": len(misses),
-            "failed": len(failed), "source_chars_translated": chars, "seconds": round(seconds, 2),
+            "texts": len(texts),
+            "unique_texts": len(unique),
+            "cache_hits": hits,
+            "translated": len(misses),
+            "failed": len(failed),
+            "source_chars_translated": chars,
+            "seconds": round(seconds, 2),
             "chars_per_second": round(chars / seconds) if misses and seconds > 0 else None,
         }
         results = []
@@ -143,14 +154,25 @@ class LLMTranslator:
         self.target_language = target_language
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "model": self.client.config.model, "prompt": self.template.name,
-                "prompt_sha256": self.template.sha256, "temperature": self.client.config.temperature,
-                "max_tokens": self.client.config.max_tokens}
+        return {
+            "backend": self.backend,
+            "model": self.client.config.model,
+            "prompt": self.template.name,
+            "prompt_sha256": self.template.sha256,
+            "temperature": self.client.config.temperature,
+            "max_tokens": self.client.config.max_tokens,
+        }
 
     def translate(self, texts: Sequence[str], unit: str, ids: Sequence[str] | None = None) -> list[Translation]:
         unique = _unique(texts)
-        inputs = [{"text": t, "source_language": display_name(self.source_language),
-                   "target_language": display_name(self.target_language)} for t in unique]
+        inputs = [
+            {
+                "text": t,
+                "source_language": display_name(self.source_language),
+                "target_language": display_name(self.target_language),
+            }
+            for t in unique
+        ]
         answers = dict(zip(unique, self.client.map(f"translate_{unit}", self.template, inputs)))
         results = []
         for text in texts:
@@ -176,8 +198,13 @@ class ParallelTranslator:
 
     backend = "parallel"
 
-    def __init__(self, pairs: Mapping[str, str], files: Mapping[str, str], conflicts: int = 0,
-                 by_id: Mapping[str, tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        pairs: Mapping[str, str],
+        files: Mapping[str, str],
+        conflicts: int = 0,
+        by_id: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
         self.pairs = dict(pairs)
         self.by_id = dict(by_id or {})
         self.files = dict(files)
@@ -185,8 +212,12 @@ class ParallelTranslator:
         self._usage: dict[str, dict[str, Any]] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "files": self.files, "aligned_texts": len(self.pairs),
-                "conflicting_alignments": self.conflicts}
+        return {
+            "backend": self.backend,
+            "files": self.files,
+            "aligned_texts": len(self.pairs),
+            "conflicting_alignments": self.conflicts,
+        }
 
     def translate(self, texts: Sequence[str], unit: str, ids: Sequence[str] | None = None) -> list[Translation]:
         """By record id where the files have it (question ids: two questions may share an English text but
@@ -201,8 +232,13 @@ class ParallelTranslator:
             elif text in self.pairs:
                 results.append(Translation(True, self.pairs[text]))
             else:
-                results.append(Translation(False, error_kind="no_parallel_text",
-                                           error="the source text has no counterpart in the parallel files"))
+                results.append(
+                    Translation(
+                        False,
+                        error_kind="no_parallel_text",
+                        error="the source text has no counterpart in the parallel files",
+                    )
+                )
         missing = sum(1 for r in results if not r.ok)
         self._usage[unit] = {"texts": len(texts), "found": len(texts) - missing, "missing": missing}
         return results
@@ -246,5 +282,3 @@ def parallel_pairs(
         if source and target:
             by_id[str(qa["id"])] = (source, target)
     return pairs, by_id, conflicts
-
-

@@ -30,9 +30,19 @@ def _translation(values: tuple[Any, ...]) -> str:
 
 
 TRANSLATION_CACHE = CacheKind(
-    name="translation", title="translation cache", holds="translations", setting="translation_cache in config.yaml",
-    tables=(Table("translations", ("key",), ("backend TEXT NOT NULL", "translation TEXT NOT NULL",
-                                             "created REAL NOT NULL"), _translation, first_writer_wins=True),),
+    name="translation",
+    title="translation cache",
+    holds="translations",
+    setting="translation_cache in config.yaml",
+    tables=(
+        Table(
+            "translations",
+            ("key",),
+            ("backend TEXT NOT NULL", "translation TEXT NOT NULL", "created REAL NOT NULL"),
+            _translation,
+            first_writer_wins=True,
+        ),
+    ),
     legacy_tables=frozenset({"translations"}),
 )
 
@@ -60,8 +70,9 @@ class TranslationCache(CacheFacade):
     def put_many(self, backend: str, translations: Mapping[str, str]) -> None:
         """Store (first writer wins) and commit at once, so a killed run keeps what it finished."""
         now = time.time()
-        self._store.put_many("translations", [((text_key(backend, s),), (backend, t, now))
-                                              for s, t in translations.items()])
+        self._store.put_many(
+            "translations", [((text_key(backend, s),), (backend, t, now)) for s, t in translations.items()]
+        )
 
     def __len__(self) -> int:
         return self._store.count("translations")

@@ -32,11 +32,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Self
-
-from pydantic import Field, Strict, model_validator
+from typing import Annotated, Literal, Self
 
 import numpy as np
+from pydantic import Field, Strict, model_validator
 
 from posir.benchmark import Drop, Position
 from posir.schema import Bool, Entry, KeyProblem, PositiveInt, Str
@@ -45,13 +44,45 @@ STAGE_CASCADE = "cascade_deletion"
 
 # ISO 639-3 -> the codes langdetect returns (it knows 55 languages).
 LANGDETECT_CODES: dict[str, tuple[str, ...]] = {
-    "ara": ("ar",), "ben": ("bn",), "bul": ("bg",), "cat": ("ca",), "ces": ("cs",), "dan": ("da",),
-    "deu": ("de",), "ell": ("el",), "eng": ("en",), "est": ("et",), "fas": ("fa",), "fin": ("fi",),
-    "fra": ("fr",), "heb": ("he",), "hin": ("hi",), "hrv": ("hr",), "hun": ("hu",), "ind": ("id",),
-    "ita": ("it",), "jpn": ("ja",), "kor": ("ko",), "lit": ("lt",), "lav": ("lv",), "nld": ("nl",),
-    "nor": ("no",), "pol": ("pl",), "por": ("pt",), "ron": ("ro",), "rus": ("ru",), "slk": ("sk",),
-    "slv": ("sl",), "spa": ("es",), "swe": ("sv",), "tam": ("ta",), "tha": ("th",), "tur": ("tr",),
-    "ukr": ("uk",), "urd": ("ur",), "zho": ("zh-cn", "zh-tw"),
+    "ara": ("ar",),
+    "ben": ("bn",),
+    "bul": ("bg",),
+    "cat": ("ca",),
+    "ces": ("cs",),
+    "dan": ("da",),
+    "deu": ("de",),
+    "ell": ("el",),
+    "eng": ("en",),
+    "est": ("et",),
+    "fas": ("fa",),
+    "fin": ("fi",),
+    "fra": ("fr",),
+    "heb": ("he",),
+    "hin": ("hi",),
+    "hrv": ("hr",),
+    "hun": ("hu",),
+    "ind": ("id",),
+    "ita": ("it",),
+    "jpn": ("ja",),
+    "kor": ("ko",),
+    "lit": ("lt",),
+    "lav": ("lv",),
+    "nld": ("nl",),
+    "nor": ("no",),
+    "pol": ("pl",),
+    "por": ("pt",),
+    "ron": ("ro",),
+    "rus": ("ru",),
+    "slk": ("sk",),
+    "slv": ("sl",),
+    "spa": ("es",),
+    "swe": ("sv",),
+    "tam": ("ta",),
+    "tha": ("th",),
+    "tur": ("tr",),
+    "ukr": ("uk",),
+    "urd": ("ur",),
+    "zho": ("zh-cn", "zh-tw"),
 }
 
 Detector = Callable[[str], "str | None"]
@@ -123,7 +154,7 @@ def find_meta_prefix(
         match = pattern.match(text)
         # A prefix the source itself starts with is content ("Translation: the act of ...").
         if match and match.end() < len(text) and not pattern.match(source):
-            return PrefixFix(text[: match.end()], text[match.end():], "pattern")
+            return PrefixFix(text[: match.end()], text[match.end() :], "pattern")
     head = text[: params.max_chars].lower()
     source_head = source[: params.max_chars + params.window].lower()
     for keyword in params.keywords:
@@ -182,9 +213,17 @@ REFUSAL_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\bje ne peux pas (?:traduire|vous aider|aider)\b",
         r"\ben tant qu'(?:IA|intelligence artificielle|assistant)\b",
     ),
-    "ita": (r"\bmi dispiace\b", r"\bnon posso (?:tradurre|aiutar\w*)\b", r"\bcome (?:un )?(?:modello linguistico|IA)\b"),
-    "por": (r"\bsinto muito\b", r"\bdesculpe\b", r"\bnão posso (?:traduzir|ajudar)\b",
-            r"\bcomo (?:um )?(?:modelo de linguagem|IA)\b"),
+    "ita": (
+        r"\bmi dispiace\b",
+        r"\bnon posso (?:tradurre|aiutar\w*)\b",
+        r"\bcome (?:un )?(?:modello linguistico|IA)\b",
+    ),
+    "por": (
+        r"\bsinto muito\b",
+        r"\bdesculpe\b",
+        r"\bnão posso (?:traduzir|ajudar)\b",
+        r"\bcomo (?:um )?(?:modelo de linguagem|IA)\b",
+    ),
 }
 
 
@@ -204,8 +243,12 @@ class RefusalParams(Entry):
         return self
 
     def compiled(self, source_language: str, target_language: str) -> tuple[re.Pattern[str], ...]:
-        chosen = {*REFUSAL_PATTERNS.get(source_language, ()), *REFUSAL_PATTERNS["eng"],
-                  *REFUSAL_PATTERNS.get(target_language, ()), *self.patterns}
+        chosen = {
+            *REFUSAL_PATTERNS.get(source_language, ()),
+            *REFUSAL_PATTERNS["eng"],
+            *REFUSAL_PATTERNS.get(target_language, ()),
+            *self.patterns,
+        }
         return tuple(re.compile(p, re.IGNORECASE) for p in sorted(chosen))
 
 
@@ -240,7 +283,7 @@ def detect_refusal(
         for pattern in patterns:
             match = pattern.search(head)
             if match:
-                return RefusalFlag(REFUSAL_PATTERN, head[max(0, match.start() - 40): match.end() + 80])
+                return RefusalFlag(REFUSAL_PATTERN, head[max(0, match.start() - 40) : match.end() + 80])
     # Only the source language counts as wrong: a model that refuses or comments does so in the prompt's
     # language, and an untranslated copy is in the source's; telling Spanish from Catalan or Portuguese
     # is where langdetect errs (on XQuAD's human Spanish it does, for 1 query in 1190).
@@ -333,8 +376,9 @@ def cascade_deletion(
     drops: list[Drop] = []
     for p in positions:
         if p.doc_id in removed_documents:
-            drops.append(Drop(STAGE_CASCADE, p.qid, "positive_document_removed",
-                              f"{p.doc_id}: {removed_documents[p.doc_id]}"))
+            drops.append(
+                Drop(STAGE_CASCADE, p.qid, "positive_document_removed", f"{p.doc_id}: {removed_documents[p.doc_id]}")
+            )
         else:
             kept.append(p)
     return kept, drops
@@ -363,5 +407,3 @@ def snippet(text: str, limit: int = 160) -> str:
     """One-line excerpt for drop reports (line breaks shown as \\n)."""
     flat = text.replace("\r", "\\r").replace("\n", "\\n").replace("\t", " ")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-

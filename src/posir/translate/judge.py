@@ -23,8 +23,10 @@ def stratified_sample(buckets: Mapping[str, str], n: int, seed: int) -> list[str
     by_bucket: dict[str, list[str]] = {}
     for doc_id, bucket in buckets.items():
         by_bucket.setdefault(bucket, []).append(doc_id)
-    queues = {b: sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
-              for b, ids in sorted(by_bucket.items())}
+    queues = {
+        b: sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{i}".encode()).hexdigest())
+        for b, ids in sorted(by_bucket.items())
+    }
     chosen: list[str] = []
     while len(chosen) < n and any(queues.values()):
         for bucket in list(queues):
@@ -49,8 +51,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], keys: Mapping[str, Any]) -> dic
     """One summary row: sample size, judged count, failures, mean per dimension and overall."""
     frame = pd.DataFrame(list(rows))
     judged = frame[frame["ok"]] if len(frame) else frame
-    summary: dict[str, Any] = {**keys, "sampled": len(frame), "judged": len(judged),
-                               "failed": len(frame) - len(judged)}
+    summary: dict[str, Any] = {**keys, "sampled": len(frame), "judged": len(judged), "failed": len(frame) - len(judged)}
     for dimension in DIMENSIONS:
         summary[dimension] = float(judged[dimension].mean()) if len(judged) else float("nan")
     summary["overall"] = float(judged["overall"].mean()) if len(judged) else float("nan")

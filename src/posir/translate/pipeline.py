@@ -83,23 +83,24 @@ def _filter_units(
         if unit.source.strip() and not unit.text.strip():
             unit.failed, unit.detail = (translate_stage, "empty_translation"), ""
             continue
-        fix = flt.find_meta_prefix(unit.text, unit.source, params.prefix, source_language, detect,
-                                   delimiters=delimiters)
+        fix = flt.find_meta_prefix(
+            unit.text, unit.source, params.prefix, source_language, detect, delimiters=delimiters
+        )
         if fix is not None:
             unit.fixes.append((fix.rule, fix.prefix))
             unit.text = fix.text  # the prefix match took the blanks after it
             if not unit.text:
                 unit.failed, unit.detail = (prefix_stage, "empty_after_prefix_removal"), flt.snippet(fix.prefix)
                 continue
-        unit.flag = flt.detect_refusal(unit.text, unit.source, params.refusal, source_language, target_language,
-                                       detect)
+        unit.flag = flt.detect_refusal(unit.text, unit.source, params.refusal, source_language, target_language, detect)
         if unit.flag is not None:
             language = f" (detected {unit.flag.detected_language})" if unit.flag.detected_language else ""
             unit.failed, unit.detail = (refusal_stage, unit.flag.reason), flt.snippet(unit.flag.evidence) + language
 
 
-def _confirm_refusals(units: Sequence[_Unit], llm: Mapping[str, Any], source_language: str,
-                      target_language: str, window: int) -> tuple[int, int, dict[str, Any]]:
+def _confirm_refusals(
+    units: Sequence[_Unit], llm: Mapping[str, Any], source_language: str, target_language: str, window: int
+) -> tuple[int, int, dict[str, Any]]:
     """Second stage of C.5.2: an LLM tells refusals from translations; cleared units are kept.
 
     A failed LLM check keeps the flag (a conservative drop). Returns (candidates, cleared, usage).
@@ -112,10 +113,19 @@ def _confirm_refusals(units: Sequence[_Unit], llm: Mapping[str, Any], source_lan
         return 0, 0, {}
     cleared = 0
     with open_client(llm, needed_by="filters.refusal.llm_confirm", progress=True) as client:
-        answers = client.map("confirm_refusal", load_prompt("confirm_refusal"),
-                             [{"source": u.source[:window], "output": u.text[:window],
-                               "source_language": display_name(source_language),
-                               "target_language": display_name(target_language)} for u in flagged])
+        answers = client.map(
+            "confirm_refusal",
+            load_prompt("confirm_refusal"),
+            [
+                {
+                    "source": u.source[:window],
+                    "output": u.text[:window],
+                    "source_language": display_name(source_language),
+                    "target_language": display_name(target_language),
+                }
+                for u in flagged
+            ],
+        )
         for unit, answer in zip(flagged, answers):
             if answer.ok and answer.value["refusal"] is False:
                 unit.failed, unit.flag = None, None
@@ -154,13 +164,16 @@ def translate_variant(
     source_language = entry.source_language
     missing_tokens = [d.doc_id for d in documents if d.doc_id not in source_tokens]
     if missing_tokens:
-        raise fmt.BenchmarkError(f"source variant {source_variant}: no token length for document(s) "
-                                 f"{missing_tokens[:5]} in its documents.tsv; rebuild the source benchmark")
+        raise fmt.BenchmarkError(
+            f"source variant {source_variant}: no token length for document(s) "
+            f"{missing_tokens[:5]} in its documents.tsv; rebuild the source benchmark"
+        )
 
     # --- translate: documents paragraph by paragraph, queries whole -------------------------------
     paragraphs = {d.doc_id: split_paragraphs(d.text, separator) for d in documents}
-    doc_units = {d.doc_id: [_Unit(f"{d.doc_id}#p{i}", p) for i, p in enumerate(paragraphs[d.doc_id])]
-                 for d in documents}
+    doc_units = {
+        d.doc_id: [_Unit(f"{d.doc_id}#p{i}", p) for i, p in enumerate(paragraphs[d.doc_id])] for d in documents
+    }
     flat = [u for d in documents for u in doc_units[d.doc_id]]
     query_units = [_Unit(q.qid, q.text) for q in queries]
     doc_results = translator.translate([u.source for u in flat], "documents", [u.record for u in flat])
@@ -168,16 +181,33 @@ def translate_variant(
     description, usage = translator.describe(), translator.usage()
 
     common = dict(params=params, source_language=source_language, target_language=language, detect=detect)
-    _filter_units(flat, doc_results, translate_stage=STAGE_TRANSLATE_DOCS, prefix_stage=STAGE_PREFIX_DOCS,
-                  refusal_stage=STAGE_REFUSAL_DOCS, delimiters="\n", **common)
-    _filter_units(query_units, query_results, translate_stage=STAGE_TRANSLATE_QUERIES,
-                  prefix_stage=STAGE_PREFIX_QUERIES, refusal_stage=STAGE_REFUSAL_QUERIES, delimiters="\n:", **common)
+    _filter_units(
+        flat,
+        doc_results,
+        translate_stage=STAGE_TRANSLATE_DOCS,
+        prefix_stage=STAGE_PREFIX_DOCS,
+        refusal_stage=STAGE_REFUSAL_DOCS,
+        delimiters="\n",
+        **common,
+    )
+    _filter_units(
+        query_units,
+        query_results,
+        translate_stage=STAGE_TRANSLATE_QUERIES,
+        prefix_stage=STAGE_PREFIX_QUERIES,
+        refusal_stage=STAGE_REFUSAL_QUERIES,
+        delimiters="\n:",
+        **common,
+    )
     confirmation: dict[str, Any] = {"enabled": params.refusal.llm_confirm}
     if params.refusal.llm_confirm:
         if not llm:
-            raise ValueError(f"benchmarks.{entry.name}.filters.refusal.llm_confirm needs an 'llm' section (docs/llm.md)")
-        candidates, cleared, llm_usage = _confirm_refusals([*flat, *query_units], llm, source_language, language,
-                                                           params.refusal.window)
+            raise ValueError(
+                f"benchmarks.{entry.name}.filters.refusal.llm_confirm needs an 'llm' section (docs/llm.md)"
+            )
+        candidates, cleared, llm_usage = _confirm_refusals(
+            [*flat, *query_units], llm, source_language, language, params.refusal.window
+        )
         confirmation.update(candidates=candidates, cleared=cleared, usage=llm_usage)
 
     # --- documents: the first failing paragraph decides the stage and reason ----------------------
@@ -197,15 +227,23 @@ def translate_variant(
     # --- length outliers (C.5.3), on the documents left -------------------------------------------
     texts = {doc_id: separator.join(parts) for doc_id, parts in translated.items()}
     tokens = {doc_id: count_tokens(text) for doc_id, text in texts.items()}
-    statistic = {doc_id: (n if params.outliers.statistic == flt.TOKENS else n / max(source_tokens[doc_id], 1))
-                 for doc_id, n in tokens.items()}
+    statistic = {
+        doc_id: (n if params.outliers.statistic == flt.TOKENS else n / max(source_tokens[doc_id], 1))
+        for doc_id, n in tokens.items()
+    }
     bounds, outliers = flt.length_outliers(statistic, params.outliers)
     for doc_id, reason in outliers.items():
         assert bounds is not None
-        drops.append(fmt.Drop(STAGE_OUTLIERS, doc_id, reason,
-                              f"{params.outliers.statistic} {statistic[doc_id]:.3g} outside "
-                              f"[{bounds.low:.3g}, {bounds.high:.3g}] ({tokens[doc_id]} tokens, source "
-                              f"{source_tokens[doc_id]})"))
+        drops.append(
+            fmt.Drop(
+                STAGE_OUTLIERS,
+                doc_id,
+                reason,
+                f"{params.outliers.statistic} {statistic[doc_id]:.3g} outside "
+                f"[{bounds.low:.3g}, {bounds.high:.3g}] ({tokens[doc_id]} tokens, source "
+                f"{source_tokens[doc_id]})",
+            )
+        )
         removed[doc_id] = f"{STAGE_OUTLIERS}/{reason}"
 
     # --- queries: their own stages, then cascading deletion ---------------------------------------
@@ -229,15 +267,31 @@ def translate_variant(
         start, end = map_span(where, translated[p.doc_id], separator)
         length = len(texts[p.doc_id])
         own = (start + end) / 2.0 / length
-        out_positions.append(fmt.Position(p.qid, p.doc_id, start, end, length, p.doc_token_length,
-                                          p.relative_position, p.position_bin, p.length_bucket, own))
+        out_positions.append(
+            fmt.Position(
+                p.qid,
+                p.doc_id,
+                start,
+                end,
+                length,
+                p.doc_token_length,
+                p.relative_position,
+                p.position_bin,
+                p.length_bucket,
+                own,
+            )
+        )
     kept_qids = {p.qid for p in out_positions}
     out_queries = [fmt.Query(q.qid, query_text[q.qid]) for q in queries if q.qid in kept_qids]
 
-    stages = [fmt.stage_count(s, "documents", len(documents) - _dropped_before(drops, DOCUMENT_STAGES, s), drops)
-              for s in DOCUMENT_STAGES]
-    stages += [fmt.stage_count(s, "queries", len(queries) - _dropped_before(drops, QUERY_STAGES, s), drops)
-               for s in QUERY_STAGES]
+    stages = [
+        fmt.stage_count(s, "documents", len(documents) - _dropped_before(drops, DOCUMENT_STAGES, s), drops)
+        for s in DOCUMENT_STAGES
+    ]
+    stages += [
+        fmt.stage_count(s, "queries", len(queries) - _dropped_before(drops, QUERY_STAGES, s), drops)
+        for s in QUERY_STAGES
+    ]
     _check_accounting(len(documents), len(out_documents), len(queries), len(out_queries), drops)
 
     notes = [
@@ -252,14 +306,25 @@ def translate_variant(
         "paragraph; own_relative_position is computed from that estimate.",
         "Titles are the source's (models encode the text only).",
     ]
-    fix_rows = [(u.record, kind, rule, flt.snippet(prefix)) for kind, units in (("documents", flat),
-                                                                             ("queries", query_units))
-                for u in units for rule, prefix in u.fixes]
-    translation_rows = [(d.doc_id, len(paragraphs[d.doc_id]), len(d.text),
-                         len(texts[d.doc_id]) if d.doc_id in texts else "", source_tokens[d.doc_id],
-                         tokens.get(d.doc_id, ""),
-                         f"{tokens[d.doc_id] / max(source_tokens[d.doc_id], 1):.4f}" if d.doc_id in tokens else "",
-                         removed.get(d.doc_id, "kept")) for d in documents]
+    fix_rows = [
+        (u.record, kind, rule, flt.snippet(prefix))
+        for kind, units in (("documents", flat), ("queries", query_units))
+        for u in units
+        for rule, prefix in u.fixes
+    ]
+    translation_rows = [
+        (
+            d.doc_id,
+            len(paragraphs[d.doc_id]),
+            len(d.text),
+            len(texts[d.doc_id]) if d.doc_id in texts else "",
+            source_tokens[d.doc_id],
+            tokens.get(d.doc_id, ""),
+            f"{tokens[d.doc_id] / max(source_tokens[d.doc_id], 1):.4f}" if d.doc_id in tokens else "",
+            removed.get(d.doc_id, "kept"),
+        )
+        for d in documents
+    ]
     block = {
         "source_benchmark": entry.source_benchmark,
         "source_variant": source_variant,
@@ -271,35 +336,77 @@ def translate_variant(
         "separator": separator,
         "filters": params.model_dump(),
         "fixes": {
-            "prefix_removal": {"paragraphs": sum(1 for u in flat if u.fixes),
-                               "queries": sum(1 for u in query_units if u.fixes)},
-            "examples": [{"record": r, "unit": k, "rule": rule, "removed_prefix": s}
-                         for r, k, rule, s in fix_rows[:EXAMPLES_PER_REASON * 2]],
+            "prefix_removal": {
+                "paragraphs": sum(1 for u in flat if u.fixes),
+                "queries": sum(1 for u in query_units if u.fixes),
+            },
+            "examples": [
+                {"record": r, "unit": k, "rule": rule, "removed_prefix": s}
+                for r, k, rule, s in fix_rows[: EXAMPLES_PER_REASON * 2]
+            ],
         },
         "refusal_llm_confirmation": confirmation,
-        "length_outliers": {"statistic": params.outliers.statistic, "documents_checked": len(statistic),
-                            "bounds": asdict(bounds) if bounds else None, "removed": len(outliers)},
+        "length_outliers": {
+            "statistic": params.outliers.statistic,
+            "documents_checked": len(statistic),
+            "bounds": asdict(bounds) if bounds else None,
+            "removed": len(outliers),
+        },
         "accounting": {
-            "documents": {"source": len(documents), "kept": len(out_documents),
-                          "dropped": _by_stage(drops, DOCUMENT_STAGES)},
-            "queries": {"source": len(queries), "kept": len(out_queries),
-                        "dropped": _by_stage(drops, QUERY_STAGES),
-                        # a query sample of a quick run (params.max_queries) is taken afterwards: not a filter drop
-                        "subsampled": 0},
+            "documents": {
+                "source": len(documents),
+                "kept": len(out_documents),
+                "dropped": _by_stage(drops, DOCUMENT_STAGES),
+            },
+            "queries": {
+                "source": len(queries),
+                "kept": len(out_queries),
+                "dropped": _by_stage(drops, QUERY_STAGES),
+                # a query sample of a quick run (params.max_queries) is taken afterwards: not a filter drop
+                "subsampled": 0,
+            },
         },
         "drop_examples": drop_examples(drops),
         "mean_token_ratio": (sum(tokens.values()) / max(sum(source_tokens[d] for d in tokens), 1)) if tokens else None,
     }
-    logger.info("%s-%s: %d/%d documents, %d/%d queries kept; drops %s", entry.name, language, len(out_documents),
-                len(documents), len(out_queries), len(queries), dict(Counter((d.stage, d.reason) for d in drops)))
+    logger.info(
+        "%s-%s: %d/%d documents, %d/%d queries kept; drops %s",
+        entry.name,
+        language,
+        len(out_documents),
+        len(documents),
+        len(out_queries),
+        len(queries),
+        dict(Counter((d.stage, d.reason) for d in drops)),
+    )
     kept_tokens = {d.doc_id: source_tokens[d.doc_id] for d in out_documents}  # the card counts these documents
     return fmt.BuiltBenchmark(
-        out_documents, out_queries, out_positions, drops, stages, kept_tokens, None,
-        tables={FIXES: (("record", "unit", "rule", "removed_prefix"), fix_rows),
-                TRANSLATION_TABLE: (("doc_id", "paragraphs", "source_char_length", "char_length",
-                                     "source_token_length", "token_length", "token_ratio", "status"),
-                                    translation_rows)},
-        card={"translation": block}, notes=notes)
+        out_documents,
+        out_queries,
+        out_positions,
+        drops,
+        stages,
+        kept_tokens,
+        None,
+        tables={
+            FIXES: (("record", "unit", "rule", "removed_prefix"), fix_rows),
+            TRANSLATION_TABLE: (
+                (
+                    "doc_id",
+                    "paragraphs",
+                    "source_char_length",
+                    "char_length",
+                    "source_token_length",
+                    "token_length",
+                    "token_ratio",
+                    "status",
+                ),
+                translation_rows,
+            ),
+        },
+        card={"translation": block},
+        notes=notes,
+    )
 
 
 def _dropped_before(drops: Sequence[fmt.Drop], order: Sequence[str], stage: str) -> int:
@@ -312,13 +419,16 @@ def _by_stage(drops: Sequence[fmt.Drop], stages: Sequence[str]) -> dict[str, int
     return {s: counts.get(s, 0) for s in stages}
 
 
-def _check_accounting(n_docs: int, kept_docs: int, n_queries: int, kept_queries: int,
-                      drops: Sequence[fmt.Drop]) -> None:
+def _check_accounting(
+    n_docs: int, kept_docs: int, n_queries: int, kept_queries: int, drops: Sequence[fmt.Drop]
+) -> None:
     doc_drops = sum(1 for d in drops if d.stage in DOCUMENT_STAGES)
     query_drops = sum(1 for d in drops if d.stage in QUERY_STAGES)
     if n_docs != kept_docs + doc_drops or n_queries != kept_queries + query_drops:
-        raise AssertionError(f"drop accounting does not add up: documents {n_docs} != {kept_docs} + {doc_drops}, "
-                             f"queries {n_queries} != {kept_queries} + {query_drops}")
+        raise AssertionError(
+            f"drop accounting does not add up: documents {n_docs} != {kept_docs} + {doc_drops}, "
+            f"queries {n_queries} != {kept_queries} + {query_drops}"
+        )
 
 
 def drop_examples(drops: Sequence[fmt.Drop], per_reason: int = EXAMPLES_PER_REASON) -> dict[str, dict[str, Any]]:
@@ -330,5 +440,3 @@ def drop_examples(drops: Sequence[fmt.Drop], per_reason: int = EXAMPLES_PER_REAS
         if len(entry["examples"]) < per_reason:
             entry["examples"].append({"record": d.record, "detail": d.detail})
     return out
-
-

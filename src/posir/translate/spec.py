@@ -132,8 +132,11 @@ class TranslationEntry(BenchmarkSpec):
     @model_validator(mode="after")
     def _source_is_not_a_target(self) -> Self:
         if self.source_language in self.languages:
-            raise KeyProblem(f"translations.{self.source_language}",
-                              "the source language (from_language) cannot also be a target", "remove it")
+            raise KeyProblem(
+                f"translations.{self.source_language}",
+                "the source language (from_language) cannot also be a target",
+                "remove it",
+            )
         return self
 
 
@@ -166,6 +169,7 @@ def make_translator(
     if not parallel_files or set(parallel_files) != {"parallel_source", "parallel_target"}:
         raise TranslationConfigError("the parallel backend needs the files parallel_source and parallel_target")
     source, target = Path(parallel_files["parallel_source"]), Path(parallel_files["parallel_target"])
-    pairs, by_id, conflicts = backends.parallel_pairs(load_squad_file(source), load_squad_file(target),
-                                                      f"{target.name} against {source.name}")
+    pairs, by_id, conflicts = backends.parallel_pairs(
+        load_squad_file(source), load_squad_file(target), f"{target.name} against {source.name}"
+    )
     return backends.ParallelTranslator(pairs, {"source": source.name, "target": target.name}, conflicts, by_id)
