@@ -15,7 +15,7 @@ rule build_controlled_variant:
     wildcard_constraints:
         benchmark=CONTROLLED.variants_regex(),
     conda:
-        "../envs/benchmarks.yaml"
+        "../envs/retrieval.yaml"
     threads: 1
     resources:
         mem_mb=input_scaled_mem_mb(300, 20),
@@ -48,7 +48,7 @@ rule controlled_tables:
     wildcard_constraints:
         benchmark=CONTROLLED.families_regex(),
     conda:
-        "../envs/evaluation.yaml"
+        "../envs/retrieval.yaml"
     resources:
         mem_mb=2000,
         runtime=30,

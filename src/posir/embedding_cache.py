@@ -31,6 +31,7 @@ import numpy as np
 
 from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
+from posir.progress import Progress
 
 # Entry keys that do not change the vectors a model returns for a text.
 NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
@@ -201,6 +202,22 @@ class EmbeddingCache(CacheFacade):
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
 
 
+class ReportingEncoder:
+    """An encoder that reports each encoded group to a :class:`~posir.progress.Progress` (the rule's log says how
+    far a long encode job is); it adds no computation, so the vectors are the wrapped encoder's own."""
+
+    def __init__(self, encoder: Any, progress: Progress) -> None:
+        self._encoder, self._progress = encoder, progress
+
+    def encode(self, texts: Sequence[str], role: str) -> Any:
+        vectors = self._encoder.encode(texts, role)
+        self._progress.advance(len(texts))
+        return vectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._encoder, name)
+
+
 def cached_encode(
     encoder: Callable[[], Any],
     identity: str,
@@ -233,6 +250,7 @@ def cached_encode(
         if missing:
             text_of = dict(zip(keys, texts))
             model = encoder()
+            model = ReportingEncoder(model, Progress(f"encoding {role} texts", len(missing)))
             for start in range(0, len(missing), ENCODE_CHUNK):
                 chunk = missing[start : start + ENCODE_CHUNK]
                 chunk_texts = [text_of[k] for k in chunk]

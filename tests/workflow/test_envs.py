@@ -67,12 +67,17 @@ def _module_file(module: str) -> Path | None:
 DECLARATION_IMPORTERS = {REPO / "src" / "posir" / "plan" / "jobs.py"}
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports for annotations only, never run."""
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
 def _import_time_nodes(tree: ast.Module) -> list[ast.AST]:
     """The nodes a module runs when it is imported: everything but the bodies of its functions."""
     nodes, todo = [], list(tree.body)
     while todo:
         node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or _type_checking_only(node):
             continue
         nodes.append(node)
         todo.extend(ast.iter_child_nodes(node))

@@ -127,7 +127,12 @@ def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mir
     per_model = [(rule, w) for rule, w in jobs if "model" in w]
     assert sorted(rule for rule, _ in per_model) == ["rerank", "score_run"]
     assert all(w["model"] == "bm25.minilm-sump" for _, w in per_model)
-    assert {rule for rule, w in jobs if "model" not in w} == {"main_table", "plot_position_grid", "significance", "all"}
+    assert {rule for rule, w in jobs if "model" not in w} == {
+        "main_table",
+        "plot_position_grid",
+        "setting_tables",
+        "all",
+    }
 
 
 @pytest.mark.parametrize("chunked_evaluated", [True, False])

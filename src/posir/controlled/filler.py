@@ -32,15 +32,17 @@ import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from posir.benchmark import Document
 from posir.controlled.placement import VariantRefused, haystack
 from posir.controlled.units import Units
-from posir.models.bm25_backend import Bm25Analyzer
 from posir.text import TokenCounter, normalize_with_offsets
+
+if TYPE_CHECKING:  # the analyzer's regex and stemmer load only in the jobs that build filler
+    from posir.models.bm25_backend import Bm25Analyzer
 
 NO_FILLER = "no_filler_without_answer"
 OVERLAP_MEASURE = "query_term_recall"
@@ -63,6 +65,8 @@ class QueryTermRecall:
 
     @classmethod
     def for_language(cls, language: str) -> QueryTermRecall:
+        from posir.models.bm25_backend import Bm25Analyzer
+
         return cls(Bm25Analyzer.for_language(language, OVERLAP_ANALYSIS))
 
     def terms(self, text: str) -> frozenset[str]:
