@@ -17,7 +17,7 @@ import yaml
 
 from posir.benchmark import read_corpus, read_queries, read_table
 from tests._configs import without_reports
-from tests._snakemake import snakemake
+from tests._snakemake import planned_jobs, snakemake
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -118,3 +118,16 @@ def test_the_card_says_what_the_model_saw_and_why_queries_were_left_out(workdir)
     assert any(view["first_token"] >= view["budget"] and view["tokens_seen"] == 0 for view in views)
     drops = read_table(directory / "drops.tsv")
     assert drops and all(row["reason"] for row in drops)  # 4 articles hold documents of too few paragraphs
+
+
+def test_the_insert_example_plans_a_position_by_length_grid(tmp_path, mirror):
+    """configs/controlled_insert.yaml: 5 positions x 3 haystack lengths, one corpus each, and the heat map."""
+    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
+    dry = snakemake(
+        tmp_path, "-n", "--cores", "2", "--configfile", str(REPO / "configs" / "controlled_insert.yaml"), mirror=mirror
+    )
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = planned_jobs(dry.stdout)
+    variants = sorted(w["benchmark"] for rule, w in jobs if rule == "build_controlled_variant")
+    assert len(variants) == 15 and len({v.rsplit("-l", 1)[1] for v in variants}) == 3
+    assert [w["benchmark"] for rule, w in jobs if rule == "controlled_tables"] == ["squad-long-haystack"]
