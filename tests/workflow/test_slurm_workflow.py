@@ -1,9 +1,9 @@
 """The workflow itself through a real single-node SLURM: a small real config, run once with
 `--profile profiles/slurm` and once with `--profile profiles/local`, must give the same tables.
 
-Two SQuAD articles, MiniLM and BM25 on eng-eng: `all` and fetch_source are local rules; the others
-become fewer SLURM jobs with the profile's groups (the two retrieve jobs, each searching and scoring
-one model, share one).
+Two SQuAD articles, MiniLM, BM25 and BM25 -> MiniLM MaxP on eng-eng: `all` and fetch_source are local
+rules; the others become fewer SLURM jobs with the profile's groups (the two retrieve jobs, each searching
+and scoring one model, share one; the pipeline's rerank and score_run are one).
 Every SLURM job must have left its log under .snakemake/slurm_logs, be COMPLETED in
 `scontrol show job` and appear as completed in slurmctld's own log; the daemons the helper
 started must be gone afterwards.
@@ -28,14 +28,17 @@ from tests.workflow.slurm import single_node_slurm
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
-BENCHMARK, MODELS, SETTING = "squad-long", ("minilm-l6", "bm25"), "eng-eng"
+BENCHMARK, SETTING = "squad-long", "eng-eng"
+#: a pipeline too: its rerank -> score_run chain is a group of the profile, downstream of a grouped retrieve
+PIPELINE = {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 10}
+MODELS = ("minilm-l6", "bm25", "bm25.minilm-maxp")
 
 
 def small_config() -> dict:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["benchmarks"] = {BENCHMARK: config["benchmarks"][BENCHMARK]}
     config["benchmarks"][BENCHMARK]["params"]["max_articles"] = 2
-    config["pipelines"] = {}
+    config["pipelines"] = {"bm25.minilm-maxp": PIPELINE}
     config["evaluation"] = [{"benchmark": BENCHMARK, "models": list(MODELS), "settings": [SETTING]}]
     return without_reports(config)
 
