@@ -311,8 +311,7 @@ def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)
     for ax, (model, setting) in zip(axes[0], panels):
         frame = positions[(positions["model"] == model) & (positions["setting"] == setting)]
-        grid = frame.pivot_table(index="length", columns="target_position", values="mean")
-        grid = grid.reindex(sorted(grid.index.astype(str), key=_length_order))
+        grid = heatmap_grid(frame)
         image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xticks(range(grid.shape[1]), [f"{t:.2f}" for t in grid.columns], fontsize=7)
         ax.set_yticks(range(grid.shape[0]), list(grid.index), fontsize=7)
@@ -323,6 +322,14 @@ def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:
     fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
+
+
+def heatmap_grid(positions: pd.DataFrame) -> pd.DataFrame:
+    """Mean nDCG@10 of one model's positions: lengths as rows (tokens by size, then bucket names), target
+    positions as columns."""
+    grid = positions.pivot_table(index="length", columns="target_position", values="mean")
+    grid.index = grid.index.astype(str)  # insert mode's lengths are numbers, move mode's buckets names
+    return grid.reindex(sorted(grid.index, key=_length_order))
 
 
 def _length_order(value: str) -> tuple[int, float, str]:

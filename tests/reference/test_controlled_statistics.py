@@ -18,6 +18,7 @@ from posir.metrics.controlled import (
     NO_VARIATION,
     controlled_psi,
     controlled_statistics,
+    pooled_over_lengths,
     position_matrix,
 )
 
@@ -166,3 +167,25 @@ def test_two_positions_have_no_trend_test_and_incomplete_queries_are_counted():
     assert matrix.incomplete == 1 and "q2" not in matrix.qids and matrix.scores.shape == (7, 4)
     with pytest.raises(ValueError, match="scored twice"):
         position_matrix(pd.concat([long_table(SCORES), long_table(SCORES)]))
+
+
+def test_pooling_the_lengths_keeps_the_query_the_paired_unit():
+    """Insert mode measures a query at every position of every length: "all" averages its lengths per position
+    (before: pooled rows held each (query, position) once per length and the statistics refused them)."""
+    rows = [
+        {"model": "m", "setting": "eng-eng", "qid": q, "position_index": p, "length": length, "ndcg@10": value}
+        for q, base in (("q1", 0.9), ("q2", 0.5))
+        for p in range(3)
+        for length, value in ((512, base - 0.1 * p), (1024, base - 0.2 * p))
+    ]
+    pooled = pooled_over_lengths(pd.DataFrame(rows))
+    assert not pooled.duplicated(["model", "setting", "qid", "position_index"]).any()
+    assert set(pooled["length"]) == {"all"}
+    q1 = pooled[pooled["qid"] == "q1"].set_index("position_index")["ndcg@10"]
+    assert q1.round(10).tolist() == [0.9, 0.75, 0.6]
+    tests, _ = controlled_statistics(pooled, params(), ("model", "setting", "length"), ("model",))
+    assert tests.loc[0, "n_queries"] == 2
+    # move mode: one length per query, so the rows are the same scores
+    move = pd.DataFrame([r for r in rows if r["length"] == 512])
+    same = pooled_over_lengths(move).set_index(["qid", "position_index"])["ndcg@10"]
+    assert same.equals(move.set_index(["qid", "position_index"])["ndcg@10"])

@@ -129,6 +129,18 @@ def with_positions(per_query: pd.DataFrame, controlled: pd.DataFrame) -> pd.Data
     return joined
 
 
+def pooled_over_lengths(per_query: pd.DataFrame, metric: str = POSITION_MEASURE.column) -> pd.DataFrame:
+    """The ``length="all"`` rows: each query's score at a position averaged over its lengths.
+
+    In insert mode a query is measured at every position of every haystack length; pooling the lengths must keep
+    the query the paired unit (one row per query and position), so its lengths are averaged. In move mode a
+    query has one length (its natural bucket) and the rows are unchanged.
+    """
+    keys = [c for c in ("model", "setting") if c in per_query.columns] + ["qid", POSITION_INDEX]
+    pooled = per_query.groupby(keys, as_index=False, sort=True)[metric].mean()
+    return pooled.assign(length="all")
+
+
 def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) -> PositionMatrix:
     """Queries x positions from a long table (``qid``, ``position_index``, ``metric``); incomplete queries left out.
 

@@ -92,7 +92,7 @@ def write_controlled_tables(job: ControlledTablesJob) -> pd.DataFrame:
     against the first position with Holm, controlled PSI with bootstrap intervals), the natural PSI of the source
     beside the controlled one, and the figures."""
     from posir.figures import controlled_curves, controlled_heatmap
-    from posir.metrics.controlled import controlled_statistics, with_positions
+    from posir.metrics.controlled import controlled_statistics, pooled_over_lengths, with_positions
     from posir.tables.render import controlled_markdown, natural_vs_controlled_markdown
 
     entry, metrics = job.entry, job.metrics
@@ -106,7 +106,7 @@ def write_controlled_tables(job: ControlledTablesJob) -> pd.DataFrame:
         long, metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
     )
     overall, overall_positions = controlled_statistics(
-        long.assign(length="all"), metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
+        pooled_over_lengths(long), metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
     )
     tests = pd.concat([overall, tests], ignore_index=True)
     positions = pd.concat([overall_positions, positions], ignore_index=True)
