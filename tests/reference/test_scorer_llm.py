@@ -229,7 +229,9 @@ def test_an_outage_is_never_a_score_and_never_cached(chat, tmp_path):
             scorer.score(["q", "q"], ["a", "b"])
         assert cache.count() == 0
         assert client.usage()["s"]["failures"]["retries_exhausted"] == 2 and client.usage()["s"]["retries"] == 4
-        chat.mode = "logprobs"  # back up: asked again, scored P(yes) = 0.8 / (0.8 + 0.2)
+    chat.mode = "logprobs"  # back up: a rerun (a new job: its own failure budget) asks again, P(yes) = 0.8 / 1.0
+    with ScoreCache(tmp_path / "scores.sqlite") as cache, client_for(chat.base_url) as client:
+        scorer = load_scorer(llm_spec(scoring="logprobs"), llm_client=client, cache=cache, stage="s")
         assert scorer.score(["q", "q"], ["a", "b"]) == pytest.approx([0.8, 0.8], abs=1e-3)
         assert cache.count() == 2
 
