@@ -13,8 +13,11 @@ from tests.conftest import REPO
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def snakemake(workdir: Path, *args: str, mirror: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "POSIR_MIRROR": str(mirror)}
+def snakemake(
+    workdir: Path, *args: str, mirror: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """The workflow's Snakefile run in ``workdir``; ``env`` adds variables (e.g. PYTHONHASHSEED)."""
+    env = {**os.environ, "POSIR_MIRROR": str(mirror), **(env or {})}
     return subprocess.run(
         [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args],
         env=env,

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from posir.metrics.positions import UNBUCKETED, LengthBucket, bucket_of
+from posir.metrics.positions import UNBUCKETED, LengthBucket, bucket_of, relative_position, span_bin
 from posir.sources import sha256_of
 
 CORPUS = "corpus.jsonl"
@@ -127,6 +127,32 @@ class Position:
     # For a translated or parallel variant, the span's relative position in this
     # language's own document; ``relative_position`` (which bins use) is the source's.
     own_relative_position: float | None = None
+
+    @classmethod
+    def of_span(
+        cls,
+        qid: str,
+        doc_id: str,
+        span: tuple[int, int],
+        doc_char_length: int,
+        doc_token_length: int,
+        n_bins: int,
+        buckets: Sequence[LengthBucket],
+    ) -> Position:
+        """A query's position from its evidence span (PosIR section 4.1): the span midpoint's relative position,
+        its bin of ``n_bins`` and the positive's length bucket."""
+        start, end = span
+        return cls(
+            qid,
+            doc_id,
+            start,
+            end,
+            doc_char_length,
+            doc_token_length,
+            relative_position(start, end, doc_char_length),
+            span_bin(start, end, doc_char_length, n_bins),
+            bucket_of(doc_token_length, buckets),
+        )
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,11 @@ grouped plan of config.yaml and every file in configs/ under several hash seeds.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._snakemake import snakemake
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -31,24 +29,14 @@ def test_the_grouped_plan_builds_under_every_hash_seed(configfile: Path | None, 
     (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
     extra = ["--configfile", str(configfile)] if configfile else []
     for seed in SEEDS:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(REPO / "Snakefile"),
-                "--directory",
-                str(tmp_path),
-                "--profile",
-                str(REPO / "profiles" / "slurm"),
-                "-n",
-                *extra,
-            ],
-            env={**os.environ, "POSIR_MIRROR": str(mirror), "PYTHONHASHSEED": seed},
-            capture_output=True,
-            text=True,
-            timeout=600,
+        done = snakemake(
+            tmp_path,
+            "--profile",
+            str(REPO / "profiles" / "slurm"),
+            "-n",
+            *extra,
+            mirror=mirror,
+            env={"PYTHONHASHSEED": seed},
         )
         output = done.stdout + done.stderr
         assert done.returncode == 0 and "depends on itself" not in output, f"PYTHONHASHSEED={seed}: {output[-3000:]}"

@@ -22,7 +22,7 @@ from posir.builders import BenchmarkSpec, BuilderParams
 from posir.builders.quality import GradingParams
 from posir.builders.raw_corpus import RawCorpusSpec
 from posir.builders.sampling import LengthAwareSampler
-from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
+from posir.metrics.positions import LengthBucket, relative_position
 from posir.schema import Entry, Float, Int, Language, PositiveInt, Str, Weight
 from posir.text import Span, SpanMatch
 
@@ -337,16 +337,8 @@ def assemble_benchmark(
         span, tokens = located.span, token_lengths[doc.doc_id]
         queries.append(Query(located.candidate.qid, located.candidate.question))
         positions.append(
-            Position(
-                located.candidate.qid,
-                doc.doc_id,
-                span.start,
-                span.end,
-                len(doc.text),
-                tokens,
-                relative_position(span.start, span.end, len(doc.text)),
-                span_bin(span.start, span.end, len(doc.text), n_bins),
-                bucket_of(tokens, buckets),
+            Position.of_span(
+                located.candidate.qid, doc.doc_id, (span.start, span.end), len(doc.text), tokens, n_bins, buckets
             )
         )
         evidence[located.candidate.qid] = doc.text[span.start : span.end]

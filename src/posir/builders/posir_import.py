@@ -30,9 +30,6 @@ from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, saf
 from posir.builders import BenchmarkSpec, BuilderParams
 from posir.metrics.positions import (
     LengthBucket,
-    bucket_of,
-    relative_position,
-    span_bin,
 )
 from posir.schema import Bool, Entry, Language, Str
 from posir.text import TokenCounter
@@ -140,21 +137,8 @@ def import_subset(
         if row.get("pos_token_length") is not None:
             tokens[doc.doc_id] = int(row["pos_token_length"])
         doc_tokens = tokens.setdefault(doc.doc_id, count_tokens(doc.text))
-        relative = relative_position(start, end, len(doc.text))
         queries.append(Query(qid, str(row["text"]).strip()))
-        positions.append(
-            Position(
-                qid,
-                doc.doc_id,
-                start,
-                end,
-                len(doc.text),
-                doc_tokens,
-                relative,
-                span_bin(start, end, len(doc.text), n_bins),
-                bucket_of(doc_tokens, buckets),
-            )
-        )
+        positions.append(Position.of_span(qid, doc.doc_id, (start, end), len(doc.text), doc_tokens, n_bins, buckets))
     stages.append(stage_count(STAGE, "queries", len(query_rows), drops))
     for doc in documents:
         if doc.doc_id not in tokens:

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from posir.benchmark import PARAGRAPHS, BuiltBenchmark, Document, Drop, Position, Query, stage_count
 from posir.builders import BenchmarkSpec
 from posir.builders.sampling import LengthAwareSampler
-from posir.metrics.positions import LengthBucket, bucket_of, relative_position, span_bin
+from posir.metrics.positions import LengthBucket
 from posir.schema import Entry, Int, Language, PositiveInt, Str, Weight
 from posir.text import Span, TokenCounter, join_with_offsets, span_matches
 
@@ -190,20 +190,10 @@ def build_squad_long(
                 document = by_id[doc_id]
                 local, answer_text = valid[0]
                 span = local.shifted(paragraph_offset[(a_index, p_index)])
-                relative = relative_position(span.start, span.end, len(document.text))
-                tokens = doc_tokens[doc_id]
                 queries.append(Query(qid, qa["question"].strip()))
                 positions.append(
-                    Position(
-                        qid,
-                        doc_id,
-                        span.start,
-                        span.end,
-                        len(document.text),
-                        tokens,
-                        relative,
-                        span_bin(span.start, span.end, len(document.text), n_bins),
-                        bucket_of(tokens, buckets),
+                    Position.of_span(
+                        qid, doc_id, (span.start, span.end), len(document.text), doc_tokens[doc_id], n_bins, buckets
                     )
                 )
                 evidence[qid] = answer_text

@@ -139,20 +139,10 @@ def cross_lingual_queries(
         if not span_matches(document.text, span, answer["text"]):
             drops.append(Drop(STAGE_ALIGN, qid, "answer_offset_mismatch"))
             continue
-        relative = relative_position(span.start, span.end, len(document.text))
-        tokens = doc_token_lengths[doc_id]
         queries.append(Query(qid, text))
         positions.append(
-            Position(
-                qid,
-                doc_id,
-                span.start,
-                span.end,
-                len(document.text),
-                tokens,
-                relative,
-                span_bin(span.start, span.end, len(document.text), n_bins),
-                bucket_of(tokens, buckets),
+            Position.of_span(
+                qid, doc_id, (span.start, span.end), len(document.text), doc_token_lengths[doc_id], n_bins, buckets
             )
         )
         evidence[qid] = answer["text"]
