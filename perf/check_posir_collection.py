@@ -126,11 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--datasets", nargs="+", default=None, help="<language folder>/<domain> (default: --sample)")
     parser.add_argument("--sample", type=int, default=None, help="check this many datasets drawn at random (seeded)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--cross-lingual",
-        action="store_true",
-        help="also check X->eng for the translated languages of the checked domains",
-    )
+    parser.add_argument("--cross-lingual", action="store_true", help="also check X->eng of the translated languages")
     args = parser.parse_args(argv)
 
     available = subsets(args.root)

@@ -337,16 +337,18 @@ def _fill(
 
 
 def plan_documents(
-    n_docs: int,
-    n_queries: int,
+    size: Size,
+    options: Options,
     questions: Mapping[int, Sequence[str]],
-    pool_size: int,
     tokens: Sequence[int],
     sampler: LengthAwareSampler,
     rng: np.random.Generator,
     where: str,
 ) -> list[DocPlan]:
-    """Documents of one dataset: positives (one evidence paragraph each, unique) among negatives."""
+    """Documents of one dataset (PosIR's ``size``, scaled): positives (one evidence paragraph each, unique)
+    among negatives drawn from a pool of ``len(tokens)`` paragraphs."""
+    n_docs, n_queries = scaled(size.documents, options.scale), scaled(size.queries, options.query_scale)
+    pool_size = len(tokens)
     units = [u for u in sorted(questions) if questions[u]]
     rng.shuffle(units)
     positives: list[DocPlan] = []
@@ -452,16 +454,7 @@ def build_domain(
     rng = np.random.default_rng([options.seed, domain_index, 0])
     questions = {unit: sorted(qs) for unit, qs in sources.evidence.items()}
     eng = sizes["eng"]
-    plans = plan_documents(
-        scaled(eng.documents, options.scale),
-        scaled(eng.queries, options.query_scale),
-        questions,
-        len(sources.en_paragraphs),
-        sources.en_tokens,
-        sampler,
-        rng,
-        f"eng/{domain}",
-    )
+    plans = plan_documents(eng, options, questions, sources.en_tokens, sampler, rng, f"eng/{domain}")
     doc_ids = [f"{prefix}_{n}" for n in range(len(plans))]
     english = Dataset()
     en_texts: list[str] = []
@@ -566,16 +559,7 @@ def build_domain(
         zh_questions = {unit: [qid for qid, _ in qs] for unit, qs in sources.zh_questions.items()}
         zh_evidence = {unit: dict(qs) for unit, qs in sources.zh_questions.items()}
         cmn = sizes["cmn"]
-        zh_plans = plan_documents(
-            scaled(cmn.documents, options.scale),
-            scaled(cmn.queries, options.query_scale),
-            zh_questions,
-            len(sources.zh_paragraphs),
-            sources.zh_tokens,
-            sampler,
-            rng_c,
-            f"cmn/{domain}",
-        )
+        zh_plans = plan_documents(cmn, options, zh_questions, sources.zh_tokens, sampler, rng_c, f"cmn/{domain}")
         dataset = Dataset()
         rows: list[tuple[dict[str, Any], str]] = []
         for n, plan in enumerate(zh_plans):

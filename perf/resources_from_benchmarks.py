@@ -85,14 +85,15 @@ class RuleRow:
 # --- the plan ----------------------------------------------------------------------------------------------
 
 
-def dry_run_text(workdir: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--forceall", "--cores", "64"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        check=False,
+def snakemake_in(directory: Path, *args: str) -> subprocess.CompletedProcess:
+    """Snakemake run in ``directory`` (its Snakefile and config.yaml), output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], cwd=directory, capture_output=True, text=True, check=False
     )
+
+
+def dry_run_text(workdir: Path) -> str:
+    done = snakemake_in(workdir, "-n", "--forceall", "--cores", "64")
     if done.returncode != 0:
         raise SystemExit(f"dry run failed:\n{done.stderr[-3000:]}")
     return done.stdout + done.stderr
@@ -162,26 +163,10 @@ def declare_with_inputs(plan: list[Planned], run: Path, scratch: Path, workdir: 
         if not jobs:
             continue
         # Targets before --allowed-rules and --forcerun, which take every word after them.
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(workdir / "Snakefile"),
-                *jobs,
-                "-n",
-                "--cores",
-                "64",
-                "--allowed-rules",
-                rule,
-                "--forcerun",
-                rule,
-            ],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            check=False,
+        done = snakemake_in(
+            here,
+            *("--snakefile", str(workdir / "Snakefile"), *jobs, "-n", "--cores", "64"),
+            *("--allowed-rules", rule, "--forcerun", rule),
         )
         if done.returncode != 0:
             print(f"{rule}: dry run with the run's inputs failed:\n{done.stderr[-1500:]}", file=sys.stderr)
@@ -301,13 +286,7 @@ def measure_again(
     (here / "Snakefile").write_text(WRAPPER.format(snakefile=workdir / "Snakefile", rule=rule, benchmark=benchmark))
     (here / "config.yaml").write_text((workdir / "config.yaml").read_text())
     # Targets before --allowed-rules, which takes every word after it.
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", job.outputs[0], "--cores", str(job.threads), "--allowed-rules", rule],
-        cwd=here,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = snakemake_in(here, job.outputs[0], "--cores", str(job.threads), "--allowed-rules", rule)
     if done.returncode != 0:
         print(f"{rule}: the job failed:\n{done.stderr[-2000:]}", file=sys.stderr)
         return None

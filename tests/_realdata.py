@@ -28,31 +28,28 @@ def require(path: Path) -> Path:
     return path
 
 
-@lru_cache(maxsize=2)
-def squad_bm25_per_query(max_articles: int | None = 12) -> pd.DataFrame:
-    """Per-query nDCG@10 with evidence positions: BM25 on a SQuAD-dev long-document benchmark."""
+def bm25_per_query(bench: Path, out: Path, name: str = "bm25", k1: float = 1.5, b: float = 0.75) -> pd.DataFrame:
+    """Per-query nDCG@10 with evidence positions of BM25 (``k1``, ``b``) on the benchmark in ``bench``."""
     from posir.languages import Setting
     from posir.models.spec import ModelSpec
     from posir.steps.evaluation import score_run
     from posir.steps.retrieval import lexical_search
 
+    spec = ModelSpec.from_config(name, {"backend": "bm25", "params": {"k1": k1, "b": b}})
+    run = out / f"{name}.trec"
+    lexical_search(
+        spec, bench / "queries.jsonl", [bench / "corpus.jsonl"], ["eng"], [], Setting("eng", "eng"), 100, run
+    )
+    return score_run(bench / "qrels" / "test.tsv", bench / "positions.tsv", run, out / f"{name}.tsv")
+
+
+@lru_cache(maxsize=2)
+def squad_bm25_per_query(max_articles: int | None = 12) -> pd.DataFrame:
+    """Per-query nDCG@10 with evidence positions: BM25 on a SQuAD-dev long-document benchmark."""
     require(SQUAD)
     out = Path(tempfile.mkdtemp(prefix="posir-test-"))
     build_squad_benchmark(out / "bench", max_articles)
-    spec = ModelSpec.from_config("bm25", {"backend": "bm25", "params": {"k1": 1.5, "b": 0.75}})
-    lexical_search(
-        spec,
-        out / "bench" / "queries.jsonl",
-        [out / "bench" / "corpus.jsonl"],
-        ["eng"],
-        [],
-        Setting("eng", "eng"),
-        100,
-        out / "run.trec",
-    )
-    return score_run(
-        out / "bench" / "qrels" / "test.tsv", out / "bench" / "positions.tsv", out / "run.trec", out / "per_query.tsv"
-    )
+    return bm25_per_query(out / "bench", out)
 
 
 def build_squad_benchmark(

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real data mirror (../shared/data) and the real SQuAD file."""
+"""Shared fixtures: the real data mirror (../shared/data), the real SQuAD file and the local SmolLM2 server."""
 
 from __future__ import annotations
 
@@ -24,6 +24,17 @@ def mirror_dir() -> Path:
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     return mirror_dir()
+
+
+@pytest.fixture(scope="module")
+def smollm2(request: pytest.FixtureRequest):
+    """Base URL of the real SmolLM2-135M served for one test module; the module's ``LLM_SERVER`` sets
+    (context length, threads), by default (2048, 1) since the CPU is shared with the workflow under test."""
+    from posir.llm.server import local_llm_server
+
+    n_ctx, threads = getattr(request.module, "LLM_SERVER", (2048, 1))
+    with local_llm_server(n_ctx=n_ctx, threads=threads) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="session")

@@ -102,6 +102,8 @@ _WHITESPACE = re.compile(r"\s")
 
 @dataclass(frozen=True)
 class Document:
+    """A corpus record (corpus.jsonl); models read ``text`` only, so positions are measured in it."""
+
     doc_id: str
     text: str
     title: str = ""
@@ -109,12 +111,17 @@ class Document:
 
 @dataclass(frozen=True)
 class Query:
+    """A query record (queries.jsonl)."""
+
     qid: str
     text: str
 
 
 @dataclass(frozen=True)
 class Position:
+    """Where a query's evidence sits in its one positive (positions.tsv): the span in characters, the
+    document's length in characters and Qwen3 tokens, and the bin and bucket they give (PosIR 4.1)."""
+
     qid: str
     doc_id: str
     span_start: int
@@ -227,6 +234,19 @@ class Provenance:
     sources: Mapping[str, Any]  # role -> a file (checksummed here) or an already described source
     provenance: str | None = None
     notes: Sequence[str] = ()
+
+    @classmethod
+    def of_entry(cls, entry: Any, name: str, language: str, sources: Mapping[str, Any]) -> Provenance:
+        """The header of a benchmark built from a config entry: its builder, parameters, provenance and notes."""
+        return cls(
+            name=name,
+            builder=entry.builder,
+            language=language,
+            parameters=entry.params.model_dump(mode="json"),
+            sources=sources,
+            provenance=entry.provenance,
+            notes=list(entry.notes),
+        )
 
 
 STAGE_SUBSAMPLE = "subsample_queries"

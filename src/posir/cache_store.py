@@ -168,18 +168,22 @@ class CacheKind:
     """A kind of cache file: its tables, its format version and the words its error messages use.
 
     ``title`` ("embedding cache") and ``fix`` (what to do with a file that cannot be used: delete
-    it, or point ``setting`` at another file) go into every error message. ``legacy_tables`` are
-    the tables an unversioned file of this kind, written before this store, may hold: such a file
-    is migrated on open.
+    it, or point ``setting`` at another file) go into every error message; by default they follow
+    ``name`` ("<name> cache", "<name>_cache in config.yaml"). ``legacy_tables`` are the tables an
+    unversioned file of this kind, written before this store, may hold: such a file is migrated on open.
     """
 
     name: str
-    title: str
     holds: str
-    setting: str
     tables: tuple[Table, ...]
+    title: str = ""
+    setting: str = ""
     version: int = 2
     legacy_tables: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "title", self.title or f"{self.name} cache")
+        object.__setattr__(self, "setting", self.setting or f"{self.name}_cache in config.yaml")
 
     @property
     def fix(self) -> str:

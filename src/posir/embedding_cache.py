@@ -144,9 +144,7 @@ def _dimension(values: tuple[Any, ...]) -> int:
 
 EMBEDDING_CACHE = CacheKind(
     name="embedding",
-    title="embedding cache",
     holds="embeddings",
-    setting="embedding_cache in config.yaml",
     tables=(
         Table("embeddings", ("key",), ("input_tokens INTEGER NOT NULL", "vector BLOB NOT NULL"), _embedding),
         Table("windows", ("key",), ("spans TEXT NOT NULL",), _spans),

@@ -448,6 +448,11 @@ PAPER_TABLE_FILES: dict[str, str] = {
 GENERATION_STAGES = ("corpus", "sample", "queries", "spans", "contrast", "grading", "false_negatives")
 
 
+def _beside(stem: str, **endings: str) -> dict[str, str]:
+    """Files named by what follows a shared ``stem`` (a directory with its slash, or a path stem)."""
+    return {name: stem + ending for name, ending in endings.items()}
+
+
 @dataclass(frozen=True)
 class ResultPaths:
     """The result files of a workflow run, under ``root``."""
@@ -477,12 +482,7 @@ class ResultPaths:
         return f"{self.root}/collections/{collection}"
 
     def collection_outputs(self, collection: str) -> dict[str, str]:
-        directory = self.collection_dir(collection)
-        return {
-            "corpus": f"{directory}/{fmt.CORPUS}",
-            "drops": f"{directory}/{fmt.DROPS}",
-            "card": f"{directory}/{fmt.CARD}",
-        }
+        return _beside(f"{self.collection_dir(collection)}/", corpus=fmt.CORPUS, drops=fmt.DROPS, card=fmt.CARD)
 
     def generation_stage_dir(self, benchmark: str, stage: str) -> str:
         return f"{self.root}/generation/{benchmark}/{stage}"
@@ -492,18 +492,10 @@ class ResultPaths:
 
     def generation_stage_outputs(self, benchmark: str, stage: str, files: dict[str, str]) -> dict[str, str]:
         """A generation stage's outputs: its own ``files`` (name -> file name), its drops.tsv and counts.json."""
-        directory = self.generation_stage_dir(benchmark, stage)
-        return {
-            **{name: f"{directory}/{filename}" for name, filename in files.items()},
-            "drops": f"{directory}/{fmt.DROPS}",
-            "counts": f"{directory}/{fmt.COUNTS}",
-        }
+        return _beside(f"{self.generation_stage_dir(benchmark, stage)}/", **files, drops=fmt.DROPS, counts=fmt.COUNTS)
 
     def translation_judge(self, variant: str) -> dict[str, str]:
-        return {
-            "judged": f"{self.root}/translation/{variant}/judge.tsv",
-            "usage": f"{self.root}/translation/{variant}/judge.usage.json",
-        }
+        return _beside(f"{self.root}/translation/{variant}/judge", judged=".tsv", usage=".usage.json")
 
     # --- embeddings, runs, scores, aggregates -----------------------------------------------------------
 
@@ -511,28 +503,17 @@ class ResultPaths:
         return f"{self.root}/embeddings/{model}/{text_set}/{kind}.npy"
 
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
-        return {
-            "embeddings": self.embeddings(model, text_set, kind),
-            "ids": f"{self.root}/embeddings/{model}/{text_set}/{kind}.ids.tsv",
-        }
+        return _beside(f"{self.root}/embeddings/{model}/{text_set}/{kind}", embeddings=".npy", ids=".ids.tsv")
 
     def renorm_mean(self, model: str, collection: str) -> dict[str, str]:
-        return {
-            "mean": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.npy",
-            "provenance": f"{self.root}/embeddings/{model}/{collection}/corpus.mean.json",
-        }
+        return _beside(f"{self.root}/embeddings/{model}/{collection}/corpus.mean", mean=".npy", provenance=".json")
 
     def run(self, benchmark: str, model: str, setting: str) -> str:
         return f"{self.root}/runs/{benchmark}/{model}/{setting}.trec"
 
     def rerank_outputs(self, benchmark: str, model: str, setting: str) -> dict[str, str]:
         stem = f"{self.root}/runs/{benchmark}/{model}/{setting}"
-        return {
-            "run": f"{stem}.trec",
-            "evaluated": f"{stem}.queries.tsv",
-            "card": f"{stem}.card.json",
-            "scores": f"{stem}.scores.tsv",
-        }
+        return _beside(stem, run=".trec", evaluated=".queries.tsv", card=".card.json", scores=".scores.tsv")
 
     def reranked_queries(self, benchmark: str, model: str, setting: str) -> str:
         return self.rerank_outputs(benchmark, model, setting)["evaluated"]

@@ -84,10 +84,6 @@ class SpanMatch:
     count: int
     span: Span | None = None
 
-    @property
-    def found(self) -> bool:
-        return self.span is not None
-
 
 def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
     """Matching form of ``text`` and, for each of its characters, the index of the original character.

@@ -88,12 +88,14 @@ def test_a_flipped_byte_in_a_stored_embedding_is_counted_dropped_and_encoded_aga
     flip_in_file(cache, first[3].tobytes()[256:320])
     with caplog.at_level(logging.WARNING, logger="posir.cache"):
         again, again_tokens, from_cache = cached_encode(minilm, IDENTITY, questions, "query", cache)
-    assert again.tobytes() == first.tobytes() and again_tokens == tokens
+    assert np.delete(again, 3, axis=0).tobytes() == np.delete(first, 3, axis=0).tobytes() and again_tokens == tokens
     assert from_cache == len(questions) - 1  # the damaged vector was encoded again, not served
+    # encoded alone rather than in its batch, it may differ in the last bits (the CPU's kernels for another shape)
+    np.testing.assert_allclose(again[3], first[3], rtol=0, atol=1e-6)
     assert f"{cache}: 1 corrupt value(s) in embeddings dropped" in caplog.text and "checksum mismatch" in caplog.text
     with EmbeddingCache(cache) as store:  # the re-encoded vector replaced the damaged row
         key = text_key(IDENTITY, "query", questions[3])
-        assert store.get_many([key])[key][0].tobytes() == first[3].tobytes() and store.counts.corrupt == 0
+        assert store.get_many([key])[key][0].tobytes() == again[3].tobytes() and store.counts.corrupt == 0
 
 
 def test_a_nan_vector_in_the_cache_is_never_used(tmp_path, questions, minilm) -> None:
@@ -168,35 +170,23 @@ def test_a_cache_path_that_is_a_directory_is_named_with_the_fix(tmp_path, kind) 
         FACADES[kind](tmp_path)
 
 
+READ_ONLY_ERRORS = {
+    "file": r"cache\.sqlite: the .* file is read-only; make it writable \(chmod u\+w\) or set .* to a writable file",
+    "directory": r"cache\.sqlite: its directory .*caches is read-only and sqlite must create cache\.sqlite-wal",
+}
+
+
+@pytest.mark.parametrize("read_only_part", sorted(READ_ONLY_ERRORS))
 @pytest.mark.parametrize("kind", sorted(FACADES))
-def test_a_read_only_cache_file_is_named_with_the_fix(tmp_path, kind) -> None:
-    path = tmp_path / "cache.sqlite"
+def test_a_read_only_cache_file_or_directory_is_named_with_the_fix(tmp_path, kind, read_only_part) -> None:
+    path = tmp_path / "caches" / "cache.sqlite"
+    path.parent.mkdir()
     FACADES[kind](path).close()
     with (
-        read_only(path),
-        pytest.raises(
-            RuntimeError,
-            match=r"cache\.sqlite: the .* file is read-only; make it "
-            r"writable \(chmod u\+w\) or set .* to a writable file",
-        ),
+        read_only(path if read_only_part == "file" else path.parent),
+        pytest.raises(RuntimeError, match=READ_ONLY_ERRORS[read_only_part]),
     ):
         FACADES[kind](path)
-
-
-@pytest.mark.parametrize("kind", sorted(FACADES))
-def test_a_cache_in_a_read_only_directory_is_named_with_the_fix(tmp_path, kind) -> None:
-    folder = tmp_path / "caches"
-    folder.mkdir()
-    FACADES[kind](folder / "cache.sqlite").close()
-    with (
-        read_only(folder),
-        pytest.raises(
-            RuntimeError,
-            match=r"cache\.sqlite: its directory .*caches is read-only "
-            r"and sqlite must create cache\.sqlite-wal beside it",
-        ),
-    ):
-        FACADES[kind](folder / "cache.sqlite")
 
 
 @pytest.mark.parametrize("kind", ["answer", "saliency", "translation"])  # the embedding and score caches named it

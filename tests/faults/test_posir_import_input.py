@@ -9,58 +9,27 @@ folder is written by the test from real SQuAD documents in PosIR's schema.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from posir.builders.posir_import import ImportSpec, import_subset
-from posir.builders.squad import SquadParams, build_squad_long
-from posir.config import MetricParams
-from posir.text import qwen3_token_counter
-
-SUBSET = "eng-Latn/squad"
-METRICS = MetricParams.from_config({})
+from tests._posir_layout import import_layout, one_article_benchmark, query_rows, write_layout
 
 
 @pytest.fixture(scope="module")
 def built(squad_dev):
-    return build_squad_long(
-        squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins
-    )
+    return one_article_benchmark(squad_dev)
 
 
-def write_folder(root: Path, built) -> dict[str, str]:
+def write_folder(root, built) -> dict[str, str]:
     """The benchmark in PosIR's schema with one fault per kind; returns {record: expected reason}."""
-    folder = root / SUBSET
-    (folder / "qrels").mkdir(parents=True)
     texts: list[str | None] = [d.text for d in built.documents]
     texts[-1] = None  # a null text
-    pq.write_table(
-        pa.table(
-            {"_id": [d.doc_id for d in built.documents], "text": texts, "title": [d.title for d in built.documents]}
-        ),
-        folder / "corpus.parquet",
-    )
-    questions = {q.qid: q.text for q in built.queries}
     positions = [p for p in built.positions if p.doc_id != built.documents[-1].doc_id]
-    rows = [
-        {
-            "_id": p.qid,
-            "text": questions[p.qid],
-            "pos_char_span": [float(p.span_start), float(p.span_end)],
-            "pos_char_length": p.doc_char_length,
-            "pos_token_length": p.doc_token_length,
-        }
-        for p in positions
-    ]
+    rows = query_rows(built, positions, span=lambda p: [float(p.span_start), float(p.span_end)])
     qrels = [{"query-id": p.qid, "corpus-id": p.doc_id, "score": 1} for p in built.positions]
     rows[0]["pos_char_length"] = None
     rows[1]["pos_char_span"] = [rows[1]["pos_char_span"][0] + 0.9, rows[1]["pos_char_span"][1] + 0.7]
     qrels.append(dict(qrels[2]))  # the same judgement twice
-    pq.write_table(pa.Table.from_pylist(rows), folder / "queries.parquet")
-    pq.write_table(pa.Table.from_pylist(qrels), folder / "qrels" / "test.parquet")
+    write_layout(root, built, texts, rows, qrels)
     return {
         built.documents[-1].doc_id: "missing_text",
         rows[0]["_id"]: "bad_char_length",
@@ -70,12 +39,7 @@ def write_folder(root: Path, built) -> dict[str, str]:
 
 def test_each_fault_is_a_named_drop_and_a_duplicate_judgement_is_merged(tmp_path, built):
     expected = write_folder(tmp_path, built)
-    imported = import_subset(
-        ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}),
-        qwen3_token_counter(),
-        METRICS.buckets,
-        METRICS.n_bins,
-    )
+    imported = import_layout(tmp_path)
     assert {d.record: d.reason for d in imported.drops} == expected
     assert "None" not in {d.text for d in imported.documents}
     kept = {q.qid for q in imported.queries}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,6 +31,7 @@ from posir.scorers.rerank_api import RerankAPIError
 from posir.scorers.spec import ScorerSpec
 from posir.steps.rerank import rerank_run
 from posir.steps.retrieval import lexical_search
+from tests._http import send_json, serving
 from tests._realdata import build_squad_benchmark
 
 KEY_ENV = "POSIR_TEST_SECOND_STAGE_KEY"
@@ -72,12 +72,7 @@ class OverlapEndpoint:
                 self.reply(200, [{"index": i, "score": s} for i, s in enumerate(scores)])
 
             def reply(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.http.server_address[1]}"
@@ -86,13 +81,8 @@ class OverlapEndpoint:
 @pytest.fixture
 def endpoint() -> Iterator[OverlapEndpoint]:
     served = OverlapEndpoint()
-    thread = threading.Thread(target=served.http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(served.http):
         yield served
-    finally:
-        served.http.shutdown()
-        served.http.server_close()
 
 
 @pytest.fixture(scope="module")

@@ -35,19 +35,22 @@ def tiny_tokenizer(minilm_path: str):
     return tokenizer
 
 
+# Two layers of width 32 with wide initial weights: scores that differ between windows, in milliseconds.
+TINY_DIMENSIONS = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "initializer_range": 0.5,
+}
+
+
 def _bert_config(tokenizer, num_labels: int = 1):
     from transformers import BertConfig
 
     return BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=MAX_POSITIONS,
-        num_labels=num_labels,
-        initializer_range=0.5,
-    )  # wide weights: scores that differ between windows
+        vocab_size=tokenizer.vocab_size, max_position_embeddings=MAX_POSITIONS, num_labels=num_labels, **TINY_DIMENSIONS
+    )
 
 
 def _save(model, tokenizer, directory: Path) -> str:
@@ -56,41 +59,35 @@ def _save(model, tokenizer, directory: Path) -> str:
     return str(directory)
 
 
+def _seeded(model_class, tokenizer, directory: Path, num_labels: int = 1) -> str:
+    """A BERT of ``model_class`` initialised from seed 0 and saved with ``tokenizer``: the same weights each run."""
+    import torch
+
+    torch.manual_seed(0)
+    return _save(model_class(_bert_config(tokenizer, num_labels)), tokenizer, directory)
+
+
 @pytest.fixture(scope="session")
 def tiny_reranker(tmp_path_factory, tiny_tokenizer) -> str:
     """BertForSequenceClassification with one output and its head: a (random) reranker checkpoint."""
-    import torch
     from transformers import BertForSequenceClassification
 
-    torch.manual_seed(0)
-    return _save(
-        BertForSequenceClassification(_bert_config(tiny_tokenizer)),
-        tiny_tokenizer,
-        tmp_path_factory.mktemp("tiny-reranker"),
-    )
+    return _seeded(BertForSequenceClassification, tiny_tokenizer, tmp_path_factory.mktemp("tiny-reranker"))
 
 
 @pytest.fixture(scope="session")
 def tiny_two_label_classifier(tmp_path_factory, tiny_tokenizer) -> str:
-    import torch
     from transformers import BertForSequenceClassification
 
-    torch.manual_seed(0)
-    return _save(
-        BertForSequenceClassification(_bert_config(tiny_tokenizer, num_labels=2)),
-        tiny_tokenizer,
-        tmp_path_factory.mktemp("tiny-nli"),
-    )
+    return _seeded(BertForSequenceClassification, tiny_tokenizer, tmp_path_factory.mktemp("tiny-nli"), num_labels=2)
 
 
 @pytest.fixture(scope="session")
 def tiny_bare_encoder(tmp_path_factory, tiny_tokenizer) -> str:
     """A BertModel saved without any classification head."""
-    import torch
     from transformers import BertModel
 
-    torch.manual_seed(0)
-    return _save(BertModel(_bert_config(tiny_tokenizer)), tiny_tokenizer, tmp_path_factory.mktemp("tiny-encoder"))
+    return _seeded(BertModel, tiny_tokenizer, tmp_path_factory.mktemp("tiny-encoder"))
 
 
 def _llama_config(tokenizer):
@@ -98,13 +95,9 @@ def _llama_config(tokenizer):
 
     return LlamaConfig(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
+        **TINY_DIMENSIONS,
         num_key_value_heads=2,
         max_position_embeddings=4 * MAX_POSITIONS,
-        initializer_range=0.5,
         tie_word_embeddings=False,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=None,

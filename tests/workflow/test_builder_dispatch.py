@@ -3,40 +3,22 @@ builder writes the whole contract, so any benchmark with its own corpus can be t
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import yaml
 
 from tests._configs import without_reports
-from tests._snakemake import planned_jobs
+from tests._snakemake import planned_jobs, snakemake
 from tests.conftest import REPO
 
 
 def dry_run(tmp_path, config, mirror) -> subprocess.CompletedProcess:
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "-n",
-            "--cores",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
-    )
+    return snakemake(tmp_path, "-n", "--cores", "1", mirror=mirror, timeout=600)
 
 
-def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
+def with_generated_and_imported(tmp_path) -> dict:
+    """config.yaml plus an LLM-generated benchmark ('gen') and a PosIR import ('imported')."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
     config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
@@ -45,26 +27,13 @@ def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
         "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True},
     }
     config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
+    return config
+
+
+def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
+    config = with_generated_and_imported(tmp_path)
     config["evaluation"] = [{"benchmark": b, "models": ["bm25"]} for b in ("squad-long", "gen", "imported")]
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    dry = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "-n",
-            "--cores",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
-    )
+    dry = dry_run(tmp_path, config, mirror)
     out = dry.stdout + dry.stderr
     assert dry.returncode == 0, out[-3000:]
     planned = {}
@@ -89,20 +58,13 @@ def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
 def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
     """Before, a translation 'from' a generated or imported benchmark passed the config check and failed at DAG
     time: those builders wrote no documents.tsv. Every builder now writes the whole contract."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
-    config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
-    config["benchmarks"]["imported"] = {
-        "builder": "posir_import",
-        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True},
-    }
+    config = with_generated_and_imported(tmp_path)
     for source in ("gen", "imported"):
         config["benchmarks"][f"{source}-es"] = {
             "builder": "translation",
             "from": source,
             "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
         }
-    config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
     config["evaluation"] = [
         {"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]} for b in ("gen", "imported")
     ]

@@ -17,7 +17,7 @@ import yaml
 
 from posir.benchmark import read_corpus, read_queries, read_table
 from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake
+from tests._snakemake import planned_jobs, snakemake, workflow_run
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -44,11 +44,7 @@ def controlled_config() -> dict:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror):
-    workdir = tmp_path_factory.mktemp("controlled")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(controlled_config()))
-    done = snakemake(workdir, "--cores", "2", mirror=mirror)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
+    return workflow_run(tmp_path_factory.mktemp("controlled"), controlled_config(), mirror)
 
 
 def scores(workdir, variant: str, model: str) -> pd.Series:

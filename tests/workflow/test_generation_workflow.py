@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,9 +21,9 @@ import pytest
 import yaml
 
 from posir import benchmark as fmt
-from posir.llm.server import local_llm_server
 from posir.text import locate_reference, normalize_with_offsets
 from tests._configs import without_reports
+from tests._snakemake import snakemake as run_snakemake
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -119,38 +117,15 @@ def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--cores",
-            "2",
-            *args,
-        ],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    return run_snakemake(workdir, "--cores", "2", *args, timeout=1200)
 
 
 @pytest.fixture(scope="module")
-def server() -> str:
-    with local_llm_server(n_ctx=2048, threads=1) as base_url:
-        yield base_url
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory, squad_dev, server) -> dict:
+def run(tmp_path_factory, squad_dev, smollm2) -> dict:
     workdir = tmp_path_factory.mktemp("generation")
     bad = raw_corpus(squad_dev, workdir / "raw.jsonl")
     (workdir / "config.yaml").write_text(
-        yaml.safe_dump(generation_config(workdir / "raw.jsonl", server, workdir / "llm-cache.sqlite"))
+        yaml.safe_dump(generation_config(workdir / "raw.jsonl", smollm2, workdir / "llm-cache.sqlite"))
     )
     started = time.monotonic()
     done = snakemake(workdir)

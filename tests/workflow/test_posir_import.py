@@ -3,60 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from posir import benchmark as fmt
 from posir.builders.posir_import import ImportSpec, PosIRImportError, import_subset
-from posir.builders.squad import SquadParams, build_squad_long
-from posir.config import MetricParams
-from posir.text import qwen3_token_counter
 from tests._configs import without_reports
+from tests._posir_layout import METRICS, SUBSET, import_layout, one_article_benchmark, query_rows, write_layout
+from tests._snakemake import snakemake
 from tests.conftest import REPO
-
-SUBSET = "eng-Latn/squad"
-METRICS = MetricParams.from_config({})
 
 
 @pytest.fixture(scope="module")
 def squad_benchmark(squad_dev):
-    return build_squad_long(
-        squad_dev, SquadParams.from_config({"max_articles": 1}), qwen3_token_counter(), METRICS.buckets, METRICS.n_bins
-    )
+    return one_article_benchmark(squad_dev)
 
 
-def write_posir_folder(root: Path, built, faults: bool = True) -> dict[str, str]:
+def write_posir_folder(root, built, faults: bool = True) -> dict[str, str]:
     """Our benchmark in PosIR's schema; with ``faults``, four queries broken in four ways."""
-    folder = root / SUBSET
-    (folder / "qrels").mkdir(parents=True)
-    pq.write_table(
-        pa.table(
-            {
-                "_id": [d.doc_id for d in built.documents],
-                "text": [d.text for d in built.documents],
-                "title": [d.title for d in built.documents],
-            }
-        ),
-        folder / "corpus.parquet",
-    )
-    texts = {q.qid: q.text for q in built.queries}
-    rows = [
-        {
-            "_id": p.qid,
-            "text": texts[p.qid],
-            "pos_char_span": [p.span_start, p.span_end],
-            "pos_char_length": p.doc_char_length,
-            "pos_token_length": p.doc_token_length,
-        }
-        for p in built.positions
-    ]
+    rows = query_rows(built, built.positions)
     qrels = [{"query-id": p.qid, "corpus-id": p.doc_id, "score": 1} for p in built.positions]
     broken: dict[str, str] = {}
     if faults:
@@ -68,19 +34,13 @@ def write_posir_folder(root: Path, built, faults: bool = True) -> dict[str, str]
         broken[rows[2]["_id"]] = "several_positives"
         rows[3]["pos_char_span"] = [0, rows[3]["pos_char_length"] + 5]
         broken[rows[3]["_id"]] = "span_outside_document"
-    pq.write_table(pa.Table.from_pylist(rows), folder / "queries.parquet")
-    pq.write_table(pa.Table.from_pylist(qrels), folder / "qrels" / "test.parquet")
+    write_layout(root, built, [d.text for d in built.documents], rows, qrels)
     return broken
 
 
 def test_import_reproduces_our_benchmark_and_reports_broken_queries(tmp_path, squad_benchmark):
     broken = write_posir_folder(tmp_path, squad_benchmark)
-    imported = import_subset(
-        ImportSpec.from_config({"path": str(tmp_path), "subset": SUBSET}),
-        qwen3_token_counter(),
-        METRICS.buckets,
-        METRICS.n_bins,
-    )
+    imported = import_layout(tmp_path)
     fmt.validate(imported.documents, imported.queries, imported.positions)
     assert imported.documents == squad_benchmark.documents
     expected = [p for p in squad_benchmark.positions if p.qid not in broken]
@@ -113,24 +73,7 @@ def test_import_rule_builds_and_evaluates_the_benchmark(tmp_path, squad_benchmar
     }
     config["evaluation"] = [{"benchmark": "posir-squad", "models": ["bm25"], "settings": ["eng-eng"]}]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(without_reports(config)))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(tmp_path),
-            "--cores",
-            "2",
-            "results/tables/posir-squad/main.csv",
-        ],
-        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "POSIR_MIRROR": str(mirror)},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    done = snakemake(tmp_path, "--cores", "2", "results/tables/posir-squad/main.csv", mirror=mirror, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "import_posir_benchmark" in done.stderr and "build_benchmark" not in done.stderr
     card = json.loads((tmp_path / "results/benchmarks/posir-squad/card.json").read_text())

@@ -15,14 +15,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from posir.llm.server import local_llm_server
 from posir.runs import ranked, read_trec_run
 from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake
+from tests._snakemake import planned_jobs, snakemake, workflow_run
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
 DEPTH = 3
+LLM_SERVER = (4096, 2)  # (context length, threads) of the smollm2 fixture: the prompts hold long documents
 
 
 def llm_config(base_url: str) -> dict:
@@ -39,18 +39,8 @@ def llm_config(base_url: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def server() -> str:
-    with local_llm_server(n_ctx=4096, threads=2) as base_url:
-        yield base_url
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror, server) -> Path:
-    workdir = tmp_path_factory.mktemp("rerank-llm")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(llm_config(server)))
-    done = snakemake(workdir, "--cores", "2", mirror=mirror)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
+def workdir(tmp_path_factory, mirror, smollm2) -> Path:
+    return workflow_run(tmp_path_factory.mktemp("rerank-llm"), llm_config(smollm2), mirror)
 
 
 def card_of(workdir: Path) -> dict:
@@ -78,7 +68,7 @@ def test_the_llm_reorders_bm25s_top_documents_above_its_tail(workdir):
     assert len(scored) > 0 and scored.between(0.0, 1.0).all()  # P(yes): SmolLM2 via xllamacpp returns logprobs
 
 
-def test_every_pair_is_asked_once_and_accounted_for(workdir, server):
+def test_every_pair_is_asked_once_and_accounted_for(workdir, smollm2):
     card = card_of(workdir)
     pairs = card["pairs"]["candidates"]
     assert pairs == candidate_pairs(workdir) > 0
@@ -89,7 +79,7 @@ def test_every_pair_is_asked_once_and_accounted_for(workdir, server):
     assert card["pairs"]["unscored"] == counts["failed"]
     usage = card["llm_usage"]["rerank:bm25.smollm2"]
     assert usage["http_requests"] >= counts["computed"]
-    assert server not in json.dumps(card)  # counts only: no endpoint, prompt or answer in the card
+    assert smollm2 not in json.dumps(card)  # counts only: no endpoint, prompt or answer in the card
 
 
 def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(workdir, mirror):

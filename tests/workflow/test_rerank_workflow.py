@@ -13,7 +13,7 @@ import yaml
 from posir import benchmark as fmt
 from posir.runs import ranked, read_trec_run
 from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake
+from tests._snakemake import jobs_planned_with, planned_jobs, snakemake, workflow_run
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -44,11 +44,7 @@ def rerank_config() -> dict:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror) -> Path:
-    workdir = tmp_path_factory.mktemp("rerank")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(rerank_config()))
-    done = snakemake(workdir, "--cores", "2", mirror=mirror)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
+    return workflow_run(tmp_path_factory.mktemp("rerank"), rerank_config(), mirror)
 
 
 def run_of(workdir: Path, model: str) -> dict[str, list[tuple[str, float]]]:
@@ -120,10 +116,7 @@ def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mir
     config["pipelines"]["bm25.minilm-sump"] = {"first_stage": "bm25", "second_stage": "minilm-sump", "depth": 8}
     config["scorers"]["minilm-sump"] = {"backend": "bi-encoder", "model": "minilm-l6", "aggregation": "sump"}
     config["evaluation"][0]["models"].append("bm25.minilm-sump")
-    (workdir / "config_more.yaml").write_text(yaml.safe_dump(config))
-    dry = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(workdir / "config_more.yaml"), mirror=mirror)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    jobs = planned_jobs(dry.stdout)
+    jobs = jobs_planned_with(workdir, config, mirror)
     per_model = [(rule, w) for rule, w in jobs if "model" in w]
     assert sorted(rule for rule, _ in per_model) == ["rerank", "score_run"]
     assert all(w["model"] == "bm25.minilm-sump" for _, w in per_model)

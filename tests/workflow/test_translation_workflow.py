@@ -14,7 +14,7 @@ import yaml
 
 from posir import benchmark as fmt
 from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
-from tests._snakemake import planned_jobs, snakemake
+from tests._snakemake import planned_jobs, snakemake, workflow_run
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -48,11 +48,7 @@ def small_config() -> dict:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror):
-    workdir = tmp_path_factory.mktemp("translation-workflow")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
-    done = snakemake(workdir, "--cores", "2", mirror=mirror)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
+    return workflow_run(tmp_path_factory.mktemp("translation-workflow"), small_config(), mirror)
 
 
 def test_translated_variant_has_the_full_contract(workdir) -> None:

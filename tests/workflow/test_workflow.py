@@ -14,7 +14,7 @@ import yaml
 
 from posir.benchmark import read_qrels
 from posir.runs import read_trec_run
-from tests._snakemake import SNAKEMAKE, planned_jobs, snakemake
+from tests._snakemake import SNAKEMAKE, jobs_planned_with, planned_jobs, snakemake, workflow_run
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -51,11 +51,7 @@ def small_config() -> dict:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror) -> Path:
-    workdir = tmp_path_factory.mktemp("workflow")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
-    done = snakemake(workdir, "--cores", "2", mirror=mirror)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return workdir
+    return workflow_run(tmp_path_factory.mktemp("workflow"), small_config(), mirror)
 
 
 def test_main_table_has_one_row_per_model_and_setting(workdir):
@@ -175,10 +171,7 @@ def test_adding_a_model_entry_adds_only_that_models_jobs(workdir, mirror):
     config = small_config()
     config["models"]["minilm-l6-bs16"] = {**copy.deepcopy(config["models"]["minilm-l6"]), "batch_size": 16}
     config["evaluation"][0]["models"].append("minilm-l6-bs16")
-    (workdir / "config_more.yaml").write_text(yaml.safe_dump(config))
-    dry = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(workdir / "config_more.yaml"), mirror=mirror)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    jobs = planned_jobs(dry.stdout)
+    jobs = jobs_planned_with(workdir, config, mirror)
     per_model = [(rule, w) for rule, w in jobs if "model" in w]
     assert per_model and all(w["model"] == "minilm-l6-bs16" for _, w in per_model)
     assert {rule for rule, _ in per_model} == {"encode_texts", "retrieve"}  # a first stage's retrieve scores its run

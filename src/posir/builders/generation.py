@@ -11,7 +11,7 @@ import copy
 import hashlib
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -189,14 +189,10 @@ class Candidate:
     qtype: str
 
     def as_record(self) -> dict[str, Any]:
-        return {
-            "qid": self.qid,
-            "doc_id": self.doc_id,
-            "constraint": self.constraint,
-            "question": self.question,
-            "answer": self.answer,
-            "type": self.qtype,
-        }
+        """The candidates.jsonl record: every field, ``qtype`` written as ``type``."""
+        record = asdict(self)
+        record["type"] = record.pop("qtype")
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> "Candidate":

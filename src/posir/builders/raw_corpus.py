@@ -28,7 +28,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,13 +56,8 @@ class RawDocument:
     domain: str = ""
 
     def as_record(self) -> dict[str, str]:
-        return {
-            "id": self.doc_id,
-            "text": self.text,
-            "title": self.title,
-            "language": self.language,
-            "domain": self.domain,
-        }
+        """The raw corpus record: every field, ``doc_id`` written first as ``id``."""
+        return {"id": self.doc_id, **{k: v for k, v in asdict(self).items() if k != "doc_id"}}
 
 
 class CorpusFields(Entry):

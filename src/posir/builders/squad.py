@@ -204,16 +204,9 @@ def build_squad_long(
         (paragraph_key(articles[a]["paragraphs"][p]["context"]), doc_id, paragraph_offset[(a, p)], a, p)
         for (a, p), doc_id in paragraph_to_doc.items()
     ]
-    return BuiltBenchmark(
-        documents,
-        queries,
-        positions,
-        drops,
-        stages,
-        doc_tokens,
-        evidence,
-        tables={PARAGRAPHS: (PARAGRAPH_FIELDS, paragraphs)},
-    )
+    built = BuiltBenchmark(documents, queries, positions, drops, stages, doc_tokens, evidence)
+    built.tables[PARAGRAPHS] = (PARAGRAPH_FIELDS, paragraphs)
+    return built
 
 
 def _question_drop(

@@ -183,25 +183,12 @@ class Source:
         )
 
     @classmethod
-    def read(
-        cls,
-        directory: Path,
-        language: str,
-        separator: str | None = "\n\n",
-        answers: Mapping[str, Sequence[str]] | None = None,
-    ) -> Source:
-        """A benchmark directory written by :func:`posir.benchmark.finish`."""
+    def read(cls, directory: Path, language: str, separator: str | None = "\n\n") -> Source:
+        """A benchmark directory written by :func:`posir.benchmark.finish`; answers are the span texts."""
         directory = Path(directory)
         tokens = {row["doc_id"]: int(row["token_length"]) for row in read_table(directory / "documents.tsv")}
-        return cls(
-            read_corpus(directory / "corpus.jsonl"),
-            read_queries(directory / "queries.jsonl"),
-            read_positions(directory / "positions.tsv"),
-            tokens,
-            language,
-            separator,
-            answers,
-        )
+        documents, queries = read_corpus(directory / "corpus.jsonl"), read_queries(directory / "queries.jsonl")
+        return cls(documents, queries, read_positions(directory / "positions.tsv"), tokens, language, separator)
 
 
 @dataclass(frozen=True)

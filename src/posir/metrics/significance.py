@@ -45,7 +45,7 @@ import pandas as pd
 
 from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
 from posir.metrics.measures import POSITION_MEASURE
-from posir.metrics.trend import permutation_batch
+from posir.metrics.trend import two_sided_permutation_p
 from posir.results import ALL, LENGTH_BUCKET, POSITION_BIN, SIGNIFICANCE_COLUMNS
 
 # The columns two models' per-query tables must agree on, query by query, to be compared.
@@ -106,8 +106,6 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
 
 def randomisation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> float:
     """Two-sided p-value of Fisher's paired randomisation test of mean(a - b) (scipy's permutation_test)."""
-    from scipy.stats import permutation_test
-
     if len(a) == 0:
         return math.nan
     # A query both models score alike adds 0 to every resample's sum of differences, so it changes only the
@@ -117,17 +115,7 @@ def randomisation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -
     if differs.sum() < 2:
         return 1.0  # flipping the sign of one difference (or none) reaches the observed |mean| every time
     a, b = a[differs], b[differs]
-    result = permutation_test(
-        (a, b),
-        _mean_difference,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-        batch=permutation_batch(len(a) + len(b)),
-    )
-    return float(result.pvalue)
+    return two_sided_permutation_p(a, b, _mean_difference, "samples", n_resamples, seed)
 
 
 def family_resamples(resamples: int, comparisons: int, alpha: float) -> int:

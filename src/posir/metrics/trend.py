@@ -124,9 +124,27 @@ def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
     return float(2.0 * u / (len(a) * len(b)) - 1.0)
 
 
-def permutation_batch(n_values: int) -> int:
-    """Permutations scipy evaluates at once: bounded so that 10,000 resamples of 10,000 queries fit in memory."""
-    return max(1, CHUNK_ENTRIES // max(n_values, 1))
+def two_sided_permutation_p(
+    a: np.ndarray, b: np.ndarray, statistic, permutation_type: str, n_resamples: int, seed: int
+) -> float:
+    """scipy's two-sided ``permutation_test`` of ``statistic`` on (a, b), seeded, in batches that fit in memory.
+
+    ``permutation_type`` is "independent" (two groups) or "samples" (paired signs). A batch is bounded so
+    that 10,000 resamples of 10,000 queries fit in memory.
+    """
+    from scipy.stats import permutation_test
+
+    result = permutation_test(
+        (a, b),
+        statistic,
+        permutation_type=permutation_type,
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+        batch=max(1, CHUNK_ENTRIES // max(len(a) + len(b), 1)),
+    )
+    return float(result.pvalue)
 
 
 def _difference_in_means(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -135,21 +153,9 @@ def _difference_in_means(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.nda
 
 def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> float:
     """Two-sided permutation p-value of mean(a) - mean(b); exact when ``n_resamples`` covers every split."""
-    from scipy.stats import permutation_test
-
     if len(a) < 2 or len(b) < 2:
         return math.nan  # scipy needs two observations per sample; a third this thin tests nothing
-    result = permutation_test(
-        (a, b),
-        _difference_in_means,
-        permutation_type="independent",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-        batch=permutation_batch(len(a) + len(b)),
-    )
-    return float(result.pvalue)
+    return two_sided_permutation_p(a, b, _difference_in_means, "independent", n_resamples, seed)
 
 
 def thirds_test(

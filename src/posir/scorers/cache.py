@@ -51,9 +51,7 @@ def _json(values: tuple[Any, ...]) -> tuple[str, Any]:
 
 SCORE_CACHE = CacheKind(
     name="score",
-    title="score cache",
     holds="scores",
-    setting="score_cache in config.yaml",
     tables=(
         Table(
             "scores",
@@ -126,6 +124,19 @@ class ScoreCounts:
         return asdict(self)
 
 
+@dataclass
+class _Lookup:
+    """One call's pairs: their texts, their hash keys and the scores known so far (cached or just computed)."""
+
+    queries: Sequence[str]
+    documents: Sequence[str]
+    pairs: list[tuple[str, str]]
+    known: dict[tuple[str, str], float | None]
+
+    def texts(self, indices: Sequence[int]) -> tuple[list[str], list[str]]:
+        return [self.queries[i] for i in indices], [self.documents[i] for i in indices]
+
+
 class CachedScorer:
     """Any :class:`PairScorer` behind a :class:`ScoreCache`; itself a :class:`PairScorer`.
 
@@ -168,56 +179,43 @@ class CachedScorer:
             if pair not in known and pair not in todo:
                 todo[pair] = index
         misses = list(todo.values())
+        lookup = _Lookup(queries, documents, pairs, known)
         if isinstance(self.scorer, StreamingScorer):
-            self._stream(queries, documents, pairs, misses, known)
+            self._stream(lookup, misses)
         else:
             for start in range(0, len(misses), self.chunk_size):
-                self._chunk(queries, documents, pairs, misses[start : start + self.chunk_size], known)
+                self._chunk(lookup, misses[start : start + self.chunk_size])
         return [known[p] for p in pairs]
 
-    def _chunk(
-        self,
-        queries: Sequence[str],
-        documents: Sequence[str],
-        pairs: list[tuple[str, str]],
-        chunk: list[int],
-        known: dict[tuple[str, str], float | None],
-    ) -> None:
-        values = self.scorer.score([queries[i] for i in chunk], [documents[i] for i in chunk])
+    def _chunk(self, lookup: _Lookup, chunk: list[int]) -> None:
+        values = self.scorer.score(*lookup.texts(chunk))
         if len(values) != len(chunk):
             raise ScorerError(f"scorer {self.name} returned {len(values)} scores for {len(chunk)} pairs")
-        rows = []
-        for i, value in zip(chunk, values):
-            known[pairs[i]] = self._checked(value, queries[i], documents[i])
-            if value is not None:
-                rows.append((*pairs[i], float(value)))
+        rows = [row for i, value in zip(chunk, values) if (row := self._record(lookup, i, value)) is not None]
         self.cache.put_many(self.key, rows)
         self._count(values)
         # the chunk's answers are kept first: an endpoint found down fails the job without losing them
         self.check_failures()
 
-    def _stream(
-        self,
-        queries: Sequence[str],
-        documents: Sequence[str],
-        pairs: list[tuple[str, str]],
-        misses: list[int],
-        known: dict[tuple[str, str], float | None],
-    ) -> None:
+    def _stream(self, lookup: _Lookup, misses: list[int]) -> None:
         if not misses:
             return
         assert isinstance(self.scorer, StreamingScorer)
-        stream = self.scorer.score_stream([queries[i] for i in misses], [documents[i] for i in misses])
+        stream = self.scorer.score_stream(*lookup.texts(misses))
         seen: set[int] = set()
         for position, value in stream:
-            index = misses[position]
             seen.add(position)
-            known[pairs[index]] = self._checked(value, queries[index], documents[index])
-            if value is not None:
-                self.cache.put_many(self.key, [(*pairs[index], float(value))])
+            row = self._record(lookup, misses[position], value)
+            if row is not None:
+                self.cache.put_many(self.key, [row])
             self._count([value])
         if len(seen) != len(misses):
             raise ScorerError(f"scorer {self.name} answered {len(seen)} of {len(misses)} pairs")
+
+    def _record(self, lookup: _Lookup, index: int, value: float | None) -> tuple[str, str, float] | None:
+        """Pair ``index``'s checked score into ``lookup``; the cache row to write, None for an unscored pair."""
+        lookup.known[lookup.pairs[index]] = self._checked(value, lookup.queries[index], lookup.documents[index])
+        return None if value is None else (*lookup.pairs[index], float(value))
 
     def _checked(self, value: float | None, query: str, document: str) -> float | None:
         if value is not None and not math.isfinite(value):

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from posir.models.device import require_device
-from posir.scorers.base import ScorerError, installed_version, model_fingerprint
+from posir.scorers.base import ScorerError
 from posir.scorers.checkpoints import refuse_untrained
 from posir.scorers.spec import ScorerSpec
 from posir.scorers.windowed import WindowedPairScorer
@@ -70,16 +70,7 @@ class CrossEncoderScorer(WindowedPairScorer):
         return f"CrossEncoderScorer(name={self.name!r}, model={self.path!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        return {
-            "backend": "cross-encoder",
-            "model": model_fingerprint(self.path),
-            "dtype": self.spec.dtype,
-            "score": "logit",
-            **self.window_identity(),
-            "versions": {
-                p: installed_version(p) for p in ("sentence-transformers", "transformers", self.spec.model_package) if p
-            },
-        }
+        return self.local_identity("cross-encoder", "sentence-transformers")
 
     def _tokenizer(self) -> Any:
         return self.model.tokenizer

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from posir.models.device import require_device
-from posir.scorers.base import ScorerError, installed_version, model_fingerprint
+from posir.scorers.base import ScorerError
 from posir.scorers.checkpoints import refuse_untrained
 from posir.scorers.cross_encoder import check_classifier_weights
 from posir.scorers.spec import ScorerSpec
@@ -70,18 +70,9 @@ class FlagRerankerScorer(WindowedPairScorer):
         return f"FlagRerankerScorer(name={self.name!r}, class={self.spec.model_class!r}, model={self.path!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        return {
-            "backend": "flag-reranker",
-            "model_class": self.spec.model_class,
-            "model": model_fingerprint(self.path),
-            "dtype": self.spec.dtype,
-            "instruction": self.spec.instruction,
-            "score": "logit",
-            **self.window_identity(),
-            "versions": {
-                p: installed_version(p) for p in ("FlagEmbedding", "transformers", self.spec.model_package) if p
-            },
-        }
+        return self.local_identity(
+            "flag-reranker", "FlagEmbedding", model_class=self.spec.model_class, instruction=self.spec.instruction
+        )
 
     def _tokenizer(self) -> Any:
         return self.model.tokenizer

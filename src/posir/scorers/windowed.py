@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from posir.scorers.base import check_pairs
+from posir.scorers.base import check_pairs, installed_version, model_fingerprint
 from posir.scorers.spec import ScorerSpec
 from posir.windows import score_windowed, tokenizer_windows
 
@@ -25,11 +25,12 @@ PAIR_SPECIAL_TOKENS = 4
 
 
 class WindowedPairScorer:
-    """Subclasses set ``name``, ``spec``, ``max_length``, ``window``, ``stride`` and implement
+    """Subclasses set ``name``, ``spec``, ``path``, ``max_length``, ``window``, ``stride`` and implement
     :meth:`_tokenizer` and :meth:`_score_pairs`."""
 
     name: str
     spec: ScorerSpec
+    path: str
     max_length: int
     window: int
     stride: int
@@ -49,6 +50,19 @@ class WindowedPairScorer:
             "window": self.window,
             "stride": self.stride,
             "aggregation": self.spec.aggregation,
+        }
+
+    def local_identity(self, backend: str, library: str, **settings: Any) -> Mapping[str, Any]:
+        """The score cache identity of a local reranker: its weights, dtype, settings, windows and versions."""
+        libraries = (library, "transformers", self.spec.model_package)
+        return {
+            "backend": backend,
+            **settings,
+            "model": model_fingerprint(self.path),
+            "dtype": self.spec.dtype,
+            "score": "logit",
+            **self.window_identity(),
+            "versions": {p: installed_version(p) for p in libraries if p},
         }
 
     def split(self, document: str) -> list[str]:

@@ -27,15 +27,7 @@ def _finish(
     """Subsample if the entry asks (``params.max_queries``), then validate and write the contract."""
     params = entry.params  # type: ignore[attr-defined]
     built = fmt.subsample(built, params.max_queries, params.seed)
-    provenance = fmt.Provenance(
-        name=name,
-        builder=entry.builder,
-        language=language,
-        parameters=params.model_dump(mode="json"),
-        sources=sources,
-        provenance=entry.provenance,
-        notes=list(entry.notes),
-    )
+    provenance = fmt.Provenance.of_entry(entry, name, language, sources)
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 
@@ -53,11 +45,19 @@ def build_benchmark(job: BuildJob) -> dict[str, Any]:
     return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
 
 
+def _finish_language_variant(job: BuildJob, built: fmt.BuiltBenchmark) -> dict[str, Any]:
+    """One language of an XQuAD entry: named ``<entry>-<language>``, from the English and that language's file."""
+    language = job.wildcards["language"]
+    sources = {"eng": job.path("english"), language: job.path("language")}
+    name = f"{job.entry.name}-{language}"
+    return _finish(name, job.entry, language, built, sources, job.metrics, job.path("card", "output").parent)
+
+
 def build_cross_lingual_variant(job: BuildJob) -> dict[str, Any]:
     """XQuAD questions in the job's language against the base benchmark's long English documents."""
     from posir.builders.xquad import CrossLingualBenchmark, cross_lingual_queries
 
-    entry, metrics, language = job.entry, job.metrics, job.wildcards["language"]
+    entry, metrics = job.entry, job.metrics
     assert isinstance(entry, CrossLingualBenchmark)
     base_dir = job.path("base_corpus").parent
     english_path, language_path = job.path("english"), job.path("language")
@@ -80,15 +80,7 @@ def build_cross_lingual_variant(job: BuildJob) -> dict[str, Any]:
         f"Queries only: the corpus is benchmark '{entry.corpus_from}' (English long documents), embedded once "
         f"and shared by every language; spans and positions are those of xquad.en.json in those documents."
     )
-    return _finish(
-        f"{entry.name}-{language}",
-        entry,
-        language,
-        built,
-        {"eng": english_path, language: language_path},
-        metrics,
-        job.path("card", "output").parent,
-    )
+    return _finish_language_variant(job, built)
 
 
 def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
@@ -117,15 +109,7 @@ def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
         "(PosIR 5.1); span_start/span_end are verified in this language's own document, whose own relative "
         "position is the own_relative_position column.",
     ]
-    return _finish(
-        f"{entry.name}-{language}",
-        entry,
-        language,
-        built,
-        {"eng": english_path, language: language_path},
-        metrics,
-        job.path("card", "output").parent,
-    )
+    return _finish_language_variant(job, built)
 
 
 def build_text_collection(job: CollectionJob) -> dict[str, Any]:

@@ -72,32 +72,25 @@ def write_paper_tables(
     )
     position = build.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
+    layout = render.PaperLayout(buckets, headers, metrics.min_bin_queries, labels)
     renderings = {
         "settings": render.settings_rendering(
             settings,
-            buckets,
-            headers,
-            metrics.min_bin_queries,
-            labels,
+            layout,
             caption=f"{name}: {POSITION_MEASURE.name} and PSI per model and language setting",
             label=f"tab:{name}-settings",
         ),
         "ranking": render.ranking_rendering(
             ranking,
             correlation,
-            buckets,
-            headers,
             reference_label,
-            labels,
+            layout,
             caption=f"{name}: {POSITION_MEASURE.name} by document length and rank correlation with {reference_label}",
             label=f"tab:{name}-ranking",
         ),
         "position_bias": render.position_bias_rendering(
             position,
-            buckets,
-            headers,
-            metrics.min_bin_queries,
-            labels,
+            layout,
             caption=f"{name}: position sensitivity (PSI) by document length",
             label=f"tab:{name}-position-bias",
             average_of=average_of,

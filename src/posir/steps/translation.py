@@ -77,15 +77,7 @@ def translate_benchmark(
         **{role: Path(p) for role, p in (parallel_files or {}).items()},
     }
     # subsample() above already ran: finish() writes what it is given
-    provenance = fmt.Provenance(
-        name=f"{name}-{language}",
-        builder=parsed.builder,
-        language=language,
-        parameters=params.model_dump(mode="json"),
-        sources=sources,
-        provenance=parsed.provenance,
-        notes=list(parsed.notes),
-    )
+    provenance = fmt.Provenance.of_entry(parsed, f"{name}-{language}", language, sources)
     return fmt.finish(sampled, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -267,6 +267,22 @@ class Rendering:
     label: str = ""
 
 
+@dataclass(frozen=True)
+class PaperLayout:
+    """What the paper tables share: buckets in order, their headers, model labels and PSI's bin minimum."""
+
+    buckets: Sequence[str]
+    bucket_headers: Mapping[str, str]
+    min_bin_queries: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def bucket_header(self, bucket: str) -> str:
+        return self.bucket_headers.get(bucket, bucket)
+
+    def model_label(self, model: str) -> str:
+        return self.labels.get(model, model)
+
+
 def number_cell(value: Any, digits: int = DIGITS, flagged: object = False, wrap: str = "{}", marks: str = "") -> Cell:
     """A rounded number; ``flagged`` adds the low-count mark ``†``, ``marks`` any others."""
     shown = display_decimal(value, digits) if value is not None and not isinstance(value, str) else None
@@ -391,10 +407,6 @@ def render_latex(r: Rendering) -> str:
 # --- paper tables (PosIR Tables 2-3) and the per-setting rows behind them ------------------------------
 
 
-def _label(model: str, labels: Mapping[str, str] | None) -> str:
-    return (labels or {}).get(model, model)
-
-
 def _source_cells(frame: pd.DataFrame) -> bool:
     return frame[SOURCE].nunique() > 1
 
@@ -407,14 +419,7 @@ def _low_bins_note(frame: pd.DataFrame, flag_columns: Sequence[str], min_bin_que
 
 
 def ranking_rendering(
-    table: pd.DataFrame,
-    correlation: pd.DataFrame,
-    buckets: Sequence[str],
-    bucket_headers: Mapping[str, str],
-    reference_label: str,
-    labels: Mapping[str, str] | None = None,
-    caption: str = "",
-    label: str = "",
+    table: pd.DataFrame, correlation: pd.DataFrame, reference_label: str, layout: PaperLayout, caption="", label=""
 ) -> Rendering:
     """Table 2 layout: Model, reference, nDCG@10 overall and per bucket; Spearman rho and (p-value) last."""
     with_source = _source_cells(table)
@@ -422,14 +427,14 @@ def ranking_rendering(
         "Model",
         reference_label,
         SCORE_LABEL,
-        *[bucket_headers.get(b, b) for b in buckets],
+        *map(layout.bucket_header, layout.buckets),
     ]
-    value_columns = [PCT, *bucket_columns(PCT, buckets)]
+    value_columns = [PCT, *bucket_columns(PCT, layout.buckets)]
     rows = []
     for record in table.to_dict("records"):
         language, incomplete = _row_marks(record)
         lead = ([Cell(str(record[SOURCE]))] if with_source else []) + [
-            Cell(_label(str(record[MODEL]), labels), language)
+            Cell(layout.model_label(str(record[MODEL])), language)
         ]
         rows.append(
             lead + [number_cell(record[REFERENCE])] + [number_cell(record[c], marks=incomplete) for c in value_columns]
@@ -461,21 +466,15 @@ def ranking_rendering(
 
 
 def position_bias_rendering(
-    table: pd.DataFrame,
-    buckets: Sequence[str],
-    bucket_headers: Mapping[str, str],
-    min_bin_queries: int,
-    labels: Mapping[str, str] | None = None,
-    caption: str = "",
-    label: str = "",
-    average_of: str = "displayed",
+    table: pd.DataFrame, layout: PaperLayout, caption: str = "", label: str = "", average_of: str = "displayed"
 ) -> Rendering:
     """Table 3 layout: per setting kind, Model, nDCG@10, PSI per bucket; Average rows; dagger on low-count PSI."""
+    buckets = layout.buckets
     with_source = _source_cells(table)
     headers = (["Source"] if with_source else []) + [
         "Model",
         SCORE_LABEL,
-        *[f"PSI {bucket_headers.get(b, b)}" for b in buckets],
+        *[f"PSI {layout.bucket_header(b)}" for b in buckets],
     ]
     blocks: list[Block] = []
     for kind, part in table.groupby(KIND, sort=False):
@@ -484,7 +483,7 @@ def position_bias_rendering(
             rows = []
             for record in chunk.to_dict("records"):
                 lead = [Cell(str(record[SOURCE]) if record[ROW] == MODEL_ROW else "")] if with_source else []
-                name = _label(str(record[MODEL]), labels)
+                name = layout.model_label(str(record[MODEL]))
                 language, incomplete = _row_marks(record)
                 rows.append(
                     lead
@@ -506,29 +505,22 @@ def position_bias_rendering(
             f"within a length bucket. Average: mean {mean_rule}."
         )
     ]
-    notes += _low_bins_note(table, bucket_columns(PSI_LOW_BINS, buckets), min_bin_queries)
+    notes += _low_bins_note(table, bucket_columns(PSI_LOW_BINS, buckets), layout.min_bin_queries)
     notes += _marker_notes(table)
     n_values = 1 + len(buckets)
     return Rendering(headers, "l" * (len(headers) - n_values) + "r" * n_values, blocks, notes, caption, label)
 
 
-def settings_rendering(
-    settings: pd.DataFrame,
-    buckets: Sequence[str],
-    bucket_headers: Mapping[str, str],
-    min_bin_queries: int,
-    labels: Mapping[str, str] | None = None,
-    caption: str = "",
-    label: str = "",
-) -> Rendering:
+def settings_rendering(settings: pd.DataFrame, layout: PaperLayout, caption: str = "", label: str = "") -> Rendering:
     """Per-setting rows of every source: n, nDCG@10 overall and per bucket (percent), PSI overall and per bucket."""
+    buckets = layout.buckets
     headers = [
         "Source",
         "Model",
         "Setting",
         "Queries",
         SCORE_LABEL,
-        *[bucket_headers.get(b, b) for b in buckets],
+        *[layout.bucket_header(b) for b in buckets],
         "PSI",
         *[f"PSI {b}" for b in buckets],
     ]
@@ -537,7 +529,7 @@ def settings_rendering(
         language, _ = _row_marks(record)
         cells = [
             Cell(str(record[SOURCE])),
-            Cell(_label(str(record[MODEL]), labels)),
+            Cell(layout.model_label(str(record[MODEL]))),
             Cell(str(record[SETTING]), language),
             count_cell(record[N_QUERIES]),
             number_cell(record[NDCG] * 100),
@@ -552,7 +544,7 @@ def settings_rendering(
             "position-bin means (PosIR section 5.2). Published rows carry no query counts."
         )
     ]
-    notes += _low_bins_note(settings, psi_flag_columns(buckets), min_bin_queries)
+    notes += _low_bins_note(settings, psi_flag_columns(buckets), layout.min_bin_queries)
     notes += _marker_notes(settings)
     return Rendering(headers, "lll" + "r" * (len(headers) - 3), [Block(rows)], notes, caption, label)
 

@@ -31,9 +31,7 @@ def _translation(values: tuple[Any, ...]) -> str:
 
 TRANSLATION_CACHE = CacheKind(
     name="translation",
-    title="translation cache",
     holds="translations",
-    setting="translation_cache in config.yaml",
     tables=(
         Table(
             "translations",
