@@ -1,9 +1,10 @@
-"""Controlled-position variants end to end: real SQuAD articles, BM25 and MiniLM, Snakemake.
+"""Controlled-position variants end to end: real SQuAD articles, BM25, USE and MiniLM, Snakemake.
 
 A ``controlled`` benchmark entry becomes a family of benchmarks (one per position) that the usual rules
 evaluate; ``controlled_tables`` sets the positions of the same queries side by side. BM25 scores a bag of
-words, so through the whole workflow its per-query nDCG@10 must be the same at every position; MiniLM reads
-256 tokens, so it must fall for queries whose evidence was moved past what it reads.
+words, so through the whole workflow its per-query nDCG@10 must be the same at every position; USE reads every
+token (a deep averaging network), so it must stay nearly flat; MiniLM reads 256 tokens, so it must fall for
+queries whose evidence was moved past what it reads.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.workflow
 
 POSITIONS = 3
+MODELS = ("bm25", "use-m3", "minilm-l6")
 VARIANTS = [f"squad-long-moved-r0-p{i}" for i in range(POSITIONS)]
 
 
 def controlled_config() -> dict:
-    """Four SQuAD articles and a move family of 3 positions x 15 queries, evaluated by BM25 and MiniLM."""
+    """Four SQuAD articles and a move family of 3 positions x 15 queries, evaluated by BM25, USE and MiniLM."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["benchmarks"] = {
         "squad-long": config["benchmarks"]["squad-long"],
@@ -36,7 +38,7 @@ def controlled_config() -> dict:
     config["benchmarks"]["squad-long"]["params"]["max_articles"] = 4
     config["benchmarks"]["squad-long-moved"]["controlled"].update(positions=POSITIONS, queries=15)
     config["evaluation"] = [
-        {"benchmark": name, "models": ["bm25", "minilm-l6"], "settings": ["eng-eng"]}
+        {"benchmark": name, "models": list(MODELS), "settings": ["eng-eng"]}
         for name in ("squad-long", "squad-long-moved")
     ]
     return without_reports(config)
@@ -82,6 +84,15 @@ def test_bm25_gives_every_query_the_same_ndcg_at_every_position_and_minilm_does_
     assert minilm[-1].mean() < minilm[0].mean()  # the evidence moved past MiniLM's 256 tokens is found less
 
 
+def test_a_model_that_reads_every_token_stays_nearly_flat(workdir):
+    use = [scores(workdir, variant, "use-m3") for variant in VARIANTS]
+    means = [s.mean() for s in use]
+    assert max(means) - min(means) <= 0.02  # only the words at the moved paragraph's edges change
+    controlled = pd.read_csv(workdir / "results/tables/squad-long-moved/controlled.csv")
+    psi = controlled[controlled["length"] == "all"].set_index("model")["psi"]
+    assert psi["use-m3"] <= 0.05 < psi["minilm-l6"]
+
+
 def test_the_family_tables_set_natural_beside_controlled_psi(workdir):
     tables = workdir / "results/tables/squad-long-moved"
     controlled = pd.read_csv(tables / "controlled.csv")
@@ -94,10 +105,10 @@ def test_the_family_tables_set_natural_beside_controlled_psi(workdir):
     assert sorted(positions["position_index"].unique()) == list(range(POSITIONS))
     comparison = pd.read_csv(tables / "natural_vs_controlled.csv")
     both = comparison[comparison["bucket"] == "all"].set_index("model")
-    assert set(both.index) == {"bm25", "minilm-l6"}
+    assert set(both.index) == set(MODELS)
     assert both["natural_psi"].notna().all() and both["controlled_psi"].notna().all()
     natural = pd.read_csv(workdir / "results/tables/squad-long/main_long.csv")
-    assert set(natural["model"]) >= {"bm25", "minilm-l6"}
+    assert set(natural["model"]) >= set(MODELS)
     assert (workdir / "results/figures/squad-long-moved/controlled.png").stat().st_size > 10_000
 
 
