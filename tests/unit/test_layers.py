@@ -1,5 +1,5 @@
-"""The shape DESIGN.md promises, checked: import direction, the builder registry, defaults in the declarations only
-(the schema file is generated from them)."""
+"""The shape docs/architecture.md promises, checked: import direction, the builder registry, defaults in the
+declarations only (the schema file is generated from them)."""
 
 from __future__ import annotations
 
