@@ -500,7 +500,7 @@ class ResultPaths:
     # --- embeddings, runs, scores, aggregates -----------------------------------------------------------
 
     def embeddings(self, model: str, text_set: str, kind: str) -> str:
-        return f"{self.root}/embeddings/{model}/{text_set}/{kind}.npy"
+        return self.embedding_outputs(model, text_set, kind)["embeddings"]
 
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{text_set}/{kind}", embeddings=".npy", ids=".ids.tsv")

@@ -71,7 +71,7 @@ from posir.controlled.placement import (
 )
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
 from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, Units, split_units
-from posir.metrics.positions import LengthBucket, bucket_of, span_bin
+from posir.metrics.positions import LengthBucket
 from posir.schema import Entry, Int, Language, PositiveInt, Str
 from posir.text import Span, TokenCounter
 
@@ -289,19 +289,9 @@ class ControlledFamily:
             texts[doc_id] = text
             tokens[doc_id] = self.count_tokens(text)
             span = placement.span
-            position_bin = span_bin(span.start, span.end, len(text), self.n_bins)
-            bucket = bucket_of(tokens[doc_id], self.buckets)
             positions.append(
-                Position(
-                    plan.qid,
-                    doc_id,
-                    span.start,
-                    span.end,
-                    len(text),
-                    tokens[doc_id],
-                    placement.relative_position,
-                    position_bin,
-                    bucket,
+                Position.of_span(
+                    plan.qid, doc_id, (span.start, span.end), len(text), tokens[doc_id], self.n_bins, self.buckets
                 )
             )
             # the original span text: finish() validates that the recomputed offsets hold it
