@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from perf.compare_models import per_query_difference
+
 ENCODED = re.compile(r"(\d+) texts: (\d+) from the embedding cache, (\d+) encoded")
 
 
@@ -40,9 +42,7 @@ def largest_ndcg_difference(results: Path, cpu_results: Path) -> tuple[float, st
         cpu_file = cpu_results / gpu_file.relative_to(results)
         if not cpu_file.is_file():
             continue
-        gpu = pd.read_csv(gpu_file, sep="\t", dtype={"qid": str}).set_index("qid")["ndcg@10"]
-        cpu = pd.read_csv(cpu_file, sep="\t", dtype={"qid": str}).set_index("qid")["ndcg@10"]
-        difference = (gpu - cpu.reindex(gpu.index)).abs().max()
+        difference, _, _ = per_query_difference(gpu_file, cpu_file)
         if difference >= largest:
             largest, where = float(difference), str(gpu_file.relative_to(results))
     return largest, where

@@ -2,9 +2,28 @@
 # both are short, and every job costs a Python start-up), and renormalization means.
 
 
+rule export_model:
+    output:
+        **PATHS.exported_model("{model}"),
+    log:
+        PATHS.log("export_model", "{model}"),
+    benchmark:
+        PATHS.timing("export_model", "{model}")
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    resources:
+        mem_mb=RETRIEVAL.model_mem_mb,
+        runtime=30,
+    params:
+        job=job(RETRIEVAL.export),
+    script:
+        "../scripts/export_model.py"
+
+
 rule encode_texts:
     input:
-        texts=RETRIEVAL.encode_input,
+        unpack(RETRIEVAL.encode_inputs),
     output:
         **PATHS.embedding_outputs("{model}", "{text_set}", "{kind}"),
     log:

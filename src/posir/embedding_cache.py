@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
+from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.progress import Progress
 
@@ -82,8 +83,9 @@ def encoding_identity(spec: ModelSpec) -> str:
     packages, and the code of our encoding modules (:func:`code_fingerprint`).
     """
     keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
-    packages = [p for p in (spec.capabilities.distribution, spec.model_package) if p]
-    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES) if m]
+    packages = [p for p in (spec.capabilities.distribution, spec.model_package, *runtime_packages(spec)) if p]
+    runtime_module = ["posir.models.runtimes"] if spec.runtime in EXPORTED_RUNTIMES else []
+    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES, *runtime_module) if m]
     described = {
         "keys": keys,
         "versions": {p: _installed_version(p) for p in packages},

@@ -502,6 +502,10 @@ class ResultPaths:
     def embeddings(self, model: str, text_set: str, kind: str) -> str:
         return self.embedding_outputs(model, text_set, kind)["embeddings"]
 
+    def exported_model(self, model: str) -> dict[str, str]:
+        """A model's graph for ``runtime: onnx | openvino`` (posir.models.runtimes) and its identity record."""
+        return _beside(f"{self.root}/models/{model}", graph=".onnx", record=".json")
+
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{text_set}/{kind}", embeddings=".npy", ids=".ids.tsv")
 

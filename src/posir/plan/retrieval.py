@@ -10,6 +10,7 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
+from posir.models.runtimes import EXPORTED_RUNTIMES
 from posir.models.spec import ModelSpec
 from posir.plan.base import Part, scaled_mem_mb
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
@@ -30,11 +31,18 @@ class RetrievalPlan(Part):
             return f"{self.paths.collection_dir(text_set)}/{fmt.CORPUS}"
         return self.paths.benchmark_file(text_set, fmt.CORPUS if kind == "corpus" else fmt.QUERIES)
 
-    def encode_input(self, wildcards: Any) -> str:
-        return self.text_set_file(wildcards.text_set, wildcards.kind)
+    def encode_inputs(self, wildcards: Any) -> dict[str, str]:
+        """The texts, and the exported graph of an entry that runs on ONNX Runtime or OpenVINO."""
+        inputs = {"texts": self.text_set_file(wildcards.text_set, wildcards.kind)}
+        if self.config.models[wildcards.model].runtime in EXPORTED_RUNTIMES:
+            inputs["exported"] = self.paths.exported_model(wildcards.model)["graph"]
+        return inputs
 
     def encode(self, wildcards: Any) -> EncodeJob:
         return EncodeJob(model=self.config.models[wildcards.model], cache=self.config.embedding_cache)
+
+    def export(self, wildcards: Any) -> EncodeJob:
+        return EncodeJob(model=self.config.models[wildcards.model])
 
     def model_mem_mb(self, wildcards: Any) -> int:
         return self.config.models[wildcards.model].mem_mb

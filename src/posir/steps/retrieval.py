@@ -40,11 +40,28 @@ def encode_text_set(job: EncodeJob) -> EncodeCounts:
         job.path("embeddings", "output"),
         job.threads,
         Path(job.cache) if job.cache else None,
+        job.path("exported") if "exported" in job.input else None,
     )
 
 
+def export_model(job: EncodeJob) -> dict[str, Any]:
+    """Export a ``runtime: onnx | openvino`` entry's graph once, for every encode job of the model to load."""
+    from posir.models.runtimes import export_graph
+    from posir.models.sentence_transformers_backend import SentenceTransformerEncoder
+
+    torch_spec = job.model.model_copy(update={"runtime": None, "quantize": None})
+    encoder = SentenceTransformerEncoder(torch_spec, job.threads)
+    return export_graph(encoder.model, job.model, job.model.resolve_model_path(), job.path("graph", "output"))
+
+
 def encode_texts(
-    spec: ModelSpec, texts_path: Path, kind: str, out_path: Path, threads: int, cache_path: Path | None = None
+    spec: ModelSpec,
+    texts_path: Path,
+    kind: str,
+    out_path: Path,
+    threads: int,
+    cache_path: Path | None = None,
+    exported: Path | None = None,
 ) -> EncodeCounts:
     """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
     from posir.embedding_cache import cached_encode, cached_window_spans, encoding_identity, window_identity
@@ -60,7 +77,7 @@ def encode_texts(
 
     def encoder() -> Any:
         if not loaded:
-            loaded.append(load_encoder(spec, threads))
+            loaded.append(load_encoder(spec, threads, exported))
         return loaded[0]
 
     if not spec.is_chunked:
