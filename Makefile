@@ -18,7 +18,7 @@ APT_PACKAGES := apertium-eng-spa
 SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
 
-.PHONY: setup system python run quick test lint report clean-venv
+.PHONY: setup system python run quick runtimes test lint report clean-venv
 
 setup: system python
 
@@ -53,6 +53,15 @@ quick: setup
 	mkdir -p $(QUICK_DIR) && cp config.yaml $(QUICK_DIR)/config.yaml
 	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(QUICK_DIR) \
 		--configfile $(CURDIR)/configs/quick.yaml --cores $(CORES)
+
+# MiniLM on torch, ONNX Runtime, OpenVINO and int8 (configs/runtimes.yaml), and the per-query comparison
+RUNTIMES_DIR := results-runtimes
+RUNTIMES_TARGETS := $(foreach b,squad-long xquad-long,results/tables/$(b)/main.md results/tables/$(b)/significance/eng-eng.md)
+runtimes: setup
+	mkdir -p $(RUNTIMES_DIR) && cp config.yaml $(RUNTIMES_DIR)/config.yaml
+	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(RUNTIMES_DIR) \
+		--configfile $(CURDIR)/configs/runtimes.yaml --cores $(CORES) $(RUNTIMES_TARGETS)
+	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference minilm-l6
 
 test: setup
 	$(VENV)/bin/python -m pytest -q

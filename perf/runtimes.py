@@ -1,8 +1,9 @@
 """MiniLM on torch, ONNX Runtime, OpenVINO and int8 ONNX side by side, on the same texts (issue 20).
 
 Encodes real SQuAD dev texts, truncated at 256 tokens as ``minilm-l6`` is: ``--texts`` paragraphs, half as
-many documents of eight paragraphs (all at the budget, like squad-long's) and four times as many questions, each runtime through posir's own encoder (``load_encoder`` + ``encode_by_length``: the
-length-homogeneous batches every encode job uses), one thread each, and reports per runtime and text kind:
+many documents of eight paragraphs (all at the budget, like squad-long's) and four times as many questions,
+each runtime through posir's own encoder (``load_encoder`` + ``encode_by_length``: the length-homogeneous
+batches every encode job uses), one thread each, and reports per runtime and text kind:
 texts/s, token positions/s, GFLOP/s (the dense layers' 2 x 10.6 M multiply-adds per token plus attention's
 4 x n x 384 per token and layer) and the cosine to torch's vectors (min and mean). Exports are timed apart.
 
