@@ -24,6 +24,11 @@ include: "rules/paper.smk"
 include: "rules/controlled.smk"
 
 
+onstart:
+    if drop_local_rate_limit(workflow):
+        logger.info(RATE_LIMIT_NOTICE)
+
+
 rule all:
     default_target: True
     input:

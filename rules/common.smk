@@ -7,6 +7,8 @@ from snakemake.utils import validate
 from posir import benchmark as fmt
 from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
 from posir.plan import Plan, input_scaled_mem_mb
+from posir.scheduling import NOTICE as RATE_LIMIT_NOTICE
+from posir.scheduling import drop_local_rate_limit
 
 # Every check that the config and file names allow, before the first job: a wrong key, value or reference stops
 # the run here with one line per problem naming the key, the value and the fix.
