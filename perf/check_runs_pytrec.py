@@ -1,7 +1,9 @@
 """Every run of a finished workflow against pytrec_eval: its per-query nDCG@10 recomputed from the run file.
 
 For each ``results/runs/<benchmark>/<model>/<setting>.trec`` the qrels are the positives its score file
-names (one relevant document per query, ``doc_id``), the run is read with pandas (not posir's reader), and
+names (one relevant document per query, ``doc_id``; in a one-vs-many setting, ``<lang>-mul``, every
+language's copy ``<lang>:<doc_id>`` the run holds, as Multi-EuP counts them), the run is read with pandas
+(not posir's reader), and
 pytrec_eval's ``ndcg_cut.10`` over the whole run (trec_eval cuts and orders it itself) is compared with
 the score file's ``ndcg@10``. Prints runs checked, queries, the largest difference and where.
 
@@ -21,10 +23,14 @@ import pytrec_eval
 def check_run(run_file: Path, score_file: Path) -> tuple[float, int]:
     """The largest |nDCG@10 (score file) - nDCG@10 (pytrec_eval on the run file)| over the run's queries."""
     scores = pd.read_csv(score_file, sep="\t", dtype={"qid": str, "doc_id": str})
-    qrels = {row.qid: {row.doc_id: 1} for row in scores.itertuples()}
     lines = pd.read_csv(
         run_file, sep=r"\s+", header=None, names=["qid", "q0", "doc", "rank", "score", "tag"], dtype={0: str, 2: str}
     )
+    if run_file.stem.endswith("-mul"):
+        languages = sorted({doc.split(":", 1)[0] for doc in lines["doc"] if ":" in doc})
+        qrels = {row.qid: {f"{lang}:{row.doc_id}": 1 for lang in languages} for row in scores.itertuples()}
+    else:
+        qrels = {row.qid: {row.doc_id: 1} for row in scores.itertuples()}
     run: dict[str, dict[str, float]] = {}
     for qid, doc, score in zip(lines["qid"], lines["doc"], lines["score"]):
         run.setdefault(qid, {})[doc] = float(score)
