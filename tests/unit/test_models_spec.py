@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from posir.models.registry import DENSE_BACKENDS
+from posir.models.registry import DENSE_BACKENDS, load_encoder
 from posir.models.spec import BACKENDS, ModelConfigError, ModelSpec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,3 +184,10 @@ def test_defaults() -> None:
     remote = ModelSpec.from_config("d", {"backend": "openai", "model": "m", "base_url": "http://h/v1"})
     assert remote.effective_long_input is None  # the endpoint's behaviour is unknown unless declared
     assert remote.request_options == {"timeout": 60.0, "max_retries": 6, "backoff_initial": 1.0, "backoff_max": 60.0}
+
+
+@pytest.mark.parametrize("name", ["minilm-l6", "me5-small-q4"])
+def test_an_exported_graph_is_refused_for_an_entry_without_an_exported_runtime(name: str) -> None:
+    spec = ModelSpec.from_config(name, EXAMPLES[name])
+    with pytest.raises(ValueError, match=rf"model '{name}'.*runtime: onnx \| openvino.*pass no graph"):
+        load_encoder(spec, exported=Path("results/models/minilm-l6.onnx"))

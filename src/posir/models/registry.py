@@ -145,6 +145,12 @@ def load_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | N
             f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
         ) from None
     require_device(spec.device, f"models.{spec.name}")
-    if exported is not None:
-        return _sentence_transformers(spec, threads, exported)
-    return factory(spec, threads)
+    if exported is None:
+        return factory(spec, threads)
+    # ModelSpec admits runtime onnx | openvino on sentence-transformers entries only, so this also pins the backend
+    if spec.runtime not in ("onnx", "openvino"):
+        raise ValueError(
+            f"model '{spec.name}': the exported graph {exported} runs entries with runtime: onnx | openvino; "
+            f"this entry runs {spec.runtime or 'torch'} (backend '{spec.backend}'): pass no graph"
+        )
+    return _sentence_transformers(spec, threads, exported)
