@@ -64,6 +64,18 @@ def _conf_state() -> str | None:
     return slurm.SLURM_CONF.read_text() if slurm.SLURM_CONF.exists() else None
 
 
+def _original_conf() -> str | None:
+    """What the helper must leave behind: the file as found, or, if a killed run left ours, the original.
+
+    A run killed inside `single_node_slurm` (a CI timeout, a session that ended) leaves our file and maybe
+    the backup; the next run restores the backup or removes ours, so "as found" would be the wrong promise.
+    """
+    current = _conf_state()
+    if current is None or not current.startswith(MARKER):
+        return current
+    return slurm.BACKUP.read_text() if slurm.BACKUP.exists() else None
+
+
 def _slurm_daemons() -> set[int]:
     return {p.pid for p in psutil.process_iter(["name"]) if p.info["name"] in ("slurmctld", "slurmd", "munged")}
 
@@ -71,7 +83,7 @@ def _slurm_daemons() -> set[int]:
 @pytest.mark.slurm
 def test_twice_in_a_row_in_the_same_directory_and_only_its_own_daemons_stopped(tmp_path: Path) -> None:
     slurm.skip_unless_possible()
-    before, conf_before = _slurm_daemons(), _conf_state()
+    before, conf_before = _slurm_daemons(), _original_conf()
     for attempt in range(2):
         # The same directory both times: the second run finds the first one's state, pid files and logs.
         with single_node_slurm(tmp_path) as cluster:
@@ -89,7 +101,7 @@ def test_twice_in_a_row_in_the_same_directory_and_only_its_own_daemons_stopped(t
 @pytest.mark.slurm
 def test_a_node_that_never_gets_idle_fails_with_the_daemons_logs_and_cleans_up(tmp_path: Path) -> None:
     slurm.skip_unless_possible()
-    before, conf_before = _slurm_daemons(), _conf_state()
+    before, conf_before = _slurm_daemons(), _original_conf()
     # More CPUs than the machine has: slurmd registers, slurmctld marks the node invalid.
     too_many = (os.cpu_count() or 1) + 2
     with pytest.raises(SlurmStartError) as failure:
