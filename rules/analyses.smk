@@ -86,6 +86,7 @@ rule representation:
         PATHS.log("representation", "{benchmark}/{model}"),
     benchmark:
         PATHS.timing("representation", "{benchmark}/{model}")
+    priority: LONG_ANALYSIS_PRIORITY
     conda:
         "../envs/retrieval.yaml"
     threads: 1

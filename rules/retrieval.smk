@@ -30,6 +30,7 @@ rule encode_texts:
         PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
     benchmark:
         PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+    priority: RETRIEVAL.encode_priority
     conda:
         "../envs/retrieval.yaml"
     # One thread per job: two encode jobs on two cores beat one job on both, and torch slows

@@ -73,3 +73,12 @@ def planned_resources(output: str) -> list[tuple[str, dict[str, str], dict[str, 
         (rule, _printed_fields(block, "wildcards"), _printed_fields(block, "resources"))
         for rule, block in _job_blocks(output, indented=True)
     ]
+
+
+def planned_priorities(output: str) -> list[tuple[str, dict[str, str], int]]:
+    """(rule, wildcards, priority) of each job a dry run prints; Snakemake prints no priority line for 0."""
+    jobs = []
+    for rule, block in _job_blocks(output, indented=False):
+        line = re.search(r"\n\s+priority: (\S+)", block)
+        jobs.append((rule, _printed_fields(block, "wildcards"), int(float(line.group(1))) if line else 0))
+    return jobs

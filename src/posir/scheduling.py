@@ -1,4 +1,6 @@
-"""Snakemake's local scheduler without its job rate limiter: a measured CPU leak in the driver.
+"""Scheduling: Snakemake's local scheduler without its job rate limiter, and the longest jobs first.
+
+The rate limiter is a measured CPU leak in the driver.
 
 Snakemake 9's scheduling loop (``JobScheduler.schedule``) ends every pass by arming a one-second timer that
 wakes the loop again whenever a job rate limiter is set, and ``--max-jobs-per-timespan`` defaults to
@@ -12,7 +14,10 @@ submission rate to respect, so :func:`drop_local_rate_limit` removes the limiter
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from posir.models.spec import ModelSpec
 
 #: What the workflow says when it removed the limiter (the Snakefile's onstart handler logs it).
 NOTICE = "local run: Snakemake's job rate limiter is off (posir.scheduling: it wakes the loop once a second per job)"
@@ -25,3 +30,26 @@ def drop_local_rate_limit(workflow: Any) -> bool:
         return False
     scheduler.job_rate_limiter = None
     return True
+
+
+# --- which ready job first ----------------------------------------------------------------------------------
+#
+# Snakemake starts ready jobs in priority order (``priority:``), and among equals in no order that knows their
+# length: in the default run at 639fe27 the longest job (me5-small-chunks over squad-long's windows, 35 min on
+# one core) was ready from the first minutes but started 108 minutes in, and ran alone at the end with the
+# other core idle. Longest first is the classic remedy for a makespan (LPT); the plan cannot know a job's
+# length (its texts do not exist yet in a fresh run), so the priorities rank what a job reads per text.
+
+#: A long single job that is not an encoding (the representation analysis: every segment of every document).
+LONG_ANALYSIS_PRIORITY = 2
+
+
+def encode_priority(spec: ModelSpec, kind: str) -> int:
+    """Encodings before the jobs that read them, and the longest encodings first.
+
+    3: a corpus read window by window (``chunks`` or ``window_mean``: every window of every document),
+    2: any other corpus (documents), 1: queries; every other job keeps Snakemake's default, 0.
+    """
+    if kind != "corpus":
+        return 1
+    return 3 if spec.effective_long_input in ("chunks", "window_mean") else 2

@@ -1,4 +1,4 @@
-"""A local run schedules its jobs without Snakemake's job rate limiter (posir.scheduling).
+"""A local run schedules its jobs without Snakemake's job rate limiter, and the longest first (posir.scheduling).
 
 The limiter re-wakes the scheduling loop once a second per finished job (a CPU leak measured in a default
 run); the workflow removes it when a local run starts. Run here under the strictest limit Snakemake takes,
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from posir.scheduling import NOTICE
-from tests._snakemake import snakemake
+from tests._snakemake import planned_priorities, snakemake
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -35,3 +35,25 @@ def test_a_dry_run_starts_nothing_and_says_nothing(tmp_path: Path, mirror: Path)
     dry = snakemake(tmp_path, "-n", "--cores", "2", *TARGETS, mirror=mirror, timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert NOTICE not in dry.stderr + dry.stdout
+
+
+def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_them_all(
+    tmp_path: Path, mirror: Path
+) -> None:
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    dry = snakemake(tmp_path, "-n", "--cores", "2", mirror=mirror, timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = planned_priorities(dry.stdout)
+    by_job = {
+        (rule, wildcards.get("model"), wildcards.get("text_set"), wildcards.get("kind")): p
+        for rule, wildcards, p in jobs
+    }
+    # The job that ran alone at the end of the run at 639fe27 (35 min on one core) now outranks every other.
+    assert by_job["encode_texts", "me5-small-chunks", "squad-long", "corpus"] == 3
+    assert by_job["encode_texts", "me5-small", "squad-long", "corpus"] == 2
+    assert by_job["encode_texts", "me5-small", "squad-long", "queries"] == 1
+    assert {p for (rule, *_), p in by_job.items() if rule == "representation"} == {2}
+    encodes = [p for rule, _, p in jobs if rule == "encode_texts"]
+    raised = {rule for rule, _, p in jobs if p and rule not in ("encode_texts", "representation")}
+    assert len(encodes) > 100 and min(encodes) == 1
+    assert not raised, raised

@@ -14,6 +14,7 @@ from posir.models.runtimes import EXPORTED_RUNTIMES
 from posir.models.spec import ModelSpec
 from posir.plan.base import Part, scaled_mem_mb
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
+from posir.scheduling import encode_priority
 from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
 
 #: Bytes of one line of a run file (qid Q0 docid rank score tag), measured: 330 MB for 10570 x 1000 lines.
@@ -40,6 +41,10 @@ class RetrievalPlan(Part):
 
     def encode(self, wildcards: Any) -> EncodeJob:
         return EncodeJob(model=self.config.models[wildcards.model], cache=self.config.embedding_cache)
+
+    def encode_priority(self, wildcards: Any) -> int:
+        """Snakemake ``priority:`` of an encode job: longest first (posir.scheduling.encode_priority)."""
+        return encode_priority(self.config.models[wildcards.model], wildcards.kind)
 
     def export(self, wildcards: Any) -> EncodeJob:
         return EncodeJob(model=self.config.models[wildcards.model])
