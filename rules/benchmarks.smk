@@ -14,6 +14,7 @@ rule build_benchmark:
         PATHS.timing("build_benchmark", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(SQUAD.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -36,6 +37,7 @@ rule build_cross_lingual_variant:
         PATHS.log("build_cross_lingual_variant", "{benchmark}-{language}"),
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(CROSS_LINGUAL.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -58,6 +60,7 @@ rule build_parallel_variant:
         PATHS.log("build_parallel_variant", "{benchmark}-{language}"),
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(PARALLEL.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/benchmarks.yaml"
     threads: 1
@@ -96,6 +99,7 @@ rule build_text_collection:
         **PATHS.collection_outputs("{collection}"),
     log:
         PATHS.log("build_text_collection", "{collection}"),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/benchmarks.yaml"
     resources:

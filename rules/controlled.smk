@@ -14,6 +14,7 @@ rule build_controlled_variant:
         PATHS.timing("build_controlled_variant", "{benchmark}")
     wildcard_constraints:
         benchmark=CONTROLLED.variants_regex(),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/retrieval.yaml"
     threads: 1

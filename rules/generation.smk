@@ -20,6 +20,7 @@ rule read_raw_corpus:
         PATHS.log("read_raw_corpus", "{benchmark}"),
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -43,6 +44,7 @@ rule sample_documents:
         PATHS.timing("sample_documents", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -67,6 +69,7 @@ rule generate_queries:
         PATHS.timing("generate_queries", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     # The work happens on the LLM server; this job only waits on HTTP (llm.concurrency threads).
@@ -94,6 +97,7 @@ rule locate_spans:
         PATHS.timing("locate_spans", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -120,6 +124,7 @@ rule span_contrast:
         PATHS.timing("span_contrast", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 2
@@ -146,6 +151,7 @@ rule grade_relevance:
         PATHS.timing("grade_relevance", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -174,6 +180,7 @@ rule remove_false_negatives:
         PATHS.timing("remove_false_negatives", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 2
@@ -200,6 +207,7 @@ rule assemble_generated_benchmark:
         PATHS.log("assemble_generated_benchmark", "{benchmark}"),
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(GENERATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1
@@ -223,6 +231,7 @@ rule import_posir_benchmark:
         PATHS.timing("import_posir_benchmark", "{benchmark}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(POSIR_IMPORT.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/generation.yaml"
     threads: 1

@@ -6,6 +6,7 @@ rule fetch_source:
         file=PATHS.source("{source}", "{filename}"),
     log:
         PATHS.log("fetch_source", "{source}/{filename}"),
+    priority: TEXTS_PRIORITY
     localrule: True
     conda:
         "../envs/sources.yaml"

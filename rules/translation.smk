@@ -13,6 +13,7 @@ rule translate_benchmark:
         PATHS.timing("translate_benchmark", "{benchmark}-{language}")
     wildcard_constraints:
         benchmark=PLAN.benchmarks_built_by(TRANSLATION.name),
+    priority: TEXTS_PRIORITY
     conda:
         "../envs/translation.yaml"
     # apertium is a pipe of a dozen programs running at once: 1.8 cores busy while it translates (measured)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from posir.scheduling import NOTICE
+from posir.scheduling import NOTICE, TEXTS_PRIORITY
 from tests._snakemake import planned_priorities, snakemake
 from tests.conftest import REPO
 
@@ -54,6 +54,11 @@ def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_the
     assert by_job["encode_texts", "me5-small", "squad-long", "queries"] == 1
     assert {p for (rule, *_), p in by_job.items() if rule == "representation"} == {2}
     encodes = [p for rule, _, p in jobs if rule == "encode_texts"]
-    raised = {rule for rule, _, p in jobs if p and rule not in ("encode_texts", "representation")}
+    texts_first = {"fetch_source", "build_benchmark", "build_parallel_variant", "build_cross_lingual_variant"}
+    texts_first |= {"build_text_collection", "translate_benchmark", "build_controlled_variant"}
     assert len(encodes) > 100 and min(encodes) == 1
+    # What makes texts comes before any encoding: Snakemake does not raise a job's inputs to its priority.
+    assert {p for rule, _, p in jobs if rule in texts_first} == {TEXTS_PRIORITY}
+    assert TEXTS_PRIORITY > max(encodes)
+    raised = {rule for rule, _, p in jobs if p and rule not in texts_first | {"encode_texts", "representation"}}
     assert not raised, raised
