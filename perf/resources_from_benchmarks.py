@@ -201,19 +201,41 @@ def benchmark_measurements(run: Path) -> list[Measured]:
     return found
 
 
-def metadata_measurements(run: Path, skip_rules: set[str]) -> list[Measured]:
-    """One per job of the rules without benchmark files: a job's outputs share its job_hash, and its wall
-    time runs from the earliest start to the latest end recorded for them."""
-    per_job: dict[tuple[str, int], tuple[float, float, str]] = {}
+@dataclass
+class RecordedJob:
+    """One job of a finished run as Snakemake's metadata records it (one record per output)."""
+
+    rule: str
+    outputs: list[str]
+    inputs: set[str]
+    start: float
+    end: float
+
+
+def recorded_jobs(run: Path, skip_rules: set[str] = frozenset()) -> list[RecordedJob]:
+    """The finished jobs of a run: a job's outputs share its job_hash, and it ran from the earliest start to
+    the latest end recorded for them."""
+    per_job: dict[tuple[str, int], RecordedJob] = {}
     for path in sorted((run / ".snakemake" / "metadata").iterdir()):
         record = json.loads(path.read_text())
         if record.get("rule") in skip_rules or not record.get("starttime") or not record.get("endtime"):
             continue
         output = base64.urlsafe_b64decode(path.name + "=" * (-len(path.name) % 4)).decode()
         key = (record["rule"], record["job_hash"])
-        start, end, first = per_job.get(key, (record["starttime"], record["endtime"], output))
-        per_job[key] = (min(start, record["starttime"]), max(end, record["endtime"]), first)
-    return [Measured(str(run), rule, end - start, None, output) for (rule, _), (start, end, output) in per_job.items()]
+        job = per_job.setdefault(
+            key, RecordedJob(record["rule"], [], set(record["input"]), record["starttime"], record["endtime"])
+        )
+        job.outputs.append(output)
+        job.start, job.end = min(job.start, record["starttime"]), max(job.end, record["endtime"])
+    return list(per_job.values())
+
+
+def metadata_measurements(run: Path, skip_rules: set[str]) -> list[Measured]:
+    """One per job of the rules without benchmark files (their wall time from Snakemake's metadata)."""
+    return [
+        Measured(str(run), job.rule, job.end - job.start, None, job.outputs[0])
+        for job in recorded_jobs(run, skip_rules)
+    ]
 
 
 # --- measuring a job again, under a benchmark ---------------------------------------------------------------

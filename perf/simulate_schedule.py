@@ -12,21 +12,21 @@ other work is as slow as it was), start-up and the driver's gaps are in the jobs
 holds a job back.
 
     snakemake -n --cores 2 --directory EMPTY_DIR_WITH_CONFIG > plan.txt
-    python perf/simulate_schedule.py /tmp/run1 plan.txt --cores 2 --seeds 20
+    python -m perf.simulate_schedule /tmp/run1 plan.txt --cores 2 --seeds 20
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import heapq
-import json
 import random
 import re
 import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from perf.resources_from_benchmarks import recorded_jobs
 
 
 @dataclass
@@ -41,23 +41,8 @@ class Job:
 
 
 def run_jobs(run: Path) -> list[Job]:
-    """The jobs of a finished run: a job's outputs share its job_hash; it lasted from its earliest recorded
-    start to its latest recorded end."""
-    grouped: dict[tuple[str, int], Job] = {}
-    spans: dict[tuple[str, int], tuple[float, float]] = {}
-    for path in sorted((run / ".snakemake" / "metadata").iterdir()):
-        record = json.loads(path.read_text())
-        if not record.get("starttime") or not record.get("endtime"):
-            continue
-        output = base64.urlsafe_b64decode(path.name + "=" * (-len(path.name) % 4)).decode()
-        key = (record["rule"], record["job_hash"])
-        job = grouped.setdefault(key, Job(record["rule"], set(), set(record["input"]), 0.0))
-        job.outputs.add(output)
-        start, end = spans.get(key, (record["starttime"], record["endtime"]))
-        spans[key] = (min(start, record["starttime"]), max(end, record["endtime"]))
-    for key, job in grouped.items():
-        job.seconds = spans[key][1] - spans[key][0]
-    return list(grouped.values())
+    """The jobs of a finished run, each as long as it ran."""
+    return [Job(j.rule, set(j.outputs), j.inputs, j.end - j.start) for j in recorded_jobs(run)]
 
 
 def planned_schedule(dry_run: str) -> dict[str, tuple[float, int]]:
