@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from perf.compare_models import per_query_difference
+from perf.compare_runs import compare_scores
 
 ENCODED = re.compile(r"(\d+) texts: (\d+) from the embedding cache, (\d+) encoded")
 
@@ -35,19 +35,6 @@ def encode_throughput(results: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", "texts_encoded", "encode_s", "texts_per_s"])
 
 
-def largest_ndcg_difference(results: Path, cpu_results: Path) -> tuple[float, str]:
-    """The largest |nDCG@10 GPU - CPU| over every query of every score file both runs have, and where."""
-    largest, where = 0.0, "no common score file"
-    for gpu_file in (results / "scores").glob("*/*/*.tsv"):
-        cpu_file = cpu_results / gpu_file.relative_to(results)
-        if not cpu_file.is_file():
-            continue
-        difference, _, _ = per_query_difference(gpu_file, cpu_file)
-        if difference >= largest:
-            largest, where = float(difference), str(gpu_file.relative_to(results))
-    return largest, where
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workdir", type=Path)
@@ -65,8 +52,8 @@ def main() -> None:
             f" of {len(gpu)} s, peak memory {gpu['memory_mib'].max():.0f} MiB"
         )
     if args.cpu_results:
-        difference, where = largest_ndcg_difference(results, args.cpu_results / "results")
-        print(f"largest per-query nDCG@10 difference to the CPU run: {difference:.6f} ({where})")
+        scores = compare_scores(results, args.cpu_results / "results")
+        print(f"largest per-query nDCG@10 difference to the CPU run: {scores.largest:.6f} ({scores.where})")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 # "<epoch> <used MB> <load 1 min>") and <dir>.driver (every 60 s: "<epoch> <snakemake driver CPU time>").
 # Then: python -m perf.run_profile <dir> --wall-s <elapsed> --memory-log <dir>.mem
 #       python perf/check_runs_pytrec.py <dir>/results
+#       python -m perf.compare_runs <dir>/results <an earlier whole run>/results   (numbers unchanged?)
 set -euo pipefail
 run_dir=$(cd "$1" && pwd)
 cores=${CORES:-2}
