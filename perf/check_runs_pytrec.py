@@ -7,13 +7,14 @@ language's copy ``<lang>:<doc_id>`` the run holds, as Multi-EuP counts them), th
 pytrec_eval's ``ndcg_cut.10`` over the whole run (trec_eval cuts and orders it itself) is compared with
 the score file's ``ndcg@10``. Prints runs checked, queries, the largest difference and where.
 
-    python perf/check_runs_pytrec.py results-dir/results
+    python perf/check_runs_pytrec.py results-dir/results [--jobs 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -44,19 +45,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path)
     parser.add_argument("--tolerance", type=float, default=1e-9)
+    parser.add_argument("--jobs", type=int, default=1, help="processes checking runs side by side")
     args = parser.parse_args()
-    checked, queries, largest, where, missing = 0, 0, 0.0, "", []
+    pairs, missing = [], []
     for run_file in sorted((args.results / "runs").glob("*/*/*.trec")):
         relative = run_file.relative_to(args.results / "runs").with_suffix(".tsv")
         score_file = args.results / "scores" / relative
-        if not score_file.is_file():
+        if score_file.is_file():
+            pairs.append((run_file, score_file))
+        else:
             missing.append(str(relative))
-            continue
-        difference, n = check_run(run_file, score_file)
-        checked, queries = checked + 1, queries + n
-        if difference >= largest:
-            largest, where = difference, str(relative)
-    print(f"{checked} runs, {queries} queries: largest |nDCG@10 - pytrec_eval| = {largest:.3g} ({where})")
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        checked = list(pool.map(check_run, *zip(*pairs))) if pairs else []
+    queries = sum(n for _, n in checked)
+    largest, where = max(
+        ((d, str(r.relative_to(args.results))) for (d, _), (r, _) in zip(checked, pairs)), default=(0.0, "")
+    )
+    print(f"{len(checked)} runs, {queries} queries: largest |nDCG@10 - pytrec_eval| = {largest:.3g} ({where})")
     if missing:
         print(f"{len(missing)} runs without a score file: {missing[:5]}")
     sys.exit(0 if largest <= args.tolerance and not missing else 1)
