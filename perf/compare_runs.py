@@ -4,7 +4,8 @@
 ``results/scores/<benchmark>/<model>/<setting>.tsv`` of one run against the same file of the other, query
 by query, and every file under ``results/tables/`` (csv, md, tex) byte for byte. Prints the score files
 compared, queries, the largest |nDCG@10 difference| and where, score files only one run has, and the
-tables that differ.
+tables that differ; exits 1 on a difference beyond ``--tolerance``, a score file only one run has or a
+differing table.
 
     python -m perf.compare_runs /tmp/run3/results /tmp/run1/results
 """
@@ -46,14 +47,11 @@ def compare_scores(results: Path, other: Path) -> ScoreComparison:
 
 
 def differing_tables(results: Path, other: Path) -> tuple[int, list[str]]:
-    """How many table files (under ``tables/``) ``results`` has, and those differing from or missing in ``other``."""
-    tables = sorted(p for p in (results / "tables").rglob("*") if p.is_file())
-    differ = [
-        str(t.relative_to(results))
-        for t in tables
-        if not (other / t.relative_to(results)).is_file() or not filecmp.cmp(t, other / t.relative_to(results), False)
-    ]
-    return len(tables), differ
+    """Table files (under ``tables/``) either run has, and those differing or missing from one of them."""
+    mine = {p.relative_to(results) for p in (results / "tables").rglob("*") if p.is_file()}
+    theirs = {p.relative_to(other) for p in (other / "tables").rglob("*") if p.is_file()}
+    same = {t for t in mine & theirs if filecmp.cmp(results / t, other / t, shallow=False)}
+    return len(mine | theirs), sorted(str(t) for t in (mine | theirs) - same)
 
 
 def main() -> None:
@@ -73,7 +71,7 @@ def main() -> None:
     print(f"{tables} tables, {tables - len(differ)} identical byte for byte")
     for table in differ:
         print(f"  differs: {table}")
-    sys.exit(0 if scores.largest <= args.tolerance and not scores.only_in_one else 1)
+    sys.exit(0 if scores.largest <= args.tolerance and not scores.only_in_one and not differ else 1)
 
 
 if __name__ == "__main__":
