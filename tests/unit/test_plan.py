@@ -120,6 +120,16 @@ def test_a_gpu_model_asks_for_a_gpu_and_a_cpu_model_does_not(default_config: dic
     assert plan.retrieval.second_stage_gpu(run_of("squad-long", "bm25.me5-maxp")) == 0
 
 
+def test_a_controlled_variant_reads_a_gpu_models_tokenizer_on_the_cpu(default_config: dict[str, Any]) -> None:
+    config = merged(default_config)
+    for name in ("minilm-l6", "minilm-l6-r2"):  # configs/gpu.yaml's move
+        config["models"][name].update(device="cuda", dtype="float16")
+    job = plan_of(config).controlled.build(Wildcards(benchmark="squad-long-moved-r0-p0"))
+    # the same job (params) as on the CPU: moving a model to a GPU rebuilds no variant, and the job needs no GPU
+    assert job == plan_of(default_config).controlled.build(Wildcards(benchmark="squad-long-moved-r0-p0"))
+    assert job.views["minilm-l6"].device == "cpu" and job.views["minilm-l6"].dtype is None
+
+
 def test_an_exported_runtime_entry_encodes_from_its_graph_built_once(default_config: dict[str, Any]) -> None:
     runtimes = yaml.safe_load((ROOT / "configs" / "runtimes.yaml").read_text(encoding="utf-8"))
     plan = plan_of(merged(default_config, models={**default_config["models"], **runtimes["models"]}))

@@ -55,7 +55,13 @@ class ControlledPlan(Part):
         family = self.config.family_of(wildcards.benchmark)
         evaluated = {e.model for e in self.config.controlled_evaluations.get(family.name, [])}
         models = {m for name in evaluated for m in self._models_behind(name)}
-        views = {m: self.config.models[m] for m in sorted(models) if self.config.models[m].backend in OFFSET_BACKENDS}
+        # A view needs the model's tokenizer only, which is the same on every device and in every precision: read
+        # on the CPU, a variant is not rebuilt when a model moves to a GPU and its job needs none.
+        views = {
+            m: self.config.models[m].model_copy(update={"device": "cpu", "dtype": None})
+            for m in sorted(models)
+            if self.config.models[m].backend in OFFSET_BACKENDS
+        }
         return ControlledJob(
             entry=family,
             separator=self.config.separator(family.source_benchmark),
