@@ -7,14 +7,20 @@ difference of per-query nDCG@10 between a cuda and a cpu run) is measured by han
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from posir.embedding_cache import encoding_identity
+from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, window_identity
+from posir.embeddings import load_embeddings, sidecar_path
 from posir.models.device import DeviceUnavailableError, require_device
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
 from posir.scorers import ScorerSpec, load_scorer
+from posir.steps.retrieval import encode_texts
 
 MINILM = {
     "backend": "sentence-transformers",
@@ -69,3 +75,32 @@ def test_device_and_precision_are_part_of_the_encoding_identity():
         for extra in ({}, {"device": "cuda"}, {"device": "cuda", "dtype": "float16"}, {"dtype": "bfloat16"})
     }
     assert len(identities) == 4  # a GPU run never reads CPU vectors from the cache, nor float16 ones float32
+
+
+def _corpus(path: Path, texts: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"_id": f"d{i}", "title": "", "text": t}) + "\n" for i, t in enumerate(texts)))
+    return path
+
+
+def test_a_chunked_gpu_entry_whose_windows_are_cached_needs_no_gpu(tmp_path: Path):
+    """Windows are tokenizer work: a chunked corpus whose window vectors a GPU job cached is rebuilt on a machine
+    without a GPU (a cluster's CPU node, a re-run), and a window not cached is still encoded on the entry's device."""
+    texts = [TEXTS[0], TEXTS[2] * 5]  # the second is several MiniLM windows long
+    chunked = {**MINILM, "long_input": "chunks"}
+    cpu = ModelSpec.from_config("chunks", chunked)
+    gpu = ModelSpec.from_config("chunks", {**chunked, "device": missing_cuda()})
+    corpus, cache = _corpus(tmp_path / "corpus.jsonl", texts), tmp_path / "embeddings.sqlite"
+    encode_texts(cpu, corpus, "corpus", tmp_path / "cpu.npy", 1, cache)
+    _, vectors, tokens = load_embeddings(tmp_path / "cpu.npy")
+    rows = pd.read_csv(sidecar_path(tmp_path / "cpu.npy"), sep="\t")
+    windows = [texts[int(i[1:])][s:e] for i, s, e in zip(rows["id"], rows["window_start"], rows["window_end"])]
+    assert len(windows) > len(texts)
+    with EmbeddingCache(cache) as store:  # what the GPU job left: every window's vector under the GPU identity
+        store.put_many([text_key(window_identity(gpu), "document", w) for w in windows], vectors, tokens)
+
+    counts = encode_texts(gpu, corpus, "corpus", tmp_path / "gpu.npy", 1, cache)
+    assert (counts.encoded, counts.from_cache) == (0, len(windows))
+    assert np.array_equal(load_embeddings(tmp_path / "gpu.npy")[1], vectors)
+    grown = _corpus(tmp_path / "grown.jsonl", [*texts, TEXTS[1]])
+    with pytest.raises(DeviceUnavailableError, match=r"models\.chunks\.device"):
+        encode_texts(gpu, grown, "corpus", tmp_path / "grown.npy", 1, cache)

@@ -74,11 +74,22 @@ def encode_texts(
         queries = fmt.read_queries(texts_path)
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
     loaded: list[Any] = []
+    tokenizing: list[Any] = []
 
     def encoder() -> Any:
         if not loaded:
             loaded.append(load_encoder(spec, threads, exported))
         return loaded[0]
+
+    def windowing() -> Any:
+        # Windows are tokenizer work, the same on every device: a GPU entry finds them with a CPU copy, so a job
+        # whose window vectors are all cached loads nothing onto a GPU and can run where there is none.
+        on_cpu = spec.model_copy(update={"device": "cpu"})
+        if on_cpu == spec:
+            return encoder()
+        if not tokenizing:
+            tokenizing.append(load_encoder(on_cpu, threads, exported))
+        return tokenizing[0]
 
     if not spec.is_chunked:
         vectors, tokens, from_cache = cached_encode(encoder, encoding_identity(spec), texts, role, cache_path)
@@ -90,8 +101,8 @@ def encode_texts(
         vectors, tokens, from_cache = cached_encode(encoder, identity, texts, role, cache_path)
         save_embeddings(Path(out_path), ids, vectors, tokens)
         return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
-    window, stride = window_size(encoder(), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
-    spans = cached_window_spans(encoder, identity, texts, role, window, stride, cache_path)
+    window, stride = window_size(windowing(), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+    spans = cached_window_spans(windowing, identity, texts, role, window, stride, cache_path)
     rows = [(doc_id, text[s:e], (s, e)) for doc_id, text, doc_spans in zip(ids, texts, spans) for s, e in doc_spans]
     vectors, tokens, from_cache = cached_encode(encoder, identity, [r[1] for r in rows], role, cache_path)
     save_embeddings(Path(out_path), [r[0] for r in rows], vectors, tokens, [r[2] for r in rows])
