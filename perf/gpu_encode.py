@@ -107,7 +107,14 @@ def _text_set_file(results: Path, text_set: str, kind: str) -> Path:
 def collect_texts(repo: Path, results: Path, out: Path) -> None:
     """Every (identity, role, text) the GPU entries encoded in ``results``, once, and a CPU sample of them."""
     from posir import benchmark as fmt
-    from posir.embedding_cache import EmbeddingCache, cached_window_spans, encoding_identity, text_key, window_identity
+    from posir.embedding_cache import (
+        EmbeddingCache,
+        cached_window_spans,
+        encoding_identity,
+        text_key,
+        window_identity,
+        window_spec,
+    )
     from posir.models.registry import load_encoder
 
     cache = results / "embedding-cache.sqlite"
@@ -134,7 +141,7 @@ def collect_texts(repo: Path, results: Path, out: Path) -> None:
                 cpu_id, gpu_id = window_identity(cpu), window_identity(gpu)
             else:
                 cpu_id, gpu_id = encoding_identity(cpu), encoding_identity(gpu)
-            specs[gpu_id] = gpu.model_dump() if not gpu.is_chunked else _window_spec(gpu).model_dump()
+            specs[gpu_id] = gpu.model_dump() if not gpu.is_chunked else window_spec(gpu).model_dump()
             group = groups.setdefault((gpu_id, role), {})
             group.update((t, text_key(cpu_id, role, t)) for t in texts if t not in group)
     rows = [(identity, role, text, key) for (identity, role), texts in groups.items() for text, key in texts.items()]
@@ -158,13 +165,6 @@ def _versions(spec: Any) -> dict[str, str]:
     from importlib.metadata import version
 
     return {p: version(p) for p in (spec.capabilities.distribution, spec.model_package) if p}
-
-
-def _window_spec(spec: Any) -> Any:
-    """The entry a window is encoded as (posir.embedding_cache.window_identity)."""
-    return spec.model_copy(
-        update={"long_input": spec.capabilities.window_mode, "window_tokens": None, "stride_tokens": None}
-    )
 
 
 class UtilisationSampler:

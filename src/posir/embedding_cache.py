@@ -94,18 +94,21 @@ def encoding_identity(spec: ModelSpec) -> str:
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def window_spec(spec: ModelSpec) -> ModelSpec:
+    """The entry a window (a text the model reads whole) is encoded as: the backend's ``window_mode``."""
+    return spec.model_copy(
+        update={"long_input": spec.capabilities.window_mode, "window_tokens": None, "stride_tokens": None}
+    )
+
+
 def window_identity(spec: ModelSpec) -> str:
-    """The identity a window (a text the model reads whole) is encoded under, for chunked and passage use.
+    """The identity a window is encoded under (:func:`window_spec`), for chunked and passage use.
 
     A window is encoded exactly as the backend's ``window_mode`` encodes a text within its limit, so a
     chunked entry, a passage scorer and the plain entry of that mode share every window's and every
     query's embedding: a text is encoded once per model whatever uses it.
     """
-    return encoding_identity(
-        spec.model_copy(
-            update={"long_input": spec.capabilities.window_mode, "window_tokens": None, "stride_tokens": None}
-        )
-    )
+    return encoding_identity(window_spec(spec))
 
 
 def text_key(identity: str, role: str, text: str) -> str:
