@@ -22,6 +22,8 @@ tree, whose dump differs between Python versions, so ``import`` files the vector
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import gzip
 import json
 import threading
@@ -43,7 +45,7 @@ def merged_config(repo: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     from snakemake.utils import update_config
 
     default = yaml.safe_load((repo / CONFIGS[0]).read_text())
-    gpu = json.loads(json.dumps(default))
+    gpu = copy.deepcopy(default)
     update_config(gpu, yaml.safe_load((repo / CONFIGS[1]).read_text()))
     return default, gpu
 
@@ -135,7 +137,15 @@ def collect_texts(repo: Path, results: Path, out: Path) -> None:
                 window, stride = _windows(cpu, encoder)
                 cpu_id, gpu_id = window_identity(cpu), window_identity(gpu)
                 spans = cached_window_spans(lambda e=encoder: e, cpu_id, texts, role, window, stride, cache)
-                windows.append({"text_set": text_set, "identity": gpu_id, "window": window, "stride": stride})
+                windows.append(
+                    {
+                        "text_set": text_set,
+                        "identity": gpu_id,
+                        "cpu_identity": cpu_id,
+                        "window": window,
+                        "stride": stride,
+                    }
+                )
                 texts = [t[s:e] for t, doc in zip(texts, spans) for s, e in doc]
             elif gpu.is_chunked:
                 cpu_id, gpu_id = window_identity(cpu), window_identity(gpu)
@@ -254,7 +264,7 @@ def encode_on_device(
         tokens = np.zeros(len(records), dtype=np.int32)
         seconds = {"load": 0.0, "tokenize": 0.0, "encode": 0.0}
         sampler = _sampler(device)
-        with sampler if sampler is not None else _Nothing():
+        with sampler if sampler is not None else contextlib.nullcontext():
             for (identity, role), members in groups.items():
                 planned = manifest["specs"][identity]
                 batch = {"batch_size": batch_size} if batch_size else {}
@@ -308,18 +318,10 @@ def _save_parts(vectors: np.ndarray, tokens: np.ndarray, out: Path) -> None:
         np.save(out / f"vectors-{part}.npy", stored[first : first + rows])
 
 
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-
 def import_vectors(returned: Path, directory: Path, results: Path) -> None:
     """The returned float16 vectors, and the windows the GPU entries will look up, into ``results``' cache."""
     from posir import benchmark as fmt
-    from posir.embedding_cache import EmbeddingCache, text_key, window_identity
+    from posir.embedding_cache import EmbeddingCache, text_key
 
     manifest = json.loads((directory / "manifest.json").read_text())
     with gzip.open(directory / "texts.jsonl.gz", "rt", encoding="utf-8") as handle:
@@ -329,17 +331,15 @@ def import_vectors(returned: Path, directory: Path, results: Path) -> None:
     tokens = np.load(returned / "tokens.npy")
     if not (len(vectors) == len(tokens) == len(records)):
         raise SystemExit(f"{returned}: {len(vectors)} vectors, {len(tokens)} token counts for {len(records)} texts")
-    cpu_entries = {name: cpu for name, (cpu, _) in gpu_entries(Path.cwd()).items()}
     with EmbeddingCache(results / "embedding-cache.sqlite") as cache:
         for identity in {r["identity"] for r in records}:
             cache.set_dimension(identity, vectors.shape[1])
         keys = [text_key(r["identity"], r["role"], r["text"]) for r in records]
         cache.put_many(keys, vectors, [int(t) for t in tokens])
         for entry in manifest["windows"]:
-            cpu = next(s for s in cpu_entries.values() if s.is_chunked)
             texts = [d.text for d in fmt.read_corpus(_text_set_file(results, entry["text_set"], "corpus"))]
             role = f"document-windows-{entry['window']}-{entry['stride']}"
-            cpu_keys = [text_key(window_identity(cpu), role, t) for t in texts]
+            cpu_keys = [text_key(entry["cpu_identity"], role, t) for t in texts]
             spans = cache.get_spans(cpu_keys)
             cache.put_spans({text_key(entry["identity"], role, t): spans[k] for t, k in zip(texts, cpu_keys)})
     print(f"{len(records)} vectors and the windows of {len(manifest['windows'])} corpora -> {results}")

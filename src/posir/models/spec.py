@@ -298,6 +298,10 @@ class ModelSpec(NamedEntry):
     def uses_gpu(self) -> bool:
         return self.device.startswith("cuda")
 
+    def on_cpu(self) -> ModelSpec:
+        """This entry on the CPU in its default precision: what reads its tokenizer, the same on every device."""
+        return self.model_copy(update={"device": "cpu", "dtype": None}) if self.uses_gpu else self
+
     @property
     def effective_long_input(self) -> str | None:
         """The configured ``long_input`` or the backend's default (None for lexical backends)."""

@@ -55,10 +55,10 @@ class ControlledPlan(Part):
         family = self.config.family_of(wildcards.benchmark)
         evaluated = {e.model for e in self.config.controlled_evaluations.get(family.name, [])}
         models = {m for name in evaluated for m in self._models_behind(name)}
-        # A view needs the model's tokenizer only, which is the same on every device and in every precision: read
-        # on the CPU, a variant is not rebuilt when a model moves to a GPU and its job needs none.
+        # A view needs the model's tokenizer only: read on the CPU, a variant is not rebuilt when a model moves to
+        # a GPU, and its job needs none.
         views = {
-            m: self.config.models[m].model_copy(update={"device": "cpu", "dtype": None})
+            m: self.config.models[m].on_cpu()
             for m in sorted(models)
             if self.config.models[m].backend in OFFSET_BACKENDS
         }

@@ -82,13 +82,12 @@ def encode_texts(
         return loaded[0]
 
     def windowing() -> Any:
-        # Windows are tokenizer work, the same on every device: a GPU entry finds them with a CPU copy, so a job
-        # whose window vectors are all cached loads nothing onto a GPU and can run where there is none.
-        on_cpu = spec.model_copy(update={"device": "cpu"})
-        if on_cpu == spec:
+        # Windows are tokenizer work: a GPU entry finds them with its CPU copy, so a job whose window vectors are
+        # all cached loads nothing onto a GPU and can run where there is none.
+        if not spec.uses_gpu:
             return encoder()
         if not tokenizing:
-            tokenizing.append(load_encoder(on_cpu, threads, exported))
+            tokenizing.append(load_encoder(spec.on_cpu(), threads, exported))
         return tokenizing[0]
 
     if not spec.is_chunked:
