@@ -9,6 +9,10 @@ SHELL := /bin/bash
 VENV ?= .venv
 PYTHON ?= python3
 CORES ?= 2
+# pytest-xdist workers for `make test`: one more than the cores, because workers also wait (on SLURM's polls, the
+# LLM server, process start-ups) and a spare one keeps the cores busy (tests/README.md); each test's Snakemake gets
+# max(1, cores // workers) cores (tests/conftest.py)
+TEST_WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
 # Real data lives in mirror directories (see README "Data"); ../shared/data is where it sits beside a checkout.
 POSIR_MIRROR ?= $(abspath ../shared/data)
 export POSIR_MIRROR
@@ -18,7 +22,7 @@ APT_PACKAGES := apertium-eng-spa
 SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
 
-.PHONY: setup system python run quick runtimes test lint report clean-venv
+.PHONY: setup system python run quick runtimes test test-fast lint report clean-venv
 
 setup: system python
 
@@ -64,7 +68,11 @@ runtimes: setup
 	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference minilm-l6
 
 test: setup
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS)
+
+# The fast lane while editing: everything but the Snakemake runs (tests/README.md)
+test-fast: setup
+	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) -m "not workflow"
 
 lint: setup
 	$(VENV)/bin/ruff check .

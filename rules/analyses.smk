@@ -9,18 +9,18 @@ rule setting_tables:
         bins=EVALUATION.aggregates_of_setting("bins"),
         bands=EVALUATION.aggregates_of_setting("bootstrap_bins"),
     output:
-        tests=PATHS.significance("{benchmark}", "{setting}", "csv"),
-        psi=PATHS.significance("{benchmark}", "{setting}", "psi.csv"),
+        tests=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "csv"),
+        psi=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "psi.csv"),
         markdown=reported(
-            PATHS.significance("{benchmark}", "{setting}", "md"),
+            PATHS.significance(BENCHMARK_FOLDER, "{setting}", "md"),
             "significance",
             "Tables",
             "{benchmark}",
             setting="{setting}",
         ),
-        latex=PATHS.significance("{benchmark}", "{setting}", "tex"),
+        latex=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "tex"),
         figure=reported(
-            PATHS.figure("{benchmark}", "grid-{setting}.png"),
+            PATHS.grid(BENCHMARK_FOLDER, "{setting}"),
             "position_grid",
             "Figures",
             "{benchmark}",
@@ -28,9 +28,9 @@ rule setting_tables:
             setting="{setting}",
         ),
     log:
-        PATHS.log("setting_tables", "{benchmark}/{setting}"),
+        PATHS.log("setting_tables", "{family}{benchmark}/{setting}"),
     benchmark:
-        PATHS.timing("setting_tables", "{benchmark}/{setting}")
+        PATHS.timing("setting_tables", "{family}{benchmark}/{setting}")
     conda:
         "../envs/evaluation.yaml"
     resources:

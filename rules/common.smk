@@ -7,6 +7,7 @@ from snakemake.utils import validate
 from posir import benchmark as fmt
 from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
 from posir.plan import Plan, input_scaled_mem_mb
+from posir.results import BENCHMARK_FOLDER
 from posir.scheduling import LONG_ANALYSIS_PRIORITY, TEXTS_PRIORITY
 from posir.scheduling import NOTICE as RATE_LIMIT_NOTICE
 from posir.scheduling import drop_local_rate_limit

@@ -37,13 +37,13 @@ rule main_table:
         bootstraps=EVALUATION.aggregates_of_benchmark("bootstrap"),
         trends=EVALUATION.aggregates_of_benchmark("trend"),
     output:
-        csv=reported(PATHS.table("{benchmark}", "main.csv"), "main_table", "Tables", "{benchmark}"),
-        markdown=reported(PATHS.table("{benchmark}", "main.md"), "main_table", "Tables", "{benchmark}"),
-        long=PATHS.table("{benchmark}", "main_long.csv"),
-        trends=PATHS.table("{benchmark}", "trends.csv"),
-        trends_markdown=reported(PATHS.table("{benchmark}", "trends.md"), "trend_table", "Tables", "{benchmark}"),
+        csv=reported(PATHS.table(BENCHMARK_FOLDER, "main.csv"), "main_table", "Tables", "{benchmark}"),
+        markdown=reported(PATHS.table(BENCHMARK_FOLDER, "main.md"), "main_table", "Tables", "{benchmark}"),
+        long=PATHS.table(BENCHMARK_FOLDER, "main_long.csv"),
+        trends=PATHS.table(BENCHMARK_FOLDER, "trends.csv"),
+        trends_markdown=reported(PATHS.table(BENCHMARK_FOLDER, "trends.md"), "trend_table", "Tables", "{benchmark}"),
     log:
-        PATHS.log("main_table", "{benchmark}"),
+        PATHS.log("main_table", BENCHMARK_FOLDER),
     conda:
         "../envs/evaluation.yaml"
     resources:
@@ -61,7 +61,7 @@ rule plot_position_grid:
         bands=EVALUATION.aggregates_of_benchmark("bootstrap_bins"),
     output:
         figure=reported(
-            PATHS.figure("{benchmark}", "grid.png"),
+            PATHS.grid(BENCHMARK_FOLDER),
             "position_grid",
             "Figures",
             "{benchmark}",
@@ -69,7 +69,7 @@ rule plot_position_grid:
             setting="all",
         ),
     log:
-        PATHS.log("plot_position_grid", "{benchmark}"),
+        PATHS.log("plot_position_grid", BENCHMARK_FOLDER),
     conda:
         "../envs/evaluation.yaml"
     resources:
@@ -85,10 +85,10 @@ rule languages_table:
     input:
         summaries=EVALUATION.aggregates_of_benchmark("summary"),
     output:
-        csv=reported(PATHS.table("{benchmark}", "languages.csv"), "languages_table", "Tables", "{benchmark}"),
-        markdown=reported(PATHS.table("{benchmark}", "languages.md"), "languages_table", "Tables", "{benchmark}"),
+        csv=reported(PATHS.table(BENCHMARK_FOLDER, "languages.csv"), "languages_table", "Tables", "{benchmark}"),
+        markdown=reported(PATHS.table(BENCHMARK_FOLDER, "languages.md"), "languages_table", "Tables", "{benchmark}"),
     log:
-        PATHS.log("languages_table", "{benchmark}"),
+        PATHS.log("languages_table", BENCHMARK_FOLDER),
     conda:
         "../envs/evaluation.yaml"
     resources:
@@ -104,10 +104,10 @@ rule language_bias:
     input:
         runs=EVALUATION.one_vs_many_runs,
     output:
-        csv=reported(PATHS.table("{benchmark}", "language_bias.csv"), "language_bias", "Tables", "{benchmark}"),
-        markdown=PATHS.table("{benchmark}", "language_bias.md"),
+        csv=reported(PATHS.table(BENCHMARK_FOLDER, "language_bias.csv"), "language_bias", "Tables", "{benchmark}"),
+        markdown=PATHS.table(BENCHMARK_FOLDER, "language_bias.md"),
         figure=reported(
-            PATHS.figure("{benchmark}", "language_bias.png"),
+            PATHS.benchmark_figure(BENCHMARK_FOLDER, "language_bias.png"),
             "language_bias",
             "Figures",
             "{benchmark}",
@@ -115,7 +115,7 @@ rule language_bias:
             setting="one-vs-many",
         ),
     log:
-        PATHS.log("language_bias", "{benchmark}"),
+        PATHS.log("language_bias", BENCHMARK_FOLDER),
     conda:
         "../envs/evaluation.yaml"
     # Peak RSS measured: 296 MB over 2.7 GB of runs (read to depth 100, not held).

@@ -1,14 +1,26 @@
-"""Shared fixtures: the real data mirror (../shared/data), the real SQuAD file and the local SmolLM2 server."""
+"""Shared fixtures and the suite's layout rules: the real data mirror (../shared/data), the real SQuAD file, the
+one local SmolLM2 server of a test run, the marks each folder gives its tests and the order they start in."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+#: the folder whose every test runs Snakemake; tests/unit/test_project_layout.py keeps Snakemake out of the others
+WORKFLOW_DIR = TESTS / "workflow"
+
+#: The SmolLM2 server of a test run: prompts of the LLM rerank hold whole long documents (4096 tokens).
+LLM_CONTEXT = 4096
+SERVER_RECORD = "smollm2-server.json"
 
 
 def mirror_dir() -> Path:
@@ -21,20 +33,143 @@ def mirror_dir() -> Path:
     return path.resolve()
 
 
+def cores_per_worker() -> int:
+    """Cores one test process may use: ``POSIR_TEST_CORES``, else the machine's cores shared among the
+    pytest-xdist workers (at least one each: `make test` starts one worker more than the cores, since workers also
+    wait), so that a test's Snakemake never takes the cores of another worker's."""
+    configured = os.environ.get("POSIR_TEST_CORES")
+    if configured:
+        return max(1, int(configured))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory every process of this test run shares: the workers' parent under xdist (the controller's own)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+# ---- marks, order and workers -----------------------------------------------------------------------------------
+
+#: The modules whose Snakemake builds take longest (the setup times `--durations` shows), started first after the LLM
+#: modules so that none starts last on a worker. It orders work only: a stale entry costs minutes, never a result.
+LONGEST_FIRST = (
+    "workflow/test_workflow.py",
+    "workflow/test_controlled_workflow.py",
+    "workflow/test_rerank_workflow.py",
+    "workflow/test_slurm_workflow.py",
+    "workflow/test_translation_workflow.py",
+)
+
+#: Every module that asks the local LLM server runs on one xdist worker: one server serves the run, one request at a
+#: time, so two workers waiting on it would leave a core idle.
+LLM_SCOPE = "smollm2"
+
+
+def llm_modules() -> frozenset[str]:
+    """Test modules (paths from the repository root) with a test or fixture that takes the ``smollm2`` fixture: read
+    from the code, so that the controller of an xdist run, which collects nothing, knows them too."""
+    found = set()
+    for path in TESTS.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == "smollm2" for a in node.args.args):
+                found.add(path.relative_to(REPO).as_posix())
+                break
+    return frozenset(found)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own: a module per worker, the LLM modules together
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`-n N` (xdist's `load`) or `--dist loadscope`: whole modules to a worker, the longest first; another `--dist`
+    is left to xdist."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    if config.getvalue("dist") not in ("load", "loadscope"):
+        return None
+    together = llm_modules()
+
+    class ModulesAndTheLLM(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return LLM_SCOPE if nodeid.split("::", 1)[0] in together else super()._split_scope(nodeid)
+
+    return ModulesAndTheLLM(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks by folder, so they cannot drift from what a test does; the longest work first, so that no long module
+    starts last on a worker (the scheduler hands out modules in this order): the modules that ask the LLM server,
+    the longest builds, the other Snakemake runs, then the rest."""
+    together = llm_modules()
+    for item in items:
+        if Path(item.path).is_relative_to(WORKFLOW_DIR):
+            item.add_marker(pytest.mark.workflow)
+        if item.module is not None and hasattr(item.module, "single_node_slurm"):
+            item.add_marker(pytest.mark.slurm)
+
+    def cost_rank(item: pytest.Item) -> tuple[int, int]:
+        module = Path(item.path).relative_to(TESTS).as_posix()
+        if Path(item.path).relative_to(REPO).as_posix() in together:
+            return (0, 0)
+        if module in LONGEST_FIRST:
+            return (1, LONGEST_FIRST.index(module))
+        return (2, 0) if Path(item.path).is_relative_to(WORKFLOW_DIR) else (3, 0)
+
+    items.sort(key=cost_rank)  # stable: the order within a rank is pytest's
+
+
+# ---- the LLM server ----------------------------------------------------------------------------------------------
+
+
+def _start_server(root: Path) -> dict[str, object]:
+    from posir.llm.server import free_port, wait_until_ready
+
+    port = free_port()
+    log = open(root / "smollm2-server.log", "w")  # the server writes to it until it is stopped
+    command = [sys.executable, "-m", "posir.llm.server", "--port", str(port), "--n-ctx", str(LLM_CONTEXT)]
+    process = subprocess.Popen(
+        [*command, "--threads", str(cores_per_worker())], stdout=log, stderr=subprocess.STDOUT, cwd=REPO
+    )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    wait_until_ready(base_url, timeout=120)
+    return {"base_url": base_url, "pid": process.pid}
+
+
+@pytest.fixture(scope="session")
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Base URL of the real SmolLM2-135M, served once per test run: the first process that asks starts it (under a
+    lock; under xdist the LLM modules share a worker anyway), and the run's end stops it (pytest_sessionfinish)."""
+    from filelock import FileLock
+
+    root = run_root(tmp_path_factory)
+    record = root / SERVER_RECORD
+    with FileLock(str(root / "smollm2-server.lock")):
+        if not record.exists():
+            record.write_text(json.dumps(_start_server(root)))
+    return json.loads(record.read_text())["base_url"]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the run's LLM server, once every worker is done: in the controller, or the one process without xdist."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    record = factory.getbasetemp() / SERVER_RECORD if factory is not None else None
+    if record is not None and record.exists():
+        try:
+            os.kill(json.loads(record.read_text())["pid"], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        record.unlink()
+
+
+# ---- fixtures ----------------------------------------------------------------------------------------------------
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     return mirror_dir()
-
-
-@pytest.fixture(scope="module")
-def smollm2(request: pytest.FixtureRequest):
-    """Base URL of the real SmolLM2-135M served for one test module; the module's ``LLM_SERVER`` sets
-    (context length, threads), by default (2048, 1) since the CPU is shared with the workflow under test."""
-    from posir.llm.server import local_llm_server
-
-    n_ctx, threads = getattr(request.module, "LLM_SERVER", (2048, 1))
-    with local_llm_server(n_ctx=n_ctx, threads=threads) as base_url:
-        yield base_url
 
 
 @pytest.fixture(scope="session")

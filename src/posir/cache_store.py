@@ -23,7 +23,7 @@ place for:
 * errors: every sqlite failure becomes a :class:`CacheError` whose message names the file, what is
   wrong and the fix.
 
-sqlite rather than a key-value library: ``perf/cache_store.py`` measured this layer against
+sqlite rather than a key-value library: ``perf/cache_store_speed.py`` measured this layer against
 ``diskcache`` on the workflow's access pattern; ``docs/caches.md`` has the numbers and the reasons.
 """
 

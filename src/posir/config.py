@@ -92,6 +92,10 @@ CLEARABLE = (
 )
 #: Sections whose entries know their name (their key).
 NAMED = ("sources", "benchmarks", "models", "scorers", "pipelines", "published")
+#: Sections of named entries, where an overlay removes one entry with ``<name>: null``: Snakemake merges every
+#: ``--configfile`` into one overlay before config.yaml, so a block cleared by one overlay and refilled by the next
+#: is merged with config.yaml's block, not put in its place.
+REMOVABLE = tuple(dict.fromkeys((*NAMED, *CLEARABLE)))
 
 
 @dataclass(frozen=True)
@@ -163,13 +167,17 @@ class WorkflowConfig(Entry):
     @model_validator(mode="before")
     @classmethod
     def _prepare(cls, data: Any) -> Any:
-        """``null`` clears a named block; an entry's name is its key (and never a key of its own)."""
+        """``null`` clears a named block, or removes one entry of it; an entry's name is its key (and never a key of
+        its own)."""
         if not isinstance(data, Mapping):
             return data
         data = dict(data)
         for section in CLEARABLE:
             if section in data and data[section] is None:
                 data[section] = {}
+        for section in REMOVABLE:
+            if isinstance(data.get(section), Mapping):
+                data[section] = {key: entry for key, entry in data[section].items() if entry is not None}
         for section in NAMED:
             entries = data.get(section)
             if not isinstance(entries, Mapping):
@@ -777,10 +785,14 @@ def json_schema() -> dict[str, Any]:
     """The JSON schema of the whole config, generated from the declarations (draft 2020-12).
 
     What the declarations do in code is written into it: a named block a merged ``--configfile`` clears with
-    ``null`` accepts null, and a controlled benchmark needs no ``builder``; titles (pydantic's field names in title
-    case) are left out as noise.
+    ``null``, and an entry it removes with ``null``, accept null, and a controlled benchmark needs no ``builder``;
+    titles (pydantic's field names in title case) are left out as noise.
     """
     schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
+    for key in REMOVABLE:
+        entries = schema["properties"][key]["patternProperties"]
+        for pattern, entry in entries.items():
+            entries[pattern] = {"anyOf": [entry, {"type": "null"}]}
     for key in CLEARABLE:
         schema["properties"][key] = _nullable(schema["properties"][key])
     for _name, definition in schema["$defs"].items():

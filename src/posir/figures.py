@@ -278,30 +278,47 @@ def segment_similarity(panels: Mapping[str, pd.DataFrame], buckets: Sequence[str
     plt.close(fig)
 
 
-def controlled_curves(positions: pd.DataFrame, title: str, path: Path) -> None:
+def controlled_curves(positions: pd.DataFrame, title: str, path: Path) -> list[str]:
     """Within-query position curves of a controlled family: mean nDCG@10 at each target position, one line per
-    model (and setting) with its paired bootstrap band, one panel per length (a natural bucket in move mode)."""
+    model (and setting) with its paired bootstrap band, one panel per length (a natural bucket in move mode). Each
+    panel says its number of queries; a line of fewer than MIN_INTERVAL_QUERIES queries is drawn without a band.
+    Returns the panels' titles."""
+    from posir.metrics.bootstrap import MIN_INTERVAL_QUERIES
+
     lengths = sorted(positions["length"].astype(str).unique(), key=_length_order)
     fig, axes = plt.subplots(1, len(lengths), figsize=(4.2 * len(lengths), 3.6), sharey=True, squeeze=False)
+    unbanded, titles = False, []
     for ax, length in zip(axes[0], lengths):
         frame = positions[positions["length"].astype(str) == length]
         for (model, setting), lines in frame.groupby(["model", "setting"], sort=True):
             lines = lines.sort_values("target_position")
             label = model if frame["setting"].nunique() == 1 else f"{model}, {setting}"
             line = ax.plot(lines["target_position"], lines["mean"], marker="o", label=label)[0]
-            ax.fill_between(
-                lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15, color=line.get_color()
-            )
-        ax.set_title(f"length {length}" if length.isdigit() else f"bucket {length}")
+            unbanded |= lines["n_queries"].min() < MIN_INTERVAL_QUERIES
+            if lines["n_queries"].min() >= MIN_INTERVAL_QUERIES:
+                ax.fill_between(
+                    lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15, color=line.get_color()
+                )
+        name = f"length {length}" if length.isdigit() else f"bucket {length}"
+        titles.append(f"{name}: {_queries_label(frame['n_queries'])}")
+        ax.set_title(titles[-1])
         ax.set_xlabel("target relative position of the evidence")
         ax.set_xlim(0, 1)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(f"mean {POSITION_MEASURE.name} (same queries at every position)")
     axes[0][-1].legend(fontsize=7, loc="best")
-    fig.suptitle(title, fontsize=10)
+    note = f" (a line without a band: fewer than {MIN_INTERVAL_QUERIES} queries)" if unbanded else ""
+    fig.suptitle(title + note, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return titles
+
+
+def _queries_label(counts: pd.Series) -> str:
+    """``n = 12`` for a panel whose lines share their queries, ``n = 8-12`` where they differ (a sampled pipeline)."""
+    low, high = int(counts.min()), int(counts.max())
+    return f"n = {low}" if low == high else f"n = {low}-{high}"
 
 
 def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:

@@ -21,8 +21,8 @@ kind of file, used by the plan for rule outputs and job inputs alike); the reade
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -453,11 +453,18 @@ def _beside(stem: str, **endings: str) -> dict[str, str]:
     return {name: stem + ending for name, ending in endings.items()}
 
 
+#: A benchmark's folder of tables and grids in a rule's pattern: ``{family}`` is a controlled variant's family and a
+#: slash, or empty (:meth:`ResultPaths.benchmark_folder`).
+BENCHMARK_FOLDER = "{family}{benchmark}"
+
+
 @dataclass(frozen=True)
 class ResultPaths:
-    """The result files of a workflow run, under ``root``."""
+    """The result files of a workflow run, under ``root``; ``families`` maps each controlled variant to its family,
+    whose folders hold the variant's tables and grids."""
 
     root: str = "results"
+    families: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     # --- sources, benchmarks, collections ---------------------------------------------------------------
 
@@ -540,14 +547,29 @@ class ResultPaths:
 
     # --- tables, figures, analyses ----------------------------------------------------------------------
 
+    def benchmark_folder(self, benchmark: str) -> str:
+        """Where a benchmark's tables and grids sit under ``tables/`` and ``figures/``: a controlled variant's in its
+        family's folder (``tables/<family>/<variant>/``), not beside it. In a rule's pattern, BENCHMARK_FOLDER
+        matches both."""
+        family = self.families.get(benchmark)
+        return f"{family}/{benchmark}" if family else benchmark
+
     def table(self, benchmark: str, filename: str) -> str:
-        return f"{self.root}/tables/{benchmark}/{filename}"
+        return f"{self.root}/tables/{self.benchmark_folder(benchmark)}/{filename}"
+
+    def benchmark_figure(self, benchmark: str, filename: str) -> str:
+        """A figure of a benchmark's tables (its grids, its language bias): beside them, in its benchmark folder."""
+        return f"{self.root}/figures/{self.benchmark_folder(benchmark)}/{filename}"
+
+    def grid(self, benchmark: str, setting: str | None = None) -> str:
+        """Every model's position curves on one grid: of a benchmark, or of one of its settings."""
+        return self.benchmark_figure(benchmark, f"grid-{setting}.png" if setting else "grid.png")
 
     def figure(self, benchmark: str, filename: str) -> str:
         return f"{self.root}/figures/{benchmark}/{filename}"
 
     def significance(self, benchmark: str, setting: str, extension: str) -> str:
-        return f"{self.root}/tables/{benchmark}/significance/{setting}.{extension}"
+        return self.table(benchmark, f"significance/{setting}.{extension}")
 
     def saliency(self, benchmark: str, model: str, kind: str) -> str:
         return f"{self.root}/analyses/saliency/{benchmark}/{model}.{kind}.tsv"

@@ -11,12 +11,6 @@ LLM job started. The config is typed once (:func:`posir.config.load_config`, run
 
 from __future__ import annotations
 
-import copy
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
 
@@ -121,20 +115,3 @@ def test_a_translation_override_of_the_llm_section_is_checked_too(config):
         r"temprature: unknown key 'temprature'; allowed keys: .*\btemperature\b",
     ):
         load_config(config)
-
-
-def test_snakemake_prints_the_sentence_not_the_schema(tmp_path, config):
-    bad = copy.deepcopy(config)
-    bad["benchmarks"]["a/b"] = bad["benchmarks"]["squad-long"]
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(bad), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "POSIR_MIRROR": str(Path(os.environ.get("POSIR_MIRROR", "")))},
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode != 0
-    assert "config: benchmarks.a/b: 'a/b' does not match" in output
-    assert "additionalProperties" not in output and len(output.splitlines()) < 10, output

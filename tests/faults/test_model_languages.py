@@ -60,7 +60,7 @@ def test_flagged_rows_are_marked_in_the_main_and_languages_tables(tmp_path):
     }
     main = build.main_table(summaries, buckets)
     assert main.set_index("setting").loc["hin-eng", "languages_outside_model"] == "hin"
-    markdown = render.main_markdown(main)
+    markdown = render.main_markdown(main, buckets)
     assert "| hin-eng‡ " in markdown and "| deu-eng " in markdown
     assert "not among the model's declared languages" in markdown
     languages = render.languages_markdown(build.languages_table(summaries, buckets), buckets)
@@ -70,5 +70,5 @@ def test_flagged_rows_are_marked_in_the_main_and_languages_tables(tmp_path):
 
 def test_unflagged_tables_carry_no_note(tmp_path):
     summaries = {("bm25", "hin-eng"): _summary(tmp_path, "bm25", [])}
-    markdown = render.main_markdown(build.main_table(summaries, ["Q1", "Q2", "Q3", "Q4"]))
+    markdown = render.main_markdown(build.main_table(summaries, ["Q1", "Q2", "Q3", "Q4"]), ["Q1", "Q2", "Q3", "Q4"])
     assert "‡" not in markdown

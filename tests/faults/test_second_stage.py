@@ -334,6 +334,9 @@ def test_a_hub_model_that_is_not_here_says_how_to_provide_it(monkeypatch: pytest
     from posir.scorers import ScorerError, load_scorer
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads the variable once, when first imported (earlier tests import it): without this the
+    # load tries the network and waits out its retries (46 s here) before failing the same way
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     spec = ScorerSpec.from_config("ce", {"backend": "cross-encoder", "model": "no-such-org/no-such-reranker"})
     with pytest.raises(
         ScorerError,

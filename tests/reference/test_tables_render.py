@@ -114,7 +114,18 @@ def test_psi_flags_mark_sparse_bins(excerpt_settings: pd.DataFrame) -> None:
     assert "†" not in text and "| PosIR paper | bge-m3 | ara-ara | – |" in text
 
 
+def test_main_table_markdown_shows_what_a_reader_compares(excerpt_settings: pd.DataFrame) -> None:
+    """main.md: queries, nDCG@10 and PSI overall and per bucket (23 columns before); main.csv keeps the rest."""
+    frames = read_published(require(EXCERPT), BUCKETS)
+    table = build.main_table(frames, BUCKETS)
+    header = render.main_markdown(table, BUCKETS).splitlines()[0]
+    shown = [cell.strip() for cell in header.strip().strip("|").split("|")]
+    per_bucket = [f"nDCG@10 {b}" for b in BUCKETS], [f"PSI {b}" for b in BUCKETS]
+    assert shown == ["model", "setting", "queries", "nDCG@10", *per_bucket[0], "PSI", *per_bucket[1]]
+    assert len(table.columns) > len(shown) and "ndcg@10_query_mean_Q1" in table.columns
+
+
 def test_main_table_markdown_shows_missing_counts_as_dash(excerpt_settings: pd.DataFrame) -> None:
     frames = read_published(require(EXCERPT), BUCKETS)
-    text = render.main_markdown(build.main_table(frames, BUCKETS))
+    text = render.main_markdown(build.main_table(frames, BUCKETS), BUCKETS)
     assert "<NA>" not in text and "nan" not in text

@@ -193,37 +193,3 @@ def test_schema_requires_from_and_translations_but_no_sources() -> None:
         load_config(config(bad={"builder": "translation", "from": "squad-long"}))
     with pytest.raises(ConfigError, match=r"config: benchmarks\.bad\.sources: missing; add it"):
         load_config(config(bad={"builder": "squad_long_documents"}))
-
-
-def test_judge_and_comparison_rules_are_planned(tmp_path, mirror) -> None:
-    """A judge block (with an llm section) adds the judge rules; the comparison table needs both translations."""
-    from tests._snakemake import planned_jobs, snakemake
-
-    c = copy.deepcopy(RAW)
-    c["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "smollm2", "api_key_env": None}
-    c["benchmarks"]["xquad-parallel-apertium"]["judge"] = {"sample": 4}
-    for key in ("published", "paper_tables"):
-        c.pop(key)
-    load_config(c)  # the config the dry run reads is valid
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
-    dry = snakemake(
-        tmp_path,
-        "-n",
-        "--cores",
-        "2",
-        "results/tables/xquad-parallel-apertium/translation_judge.md",
-        "results/tables/xquad-spa/translation_comparison.md",
-        mirror=mirror,
-    )
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    jobs = planned_jobs(dry.stdout)
-    assert ("judge_translation", {"benchmark": "xquad-parallel-apertium", "language": "spa"}) in jobs
-    rules = {rule for rule, _ in jobs}
-    assert {
-        "translation_judge_table",
-        "translation_comparison",
-        "translate_benchmark",
-        "build_parallel_variant",
-    } <= rules
-    translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
-    assert translated == {"xquad-parallel-apertium", "xquad-parallel-human"}

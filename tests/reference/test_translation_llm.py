@@ -20,7 +20,6 @@ from posir import benchmark as fmt
 from posir.builders.xquad import ParallelBenchmark
 from posir.config import MetricParams
 from posir.llm import LLMClient, LLMConfig, load_prompt
-from posir.llm.server import local_llm_server
 from posir.plan.jobs import BuildJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.steps.benchmarks import build_parallel_variant
 from posir.steps.translation import judge_translation, translate_benchmark, write_judge_tables
@@ -73,68 +72,65 @@ def tiny_source(mirror, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def llm_run(tiny_source, tmp_path_factory) -> dict[str, Any]:
+def llm_run(tiny_source, tmp_path_factory, smollm2) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("llm")
-    with local_llm_server(n_ctx=4096, threads=1) as base_url:  # 1: the CPU is shared
-        llm = LLMConfig.from_section(
-            {
-                "base_url": base_url,
-                "model": "smollm2",
-                "api_key_env": None,
-                "max_tokens": 256,
-                "concurrency": 1,
-                "max_retries": 1,
-                "cache_path": str(root / "llm-cache.sqlite"),
-            }
-        )
-        contract = {
-            name: str(tiny_source / file) for name, file in fmt.CONTRACT.items() if name not in ("drops", "card")
-        }  # the source variant's files, as the translate rule reads them
-        out = root / "tiny-llm-spa"
-        card = translate_benchmark(
-            TranslateJob(
+    llm = LLMConfig.from_section(
+        {
+            "base_url": smollm2,
+            "model": "smollm2",
+            "api_key_env": None,
+            "max_tokens": 256,
+            "concurrency": 1,
+            "max_retries": 1,
+            "cache_path": str(root / "llm-cache.sqlite"),
+        }
+    )
+    contract = {
+        name: str(tiny_source / file) for name, file in fmt.CONTRACT.items() if name not in ("drops", "card")
+    }  # the source variant's files, as the translate rule reads them
+    out = root / "tiny-llm-spa"
+    card = translate_benchmark(
+        TranslateJob(
+            entry=ENTRY,
+            separator="\n\n",
+            llm=llm,
+            metrics=METRICS.positions(),
+            input=contract,
+            output={"card": str(out / fmt.CARD)},
+            wildcards={"language": "spa"},
+        ),
+        progress=False,
+    )
+    # The answered queries again, through a new client on the same cache: no HTTP request may be made.
+    # (Failed answers are not cached and would be asked again; the weak model's take minutes.)
+    answered = [
+        q.text
+        for q in fmt.read_queries(tiny_source / fmt.QUERIES)
+        if q.qid
+        not in {
+            d["record"] for d in fmt.read_table(root / "tiny-llm-spa" / fmt.DROPS) if d["stage"] == "translate_queries"
+        }
+    ]
+    client = LLMClient(llm, progress=False)
+    again = LLMTranslator(client, load_prompt("translate"), "eng", "spa")
+    again_results = again.translate(answered, "queries")
+    again_usage = again.usage()
+    again.close()
+    judged = None
+    if card["counts"]["documents"]:
+        judged = judge_translation(
+            JudgeJob(
                 entry=ENTRY,
-                separator="\n\n",
                 llm=llm,
-                metrics=METRICS.positions(),
-                input=contract,
-                output={"card": str(out / fmt.CARD)},
                 wildcards={"language": "spa"},
-            ),
-            progress=False,
-        )
-        # The answered queries again, through a new client on the same cache: no HTTP request may be made.
-        # (Failed answers are not cached and would be asked again; the weak model's take minutes.)
-        answered = [
-            q.text
-            for q in fmt.read_queries(tiny_source / fmt.QUERIES)
-            if q.qid
-            not in {
-                d["record"]
-                for d in fmt.read_table(root / "tiny-llm-spa" / fmt.DROPS)
-                if d["stage"] == "translate_queries"
-            }
-        ]
-        client = LLMClient(llm, progress=False)
-        again = LLMTranslator(client, load_prompt("translate"), "eng", "spa")
-        again_results = again.translate(answered, "queries")
-        again_usage = again.usage()
-        again.close()
-        judged = None
-        if card["counts"]["documents"]:
-            judged = judge_translation(
-                JudgeJob(
-                    entry=ENTRY,
-                    llm=llm,
-                    wildcards={"language": "spa"},
-                    input={
-                        "source": str(tiny_source / fmt.CORPUS),
-                        "corpus": str(out / fmt.CORPUS),
-                        "documents": str(out / fmt.DOCUMENTS),
-                    },
-                    output={"judged": str(root / "judge.tsv")},
-                )
+                input={
+                    "source": str(tiny_source / fmt.CORPUS),
+                    "corpus": str(out / fmt.CORPUS),
+                    "documents": str(out / fmt.DOCUMENTS),
+                },
+                output={"judged": str(root / "judge.tsv")},
             )
+        )
     return {
         "card": card,
         "again": (answered, again_results, again_usage),

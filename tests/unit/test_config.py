@@ -149,3 +149,20 @@ def test_evaluations_by_benchmark_keeps_config_order(config):
     assert list(grouped) == list(dict.fromkeys(e.benchmark for e in listed))
     for benchmark, group in grouped.items():
         assert group == [e for e in listed if e.benchmark == benchmark]
+
+
+def test_an_overlay_removes_one_entry_with_null(config):
+    """Snakemake merges every --configfile into one overlay before config.yaml, so an overlay that clears a block
+    and one that refills it give config.yaml's block plus the refill; ``<name>: null`` removes one entry instead."""
+    from snakemake.utils import update_config
+
+    overlay = {"translation_comparisons": {"xquad-spa": None}, "models": {"use-m3": None}}
+    merged = copy.deepcopy(config)
+    update_config(merged, overlay)
+    merged["evaluation"] = [e for e in merged["evaluation"] if "use-m3" not in e["models"]]
+    for section in ("analyses", "paper_tables"):
+        merged[section] = None if section == "paper_tables" else {"representation": {"runs": None}}
+    validate(copy.deepcopy(merged), SCHEMA, set_default=False)  # Snakemake's check accepts the nulls
+    typed = load_config(merged)
+    assert "xquad-spa" not in typed.translation_comparisons and "use-m3" not in typed.models
+    assert "bm25" in typed.models

@@ -3,37 +3,19 @@ builder writes the whole contract, so any benchmark with its own corpus can be t
 
 from __future__ import annotations
 
-import subprocess
-
-import yaml
-
-from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake
-from tests.conftest import REPO
+from tests._snakemake import Build
 
 
-def dry_run(tmp_path, config, mirror) -> subprocess.CompletedProcess:
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    return snakemake(tmp_path, "-n", "--cores", "1", mirror=mirror, timeout=600)
-
-
-def with_generated_and_imported(tmp_path) -> dict:
-    """config.yaml plus an LLM-generated benchmark ('gen') and a PosIR import ('imported')."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
+def dispatch_build(tmp_path, mirror, *more: str) -> Build:
+    """tests/configs/dispatch.yaml (and ``more`` test configs): config.yaml plus an LLM-generated benchmark ('gen')
+    and a PosIR import ('imported')."""
     (tmp_path / "raw.jsonl").write_text('{"id": "a", "text": "x"}\n')
-    config["benchmarks"]["gen"] = {"builder": "llm_generation", "generation": {"corpus": {"path": "raw.jsonl"}}}
-    config["benchmarks"]["imported"] = {
-        "builder": "posir_import",
-        "posir_import": {"path": "posir", "subset": "eng-Latn/x", "download": True},
-    }
-    config["llm"] = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
-    return config
+    return Build.prepare(tmp_path, mirror, ["dispatch", *more])
 
 
 def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
-    config = with_generated_and_imported(tmp_path)
-    config["evaluation"] = [{"benchmark": b, "models": ["bm25"]} for b in ("squad-long", "gen", "imported")]
-    dry = dry_run(tmp_path, config, mirror)
+    evaluation = [{"benchmark": b, "models": ["bm25"]} for b in ("squad-long", "gen", "imported")]
+    dry = dispatch_build(tmp_path, mirror).snakemake("-n", "--cores", "1", more={"evaluation": evaluation}, timeout=600)
     out = dry.stdout + dry.stderr
     assert dry.returncode == 0, out[-3000:]
     planned = {}
@@ -58,20 +40,18 @@ def test_each_benchmark_is_built_by_its_builders_rule(tmp_path, mirror):
 def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
     """Before, a translation 'from' a generated or imported benchmark passed the config check and failed at DAG
     time: those builders wrote no documents.tsv. Every builder now writes the whole contract."""
-    config = with_generated_and_imported(tmp_path)
-    for source in ("gen", "imported"):
-        config["benchmarks"][f"{source}-es"] = {
+    translations = {
+        f"{source}-es": {
             "builder": "translation",
             "from": source,
             "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
         }
-    config["evaluation"] = [
-        {"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]} for b in ("gen", "imported")
-    ]
-    without_reports(config)
-    dry = dry_run(tmp_path, config, mirror)
-    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
-    jobs = planned_jobs(dry.stdout)
+        for source in ("gen", "imported")
+    }
+    evaluation = [{"benchmark": f"{b}-es", "models": ["bm25"], "settings": ["spa-spa"]} for b in ("gen", "imported")]
+    jobs = dispatch_build(tmp_path, mirror, "reports_off").planned(
+        more={"benchmarks": translations, "evaluation": evaluation}
+    )
     translated = {w["benchmark"] for rule, w in jobs if rule == "translate_benchmark"}
     assert translated == {"gen-es", "imported-es"}
     assert ("assemble_generated_benchmark", {"benchmark": "gen"}) in jobs
@@ -79,12 +59,11 @@ def test_generated_and_imported_benchmarks_can_be_translated(tmp_path, mirror):
 
 
 def test_a_translation_of_a_query_only_benchmark_is_refused_at_start(tmp_path, mirror):
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"]["xl-es"] = {
+    query_only = {
         "builder": "translation",
         "from": "xquad-long",
         "translations": {"spa": {"backend": "apertium", "pair": "eng-spa"}},
     }
-    dry = dry_run(tmp_path, config, mirror)
+    dry = Build.prepare(tmp_path, mirror).snakemake("-n", "--cores", "1", more={"benchmarks": {"xl-es": query_only}})
     assert dry.returncode != 0
     assert "benchmarks.xl-es.from: 'xquad-long' (xquad_cross_lingual) holds queries only" in dry.stdout + dry.stderr

@@ -9,44 +9,28 @@ queries whose evidence was moved past what it reads.
 
 from __future__ import annotations
 
-import copy
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from posir.benchmark import read_corpus, read_queries, read_table
-from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake, workflow_run
+from tests._snakemake import Build
 from tests.conftest import REPO
-
-pytestmark = pytest.mark.workflow
+from tests.workflow.conftest import shared_build
 
 POSITIONS = 3
 MODELS = ("bm25", "use-m3", "minilm-l6")
 VARIANTS = [f"squad-long-moved-r0-p{i}" for i in range(POSITIONS)]
 
 
-def controlled_config() -> dict:
-    """Four SQuAD articles and a move family of 3 positions x 15 queries, evaluated by BM25, USE and MiniLM."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {
-        "squad-long": config["benchmarks"]["squad-long"],
-        "squad-long-moved": copy.deepcopy(config["benchmarks"]["squad-long-moved"]),
-    }
-    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 4
-    config["benchmarks"]["squad-long-moved"]["controlled"].update(positions=POSITIONS, queries=15)
-    config["evaluation"] = [
-        {"benchmark": name, "models": list(MODELS), "settings": ["eng-eng"]}
-        for name in ("squad-long", "squad-long-moved")
-    ]
-    return without_reports(config)
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror):
-    return workflow_run(tmp_path_factory.mktemp("controlled"), controlled_config(), mirror)
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory, mirror, shared_caches) -> Path:
+    """tests/configs/controlled.yaml: four SQuAD articles, a move family of 3 positions x 15 queries, BM25, USE
+    and MiniLM."""
+    build = shared_build(tmp_path_factory, mirror, "controlled", "reports_off", "controlled", local=shared_caches)
+    return build.workdir
 
 
 def scores(workdir, variant: str, model: str) -> pd.Series:
@@ -129,12 +113,7 @@ def test_the_card_says_what_the_model_saw_and_why_queries_were_left_out(workdir)
 
 def test_the_insert_example_plans_a_position_by_length_grid(tmp_path, mirror):
     """configs/controlled_insert.yaml: 5 positions x 3 haystack lengths, one corpus each, and the heat map."""
-    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
-    dry = snakemake(
-        tmp_path, "-n", "--cores", "2", "--configfile", str(REPO / "configs" / "controlled_insert.yaml"), mirror=mirror
-    )
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    jobs = planned_jobs(dry.stdout)
+    jobs = Build.prepare(tmp_path, mirror, [REPO / "configs" / "controlled_insert.yaml"]).planned()
     variants = sorted(w["benchmark"] for rule, w in jobs if rule == "build_controlled_variant")
     assert len(variants) == 15 and len({v.rsplit("-l", 1)[1] for v in variants}) == 3
     assert [w["benchmark"] for rule, w in jobs if rule == "controlled_tables"] == ["squad-long-haystack"]

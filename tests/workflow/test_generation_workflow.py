@@ -11,24 +11,18 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from posir import benchmark as fmt
 from posir.text import locate_reference, normalize_with_offsets
-from tests._configs import without_reports
-from tests._snakemake import snakemake as run_snakemake
+from tests._snakemake import Build
 from tests.conftest import REPO
+from tests.workflow.conftest import shared_build
 
-pytestmark = pytest.mark.workflow
 NAME = "gen-squad"
-GRADING = {"min_full_grade": 0, "min_grade_drop": 0, "max_tokens": 64}
 STAGE_CHAIN = [
     "read_corpus",
     "sample_documents",
@@ -41,8 +35,9 @@ STAGE_CHAIN = [
 ]
 
 
-def raw_corpus(squad: dict, path: Path) -> dict[str, int]:
-    """About ten real documents of one to three SQuAD paragraphs, one over 2048 tokens, and bad records."""
+def raw_corpus(squad: dict) -> tuple[bytes, dict[str, int]]:
+    """About ten real documents of one to three SQuAD paragraphs, one over 2048 tokens, and bad records (the
+    file's bytes, and the line of each bad record by reason)."""
     article = squad["data"][1]
     paragraphs = [p["context"] for p in article["paragraphs"]]
     groups = [[0], [1], [2], [3], [4], [5], [6, 7], [8, 9], [10, 11, 12], [13, 14]]
@@ -68,69 +63,31 @@ def raw_corpus(squad: dict, path: Path) -> dict[str, int]:
     lines.append(json.dumps({"id": "doc-notext", "title": "no text"}))
     lines.append('{"id": "doc-broken", "text": ')
     data = "\n".join(lines).encode("utf-8") + b'\n{"id": "doc-latin1", "text": "caf\xe9"}\n'
-    path.write_bytes(data)
-    return bad
+    return data, bad
 
 
-def generation_config(corpus: Path, base_url: str, cache: Path) -> dict:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {
-        NAME: {
-            "builder": "llm_generation",
-            "language": "eng",
-            "generation": {
-                "corpus": {"path": str(corpus), "format": "jsonl", "on_bad_record": "drop"},
-                "sampling": {"seed": 13, "documents_per_domain": 40},
-                "queries": {"questions_per_document": 2, "max_tokens": 200},
-                "spans": {"max_tokens": 200},
-                # SmolLM2 gives (nearly) every pair the same grade, so PosIR's thresholds (3, 1) and an LLM
-                # contrast scorer would leave no query to evaluate; the grading stage still runs for real, and
-                # the decisions at PosIR's thresholds are unit-tested (tests/test_generation_builder.py).
-                "contrast": {"scorers": ["minilm-maxp"]},
-                "grading": GRADING,
-                # margin 2 > any cosine difference: recall and scoring run for real, no document is removed
-                "false_negatives": {
-                    "recall_model": "minilm-l6",
-                    "top_k": 1000,
-                    "scorers": ["minilm-maxp"],
-                    "margin": 2.0,
-                },
-            },
-        }
-    }
-    config["scorers"] = {
-        "minilm-maxp": {"backend": "bi-encoder", "model": "minilm-l6", "window_tokens": 128, "stride_tokens": 64},
-        "llm-grader": {"backend": "llm-grade"},
-    }
-    config["llm"] = {
-        "base_url": base_url,
-        "model": "smollm2",
-        "api_key_env": None,
-        "cache_path": str(cache),
-        "concurrency": 1,
-        "timeout": 120,
-        "max_retries": 1,
-    }
-    config["evaluation"] = [{"benchmark": NAME, "models": ["bm25"], "settings": ["eng-eng"]}]
-    config["pipelines"] = {}  # config.yaml's name scorers this config replaces
-    return without_reports(config)
+OVERLAYS = ("reports_off", "generation")
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_snakemake(workdir, "--cores", "2", *args, timeout=1200)
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory, squad_dev, smollm2) -> dict:
-    workdir = tmp_path_factory.mktemp("generation")
-    bad = raw_corpus(squad_dev, workdir / "raw.jsonl")
-    (workdir / "config.yaml").write_text(
-        yaml.safe_dump(generation_config(workdir / "raw.jsonl", smollm2, workdir / "llm-cache.sqlite"))
+@pytest.fixture(scope="session")
+def build(tmp_path_factory, mirror, squad_dev, smollm2, shared_caches) -> Build:
+    """tests/configs/generation.yaml over the raw corpus above, graded by this test run's SmolLM2 server."""
+    data, _ = raw_corpus(squad_dev)
+    local = {"llm": {"base_url": smollm2}, **shared_caches}
+    return shared_build(
+        tmp_path_factory,
+        mirror,
+        "generation",
+        *OVERLAYS,
+        local=local,
+        before_run=lambda workdir: (workdir / "raw.jsonl").write_bytes(data),
     )
-    started = time.monotonic()
-    done = snakemake(workdir)
-    assert done.returncode == 0, done.stderr[-6000:]
-    return {"workdir": workdir, "bad": bad, "seconds": time.monotonic() - started}
+
+
+@pytest.fixture(scope="session")
+def run(build: Build, squad_dev) -> dict:
+    grading = build.config()["benchmarks"][NAME]["generation"]["grading"]
+    return {"workdir": build.workdir, "bad": raw_corpus(squad_dev)[1], "grading": grading}
 
 
 def card_of(workdir: Path) -> dict:
@@ -168,6 +125,7 @@ def test_bad_raw_records_are_reported_by_line(run):
 
 
 def test_every_kept_span_is_verified_in_its_document(run):
+    grading = run["grading"]
     directory = run["workdir"] / "results/benchmarks" / NAME
     documents = {d.doc_id: d for d in fmt.read_corpus(directory / fmt.CORPUS)}
     positions = fmt.read_positions(directory / fmt.POSITIONS)
@@ -190,8 +148,8 @@ def test_every_kept_span_is_verified_in_its_document(run):
         assert located[p.qid]["region"] in ("first", "middle", "final")
         assert isinstance(located[p.qid]["honours_constraint"], bool)
         grades = located[p.qid]
-        assert grades["grade_full"] >= GRADING["min_full_grade"]
-        assert grades["grade_removed"] <= grades["grade_full"] - GRADING["min_grade_drop"]
+        assert grades["grade_full"] >= grading["min_full_grade"]
+        assert grades["grade_removed"] <= grades["grade_full"] - grading["min_grade_drop"]
 
 
 def test_drop_report_covers_every_drop_with_a_reason(run):
@@ -219,12 +177,7 @@ def test_llm_usage_per_stage_is_in_the_card(run):
         assert stage["http_requests"] >= stage["items"] - stage["cache_hits"]
     assert usage["generate_queries"]["prompt_tokens"] > 0 and usage["generate_queries"]["completion_tokens"] > 0
     assert card["llm"]["model"] == "smollm2"
-    print(
-        "e2e seconds",
-        round(run["seconds"], 1),
-        "stages",
-        {s["stage"]: (s["entered"], s["left"], s["dropped"]) for s in card["stages"]},
-    )
+    print("stages", {s["stage"]: (s["entered"], s["left"], s["dropped"]) for s in card["stages"]})
 
 
 def test_the_evaluation_matrix_runs_on_the_generated_benchmark(run):
@@ -236,9 +189,11 @@ def test_the_evaluation_matrix_runs_on_the_generated_benchmark(run):
     assert (workdir / f"results/figures/{NAME}/positions.png").stat().st_size > 0
 
 
-def test_rerun_is_served_from_the_cache_with_zero_calls(run):
-    """Only schema-valid answers are cached (docs/llm.md): a rerun asks again exactly the calls that failed."""
-    workdir = run["workdir"]
+def test_rerun_is_served_from_the_cache_with_zero_calls(build, tmp_path):
+    """Only schema-valid answers are cached (docs/llm.md): a rerun (of a copy) asks again exactly the calls that
+    failed."""
+    again = build.copy_to(tmp_path / "again")
+    workdir = again.workdir
     first = card_of(workdir)["llm_usage"]
     before = {
         name: (workdir / f"results/benchmarks/{NAME}" / name).read_text()
@@ -246,8 +201,7 @@ def test_rerun_is_served_from_the_cache_with_zero_calls(run):
     }
     shutil.rmtree(workdir / "results/generation")
     shutil.rmtree(workdir / f"results/benchmarks/{NAME}")
-    done = snakemake(workdir, f"results/benchmarks/{NAME}/card.json")
-    assert done.returncode == 0, done.stderr[-4000:]
+    again.run(f"results/benchmarks/{NAME}/card.json", timeout=1200)
     again = card_of(workdir)["llm_usage"]
     assert set(again) == set(first)
     for stage, usage in again.items():
@@ -259,12 +213,9 @@ def test_rerun_is_served_from_the_cache_with_zero_calls(run):
         assert (workdir / f"results/benchmarks/{NAME}" / name).read_text() == text, name
 
 
-def test_the_example_config_plans_only_the_generated_benchmark(tmp_path):
+def test_the_example_config_plans_only_the_generated_benchmark(tmp_path, mirror):
     """configs/generation_local.yaml merged over config.yaml: the generation stages and their evaluation, no
     paper table or translation of the default matrix (which would need the evaluations it replaces)."""
-    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
-    dry = snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs/generation_local.yaml"))
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    rules = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, flags=re.M))
+    rules = {rule for rule, _ in Build.prepare(tmp_path, mirror, [REPO / "configs/generation_local.yaml"]).planned()}
     assert {"generate_queries", "locate_spans", "assemble_generated_benchmark", "main_table"} <= rules
     assert not rules & {"translate_benchmark", "paper_tables", "published_table", "translation_comparison"}

@@ -7,32 +7,24 @@ one job an hour: with the limiter in place the second job would wait an hour, wi
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
-
 from posir.scheduling import NOTICE, TEXTS_PRIORITY
-from tests._snakemake import planned_priorities, snakemake
-from tests.conftest import REPO
-
-pytestmark = pytest.mark.workflow
+from tests._snakemake import Build, planned_priorities
 
 TARGETS = ("results/sources/xquad_eng/xquad.en.json", "results/sources/xquad_spa/xquad.es.json")
 
 
 def test_a_local_run_is_not_rate_limited(tmp_path: Path, mirror: Path) -> None:
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
     limited = ("--cores", "2", "--max-jobs-per-timespan", "1/1h")
-    done = snakemake(tmp_path, *limited, *TARGETS, mirror=mirror, timeout=300)
+    done = Build.prepare(tmp_path, mirror).snakemake(*limited, *TARGETS, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert all((tmp_path / target).stat().st_size > 0 for target in TARGETS)
     assert NOTICE in done.stderr
 
 
 def test_a_dry_run_starts_nothing_and_says_nothing(tmp_path: Path, mirror: Path) -> None:
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
-    dry = snakemake(tmp_path, "-n", "--cores", "2", *TARGETS, mirror=mirror, timeout=300)
+    dry = Build.prepare(tmp_path, mirror).snakemake("-n", "--cores", "2", *TARGETS, timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert NOTICE not in dry.stderr + dry.stdout
 
@@ -40,8 +32,7 @@ def test_a_dry_run_starts_nothing_and_says_nothing(tmp_path: Path, mirror: Path)
 def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_them_all(
     tmp_path: Path, mirror: Path
 ) -> None:
-    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
-    dry = snakemake(tmp_path, "-n", "--cores", "2", mirror=mirror, timeout=600)
+    dry = Build.prepare(tmp_path, mirror).snakemake("-n", "--cores", "2", timeout=600)
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_priorities(dry.stdout)
     by_job = {

@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from posir import benchmark as fmt
 from posir.builders.posir_import import ImportSpec, PosIRImportError, import_subset
-from tests._configs import without_reports
 from tests._posir_layout import METRICS, SUBSET, import_layout, one_article_benchmark, query_rows, write_layout
-from tests._snakemake import snakemake
-from tests.conftest import REPO
+from tests._snakemake import Build, cores
 
 
 @pytest.fixture(scope="module")
@@ -63,17 +60,9 @@ def test_a_folder_not_in_the_layout_names_the_missing_file(tmp_path):
 def test_import_rule_builds_and_evaluates_the_benchmark(tmp_path, squad_benchmark, mirror):
     """The import is a builder like any other: the evaluation matrix runs on it unchanged (BM25 here)."""
     write_posir_folder(tmp_path / "posir", squad_benchmark, faults=False)
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {
-        "posir-squad": {
-            "builder": "posir_import",
-            "language": "eng",
-            "posir_import": {"path": str(tmp_path / "posir"), "subset": SUBSET},
-        }
-    }
-    config["evaluation"] = [{"benchmark": "posir-squad", "models": ["bm25"], "settings": ["eng-eng"]}]
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(without_reports(config)))
-    done = snakemake(tmp_path, "--cores", "2", "results/tables/posir-squad/main.csv", mirror=mirror, timeout=900)
+    build = Build.prepare(tmp_path, mirror, ["reports_off", "posir_import"])
+    assert build.config()["benchmarks"]["posir-squad"]["posir_import"]["subset"] == SUBSET
+    done = build.snakemake("--cores", cores(), "results/tables/posir-squad/main.csv", timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "import_posir_benchmark" in done.stderr and "build_benchmark" not in done.stderr
     card = json.loads((tmp_path / "results/benchmarks/posir-squad/card.json").read_text())

@@ -13,34 +13,29 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from posir.runs import ranked, read_trec_run
-from tests._configs import without_reports
-from tests._snakemake import planned_jobs, snakemake, workflow_run
+from tests._snakemake import Build, cores, merged_config, planned_jobs
 from tests.conftest import REPO
+from tests.workflow.conftest import shared_build
 
-pytestmark = pytest.mark.workflow
-DEPTH = 3
-LLM_SERVER = (4096, 2)  # (context length, threads) of the smollm2 fixture: the prompts hold long documents
-
-
-def llm_config(base_url: str) -> dict:
-    """One SQuAD article, 12 queries: BM25 and BM25 -> SmolLM2 at depth 3 (up to 36 calls)."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    example = yaml.safe_load((REPO / "configs/rerank_llm.yaml").read_text())
-    config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
-    config["benchmarks"]["squad-long"]["params"].update(max_articles=1, max_queries=12)
-    config["llm"] = {**example["llm"], "base_url": base_url, "timeout": 300, "max_retries": 1}
-    config["scorers"] = example["scorers"]
-    config["pipelines"] = {"bm25.smollm2": {"first_stage": "bm25", "second_stage": "smollm2-yes-no", "depth": DEPTH}}
-    config["evaluation"] = [{"benchmark": "squad-long", "models": ["bm25", "bm25.smollm2"], "settings": ["eng-eng"]}]
-    return without_reports(config)
+OVERLAYS = (REPO / "configs/rerank_llm.yaml", "reports_off", "llm_rerank")
+CONFIG = merged_config(*OVERLAYS)
+DEPTH = CONFIG["pipelines"]["bm25.smollm2"]["depth"]
+QUERIES = CONFIG["benchmarks"]["squad-long"]["params"]["max_queries"]
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror, smollm2) -> Path:
-    return workflow_run(tmp_path_factory.mktemp("rerank-llm"), llm_config(smollm2), mirror)
+@pytest.fixture(scope="session")
+def build(tmp_path_factory, mirror, smollm2, shared_caches) -> Build:
+    """tests/configs/llm_rerank.yaml over the example config: BM25 and BM25 -> SmolLM2 at depth 3 on the first 6
+    queries of one SQuAD article (up to 18 calls), against this test run's SmolLM2 server."""
+    local = {"llm": {"base_url": smollm2}, **shared_caches}
+    return shared_build(tmp_path_factory, mirror, "llm-rerank", *OVERLAYS, local=local)
+
+
+@pytest.fixture(scope="session")
+def workdir(build: Build) -> Path:
+    return build.workdir
 
 
 def card_of(workdir: Path) -> dict:
@@ -50,14 +45,14 @@ def card_of(workdir: Path) -> dict:
 def candidate_pairs(workdir: Path) -> int:
     """BM25's top-DEPTH documents per query: fewer than DEPTH where BM25 matched fewer documents."""
     first = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25/eng-eng.trec"))
-    assert len(first) == 12
+    assert len(first) == QUERIES
     return sum(min(DEPTH, len(ranking)) for ranking in first.values())
 
 
 def test_the_llm_reorders_bm25s_top_documents_above_its_tail(workdir):
     first = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25/eng-eng.trec"))
     reranked = ranked(read_trec_run(workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec"))
-    assert reranked.keys() == first.keys() and len(first) == 12
+    assert reranked.keys() == first.keys() and len(first) == QUERIES
     for qid, ranking in first.items():
         new = [d for d, _ in reranked[qid]]
         assert sorted(new[:DEPTH]) == sorted(d for d, _ in ranking[:DEPTH])
@@ -82,9 +77,11 @@ def test_every_pair_is_asked_once_and_accounted_for(workdir, smollm2):
     assert smollm2 not in json.dumps(card)  # counts only: no endpoint, prompt or answer in the card
 
 
-def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(workdir, mirror):
+def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(build, tmp_path):
+    again = build.copy_to(tmp_path / "again")
+    workdir = again.workdir
     before = (workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec").read_text()
-    done = snakemake(workdir, "--cores", "2", "--forcerun", "rerank", mirror=mirror)
+    done = again.snakemake("--cores", cores(), "--forcerun", "rerank")
     assert done.returncode == 0, done.stderr[-3000:]
     card = card_of(workdir)
     assert card["scorer_counts"]["computed"] == 0
@@ -94,8 +91,7 @@ def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(workdir, mirror)
 
 
 def test_the_example_config_plans_squad_long_only(tmp_path, mirror):
-    (tmp_path / "config.yaml").write_text((REPO / "config.yaml").read_text())
-    dry = snakemake(tmp_path, "-n", "--configfile", str(REPO / "configs/rerank_llm.yaml"), mirror=mirror)
+    dry = Build.prepare(tmp_path, mirror, [REPO / "configs/rerank_llm.yaml"]).snakemake("-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_jobs(dry.stdout)
     assert {w["benchmark"] for _, w in jobs if "benchmark" in w} == {"squad-long"}

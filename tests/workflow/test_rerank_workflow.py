@@ -8,43 +8,27 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from posir import benchmark as fmt
 from posir.runs import ranked, read_trec_run
-from tests._configs import without_reports
-from tests._snakemake import jobs_planned_with, planned_jobs, snakemake, workflow_run
-from tests.conftest import REPO
+from tests._snakemake import Build, cores
+from tests.workflow.conftest import shared_build
 
-pytestmark = pytest.mark.workflow
-
-PIPELINES = {
-    "bm25.minilm-maxp": {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 8},
-    "bm25.minilm-firstp": {"first_stage": "bm25", "second_stage": "minilm-firstp", "depth": 8},
-    "minilm-l6.minilm-maxp": {"first_stage": "minilm-l6", "second_stage": "minilm-maxp"},
-    "bm25.minilm-sample": {
-        "first_stage": "bm25",
-        "second_stage": "minilm-maxp",
-        "depth": 8,
-        "sample": {"queries": 100, "min_per_cell": 1, "seed": 5},
-    },
-}
+PIPELINES = ["bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp", "bm25.minilm-sample"]
 MODELS = ["bm25", "minilm-l6", "minilm-l6-chunks", *PIPELINES]
+OVERLAYS = ("reports_off", "rerank")
 
 
-def rerank_config() -> dict:
-    """Three SQuAD articles: BM25 and MiniLM as first stages, MiniLM chunked, and four pipelines."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
-    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 3
-    config["pipelines"] = copy.deepcopy(PIPELINES)  # tests extend their config; the module's stays as it is
-    config["evaluation"] = [{"benchmark": "squad-long", "models": list(MODELS), "settings": ["eng-eng"]}]
-    return without_reports(config)
+@pytest.fixture(scope="session")
+def build(tmp_path_factory, mirror, shared_caches) -> Build:
+    """tests/configs/rerank.yaml: three SQuAD articles, BM25 and MiniLM as first stages, MiniLM chunked, four
+    pipelines."""
+    return shared_build(tmp_path_factory, mirror, "rerank", *OVERLAYS, local=shared_caches)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror) -> Path:
-    return workflow_run(tmp_path_factory.mktemp("rerank"), rerank_config(), mirror)
+@pytest.fixture(scope="session")
+def workdir(build: Build) -> Path:
+    return build.workdir
 
 
 def run_of(workdir: Path, model: str) -> dict[str, list[tuple[str, float]]]:
@@ -102,21 +86,27 @@ def test_the_chunked_first_stage_sees_every_token_of_long_documents(workdir):
     assert long_documents.any() and (chunked.loc[long_documents, "doc_input_tokens"] > 600).all()
 
 
-def test_windows_and_queries_are_embedded_once_for_every_use(workdir, mirror):
+def test_windows_and_queries_are_embedded_once_for_every_use(build, tmp_path):
     """The pipelines' bi-encoder found every window and query that the chunked entry and MiniLM had embedded."""
-    done = snakemake(workdir, "--cores", "2", "--forcerun", "rerank", mirror=mirror)
+    again = build.copy_to(tmp_path / "again")
+    pipelines = ("bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp")
+    runs = [f"results/runs/squad-long/{model}/eng-eng.trec" for model in pipelines]
+    done = again.snakemake("--cores", cores(), "--forcerun", "rerank", *runs)  # these reranks again, nothing after
     assert done.returncode == 0, done.stderr[-3000:]
-    for model in ("bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp"):
-        counts = card_of(workdir, model)["scorer_counts"]
+    for model in pipelines:
+        counts = card_of(again.workdir, model)["scorer_counts"]
         assert counts["encoded"] == 0 and counts["from_cache"] > 0, (model, counts)
 
 
-def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mirror):
-    config = rerank_config()
-    config["pipelines"]["bm25.minilm-sump"] = {"first_stage": "bm25", "second_stage": "minilm-sump", "depth": 8}
-    config["scorers"]["minilm-sump"] = {"backend": "bi-encoder", "model": "minilm-l6", "aggregation": "sump"}
-    config["evaluation"][0]["models"].append("bm25.minilm-sump")
-    jobs = jobs_planned_with(workdir, config, mirror)
+def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(build):
+    evaluation = copy.deepcopy(build.config()["evaluation"])
+    evaluation[0]["models"].append("bm25.minilm-sump")
+    added = {
+        "pipelines": {"bm25.minilm-sump": {"first_stage": "bm25", "second_stage": "minilm-sump", "depth": 8}},
+        "scorers": {"minilm-sump": {"backend": "bi-encoder", "model": "minilm-l6", "aggregation": "sump"}},
+        "evaluation": evaluation,
+    }
+    jobs = build.planned(more=added)
     per_model = [(rule, w) for rule, w in jobs if "model" in w]
     assert sorted(rule for rule, _ in per_model) == ["rerank", "score_run"]
     assert all(w["model"] == "bm25.minilm-sump" for _, w in per_model)
@@ -132,13 +122,12 @@ def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(workdir, mir
 def test_a_bi_encoder_rerank_waits_for_the_chunked_entry_that_encodes_its_windows(tmp_path, mirror, chunked_evaluated):
     """Same windows, one encode: the rerank job depends on the chunked entry's corpus embeddings when both are
     evaluated, so it reads the windows from the cache instead of encoding them beside it; never adds that job."""
-    config = rerank_config()
+    empty = Build.prepare(tmp_path, mirror, OVERLAYS)
+    more = None
     if not chunked_evaluated:
-        config["evaluation"][0]["models"].remove("minilm-l6-chunks")
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    target = "results/runs/squad-long/bm25.minilm-maxp/eng-eng.trec"
-    dry = snakemake(tmp_path, "-n", "--cores", "2", target, mirror=mirror)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    encodes = {(w["model"], w["kind"]) for rule, w in planned_jobs(dry.stdout) if rule == "encode_texts"}
+        more = {"evaluation": copy.deepcopy(empty.config()["evaluation"])}
+        more["evaluation"][0]["models"].remove("minilm-l6-chunks")
+    jobs = empty.planned("results/runs/squad-long/bm25.minilm-maxp/eng-eng.trec", more=more)
+    encodes = {(w["model"], w["kind"]) for rule, w in jobs if rule == "encode_texts"}
     assert (("minilm-l6-chunks", "corpus") in encodes) == chunked_evaluated
     assert {model for model, _ in encodes} <= {"minilm-l6-chunks"}

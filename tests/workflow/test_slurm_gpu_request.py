@@ -13,33 +13,16 @@ import shlex
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests._configs import without_reports
-from tests._snakemake import planned_resources, snakemake
+from tests._snakemake import Build, cores, planned_resources
 from tests.conftest import REPO
 
-CUDA_MODEL, CPU_MODEL = "minilm-l6", "me5-small"
-PIPELINE = "bm25.minilm-maxp"  # its second stage encodes with minilm-l6
-
-
-def gpu_config() -> dict:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {"squad-long": config["benchmarks"]["squad-long"]}
-    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 2
-    for name, model in config["models"].items():  # entries sharing its embeddings must encode alike
-        if CUDA_MODEL in (name, model.get("embeddings_from")):
-            model["device"] = "cuda"
-    config["pipelines"] = {PIPELINE: config["pipelines"][PIPELINE]}
-    config["evaluation"] = [
-        {"benchmark": "squad-long", "models": [CUDA_MODEL, CPU_MODEL, "bm25", PIPELINE], "settings": ["eng-eng"]}
-    ]
-    return without_reports(config)
+CUDA_MODEL, CPU_MODEL = "minilm-l6", "me5-small"  # tests/configs/gpu_request.yaml
+OVERLAYS = ("reports_off", "gpu_request")
 
 
 def test_dry_run_plans_gpu_1_for_the_cuda_model_only(tmp_path: Path, mirror: Path) -> None:
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(gpu_config()))
-    dry = snakemake(tmp_path, "-n", "--cores", "2", mirror=mirror)
+    dry = Build.prepare(tmp_path, mirror, OVERLAYS).snakemake("-n", "--cores", cores())
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = planned_resources(dry.stdout)
     encode = {(w["model"], w["kind"]): r for rule, w, r in jobs if rule == "encode_texts"}
@@ -82,7 +65,7 @@ def stand_in_slurm(bin_dir: Path, sbatch_calls: Path) -> None:
 def test_the_plugin_submits_the_cuda_encode_job_with_gpus(
     tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(gpu_config()))
+    build = Build.prepare(tmp_path, mirror, OVERLAYS)
     # The encode jobs' input, so that they are the only jobs (--allowed-rules) and are submitted at once.
     queries = tmp_path / "results/benchmarks/squad-long/queries.jsonl"
     queries.parent.mkdir(parents=True)
@@ -92,15 +75,8 @@ def test_the_plugin_submits_the_cuda_encode_job_with_gpus(
     stand_in_slurm(tmp_path / "bin", sbatch_calls)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     # Targets first: --allowed-rules takes every word after it.
-    run = snakemake(
-        tmp_path,
-        *targets,
-        "--profile",
-        str(REPO / "profiles" / "slurm"),
-        "--keep-going",
-        "--allowed-rules",
-        "encode_texts",
-        mirror=mirror,
+    run = build.snakemake(
+        *targets, "--profile", str(REPO / "profiles" / "slurm"), "--keep-going", "--allowed-rules", "encode_texts"
     )
     output = run.stdout + run.stderr
     assert run.returncode != 0 and "stand-in sbatch submits nothing" in output, output[-4000:]

@@ -17,8 +17,6 @@ from tests.conftest import REPO
 from tests.workflow.driver import DriverRun, run_snakemake
 from tests.workflow.slurm import SlurmCluster, single_node_slurm
 
-pytestmark = pytest.mark.slurm
-
 # `${SLURM_JOB_ID:?}` makes a job that runs outside SLURM fail instead of writing an empty id.
 SMOKE_SNAKEFILE = """
 rule all:

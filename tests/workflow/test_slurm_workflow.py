@@ -1,7 +1,8 @@
 """The workflow itself through a real single-node SLURM: a small real config, run once with
 `--profile profiles/slurm` and once with `--profile profiles/local`, must give the same tables.
 
-Two SQuAD articles, MiniLM, BM25 and BM25 -> MiniLM MaxP on eng-eng: `all` and fetch_source are local
+tests/configs/slurm.yaml: two SQuAD articles, MiniLM, BM25 and BM25 -> MiniLM MaxP on eng-eng, both runs over
+the test run's shared embedding and score caches. `all` and fetch_source are local
 rules; the others become fewer SLURM jobs with the profile's groups (the two retrieve jobs, each searching
 and scoring one model, share one; the pipeline's rerank and score_run are one).
 Every SLURM job must have left its log under .snakemake/slurm_logs, be COMPLETED in
@@ -19,28 +20,16 @@ from pathlib import Path
 
 import psutil
 import pytest
-import yaml
 
-from tests._configs import without_reports
+from tests._snakemake import Build
 from tests.conftest import REPO
 from tests.workflow.driver import DriverRun, run_snakemake
 from tests.workflow.slurm import single_node_slurm
 
-pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
-
 BENCHMARK, SETTING = "squad-long", "eng-eng"
-#: a pipeline too: its rerank -> score_run chain is a group of the profile, downstream of a grouped retrieve
-PIPELINE = {"first_stage": "bm25", "second_stage": "minilm-maxp", "depth": 10}
+#: tests/configs/slurm.yaml: a pipeline too, whose rerank -> score_run chain is a group of the profile
 MODELS = ("minilm-l6", "bm25", "bm25.minilm-maxp")
-
-
-def small_config() -> dict:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"] = {BENCHMARK: config["benchmarks"][BENCHMARK]}
-    config["benchmarks"][BENCHMARK]["params"]["max_articles"] = 2
-    config["pipelines"] = {"bm25.minilm-maxp": PIPELINE}
-    config["evaluation"] = [{"benchmark": BENCHMARK, "models": list(MODELS), "settings": [SETTING]}]
-    return without_reports(config)
+OVERLAYS = ("reports_off", "slurm")
 
 
 def tables(workdir: Path) -> list[Path]:
@@ -62,23 +51,21 @@ class SlurmRun:
     daemons: dict[str, int]  # name -> PID, those the helper started
 
 
-def snakemake(workdir: Path, profile: str, mirror: Path, *extra: str) -> DriverRun:
-    env = {**os.environ, "POSIR_MIRROR": str(mirror)}
+def snakemake(build: Build, profile: str, *extra: str) -> DriverRun:
+    env = {**os.environ, "POSIR_MIRROR": str(build.mirror)}
+    profile_args = ["--snakefile", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / profile)]
+    # --configfile takes every word up to the next option: the profile's own options come first
     return run_snakemake(
-        ["--snakefile", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles" / profile), *extra],
-        workdir,
-        timeout_s=900,
-        env=env,
+        [*profile_args, *extra, "--configfile", *map(str, build.configfiles)], build.workdir, timeout_s=900, env=env
     )
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> SlurmRun:
+def runs(tmp_path_factory: pytest.TempPathFactory, mirror: Path, shared_caches: dict[str, str]) -> SlurmRun:
     local_dir, slurm_dir = tmp_path_factory.mktemp("local"), tmp_path_factory.mktemp("via-slurm")
-    for workdir in (local_dir, slurm_dir):
-        (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    local_build, slurm_build = (Build.prepare(d, mirror, OVERLAYS, shared_caches) for d in (local_dir, slurm_dir))
     with single_node_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
-        slurm = snakemake(slurm_dir, "slurm", mirror, "--slurm-keep-successful-logs")
+        slurm = snakemake(slurm_build, "slurm", "--slurm-keep-successful-logs")
         assert slurm.returncode == 0, f"{slurm.stderr[-6000:]}\n{cluster.log_tails()}"
         job_logs = {path.stem: path for path in (slurm_dir / ".snakemake" / "slurm_logs").rglob("*.log")}
         # Finished jobs stay in slurmctld's memory for MinJobAge (300 s): ask before the cluster goes.
@@ -87,7 +74,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> SlurmRun:
         completed = set(re.findall(r"_job_complete: JobId=(\d+) done", ctld_log))
         daemons = dict(cluster.started)
     # Locally after the cluster is gone: one workflow at a time on the machine's two cores.
-    local = snakemake(local_dir, "local", mirror)
+    local = snakemake(local_build, "local")
     assert local.returncode == 0, local.stderr[-6000:]
     print(f"\nsmall config via SLURM: {slurm.summary()}; locally: {local.summary()}")
     return SlurmRun(local, slurm, local_dir, slurm_dir, job_logs, job_states, completed, daemons)

@@ -7,48 +7,29 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from posir import benchmark as fmt
 from posir.translate.pipeline import DOCUMENT_STAGES, QUERY_STAGES
-from tests._snakemake import planned_jobs, snakemake, workflow_run
-from tests.conftest import REPO
+from tests._snakemake import Build, cores
+from tests.workflow.conftest import shared_build
 
-pytestmark = pytest.mark.workflow
 VARIANT = "squad-long-apertium-spa"
 MODELS = ["bm25", "me5-small", "use-m3"]
 
 
-def small_config() -> dict:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["sources"] = {"squad_dev_v1_1": config["sources"]["squad_dev_v1_1"]}
-    squad = config["benchmarks"]["squad-long"]
-    squad["params"].update(max_articles=2, max_queries=150)  # 30-odd long documents, a quick query sample
-    config["benchmarks"] = {"squad-long": squad, "squad-long-apertium": config["benchmarks"]["squad-long-apertium"]}
-    config["models"] = {m: config["models"][m] for m in MODELS}
-    config["evaluation"] = [{"benchmark": "squad-long-apertium", "models": MODELS, "settings": ["spa-spa", "spa-eng"]}]
-    config["translation_comparisons"] = {
-        "squad-spa": {
-            "translations": {"squad-long-apertium": "apertium"},
-            "reference": "squad-long-apertium",
-            "language": "spa",
-            "models": MODELS,
-            "settings": ["spa-spa", "spa-eng"],
-        }
-    }
-    for key in ("published", "paper_tables", "references", "pipelines"):
-        config.pop(key, None)
-    config["analyses"] = {}
-    config["scorers"] = {k: v for k, v in config["scorers"].items() if v.get("model", MODELS[0]) in MODELS}
-    return config
+@pytest.fixture(scope="session")
+def build(tmp_path_factory, mirror, shared_caches) -> Build:
+    """tests/configs/translation.yaml; the translation cache is the build's own (a test asserts on its hits)."""
+    return shared_build(tmp_path_factory, mirror, "translation", "reports_off", "translation", local=shared_caches)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror):
-    return workflow_run(tmp_path_factory.mktemp("translation-workflow"), small_config(), mirror)
+@pytest.fixture(scope="session")
+def workdir(build: Build) -> Path:
+    return build.workdir
 
 
 def test_translated_variant_has_the_full_contract(workdir) -> None:
@@ -102,22 +83,21 @@ def test_spa_spa_and_spa_eng_with_multilingual_retrievers(workdir) -> None:
     assert (workdir / "results" / "embeddings" / "me5-small" / "squad-long" / "corpus.npy").is_file()
 
 
-def test_rerun_has_nothing_to_do_and_the_translation_is_a_job(workdir, mirror) -> None:
-    dry = snakemake(workdir, "-n", "--cores", "2", mirror=mirror)
+def test_rerun_has_nothing_to_do_and_the_translation_is_a_job(build) -> None:
+    dry = build.snakemake("-n", "--cores", cores())
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
-    jobs = planned_jobs(snakemake(workdir, "-n", "--forceall", "--cores", "2", mirror=mirror).stdout)
+    jobs = build.planned("--forceall")
     assert ("translate_benchmark", {"benchmark": "squad-long-apertium", "language": "spa"}) in jobs
 
 
-def test_the_cache_makes_a_retranslation_free(workdir, mirror) -> None:
-    """Runs last: forcing the translation again makes everything downstream out of date."""
-    cache_rows = workdir / "results" / "translation-cache.sqlite"
+def test_the_cache_makes_a_retranslation_free(build, tmp_path) -> None:
+    """On a copy: forcing the translation again makes everything downstream out of date."""
+    again = build.copy_to(tmp_path / "again")
+    cache_rows = again.workdir / "results" / "translation-cache.sqlite"
     assert cache_rows.stat().st_size > 0
-    done = snakemake(
-        workdir, "--cores", "1", "--forcerun", "translate_benchmark", "--until", "translate_benchmark", mirror=mirror
-    )
+    done = again.snakemake("--cores", "1", "--forcerun", "translate_benchmark", "--until", "translate_benchmark")
     assert done.returncode == 0, done.stderr[-3000:]
-    card = json.loads((workdir / "results" / "benchmarks" / VARIANT / fmt.CARD).read_text())
+    card = json.loads((again.workdir / "results" / "benchmarks" / VARIANT / fmt.CARD).read_text())
     for unit in ("documents", "queries"):
         usage = card["translation"]["usage"][unit]
         assert usage["translated"] == 0 and usage["cache_hits"] == usage["unique_texts"] > 0

@@ -3,55 +3,28 @@
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import pytrec_eval
-import yaml
 
 from posir.benchmark import read_qrels
 from posir.runs import read_trec_run
-from tests._snakemake import SNAKEMAKE, jobs_planned_with, planned_jobs, snakemake, workflow_run
-from tests.conftest import REPO
-
-pytestmark = pytest.mark.workflow
+from tests._snakemake import Build, cores, planned_jobs
+from tests.workflow.conftest import shared_build
 
 
-def small_config() -> dict:
-    """Three SQuAD articles, every model on English; the multilingual models on a few XQuAD settings."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["benchmarks"]["squad-long"]["params"]["max_articles"] = 3
-    config["benchmarks"]["xquad-parallel"]["params"]["max_articles"] = 3
-    config["benchmarks"] = {k: config["benchmarks"][k] for k in ("squad-long", "xquad-long", "xquad-parallel")}
-    config["text_collections"]["python-docs"]["max_texts"] = 500
-    config["translation_comparisons"] = {}  # it names the translated benchmarks dropped above
-    config["evaluation"] = [
-        {
-            "benchmark": "squad-long",
-            "models": ["minilm-l6", "bm25", "minilm-l6-r2", "me5-small", "use-m3"],
-            "settings": ["eng-eng"],
-        },
-        {"benchmark": "xquad-long", "models": ["me5-small", "bm25"], "settings": ["deu-eng"]},
-        {"benchmark": "xquad-parallel", "models": ["use-m3", "bm25"], "settings": ["deu-deu", "deu-mul"]},
-    ]
-    config["analyses"] = {
-        "saliency": {
-            "runs": {"squad-long": ["minilm-l6"]},
-            "token_length": [600, 2000],
-            "position_window": [0.3, 0.7],
-            "max_pairs": 6,
-        },
-        "representation": {"runs": {"squad-long": ["minilm-l6", "use-m3"]}},
-    }
-    return config
+@pytest.fixture(scope="session")
+def build(tmp_path_factory, mirror, shared_caches) -> Build:
+    """tests/configs/workflow.yaml: three SQuAD articles, every default model on English, the multilingual models
+    on a few XQuAD settings, the analyses and the paper tables."""
+    return shared_build(tmp_path_factory, mirror, "workflow", "workflow", local=shared_caches)
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, mirror) -> Path:
-    return workflow_run(tmp_path_factory.mktemp("workflow"), small_config(), mirror)
+@pytest.fixture(scope="session")
+def workdir(build: Build) -> Path:
+    return build.workdir
 
 
 def test_main_table_has_one_row_per_model_and_setting(workdir):
@@ -161,17 +134,19 @@ def test_outputs_people_open_are_there(workdir):
         assert (workdir / "results" / path).stat().st_size > 0, path
 
 
-def test_rerun_has_nothing_to_do(workdir, mirror):
-    dry = snakemake(workdir, "-n", "--cores", "2", mirror=mirror)
+def test_rerun_has_nothing_to_do(build):
+    dry = build.snakemake("-n", "--cores", cores())
     assert dry.returncode == 0
     assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
-def test_adding_a_model_entry_adds_only_that_models_jobs(workdir, mirror):
-    config = small_config()
-    config["models"]["minilm-l6-bs16"] = {**copy.deepcopy(config["models"]["minilm-l6"]), "batch_size": 16}
-    config["evaluation"][0]["models"].append("minilm-l6-bs16")
-    jobs = jobs_planned_with(workdir, config, mirror)
+def test_adding_a_model_entry_adds_only_that_models_jobs(build):
+    config = build.config()
+    evaluation = copy.deepcopy(config["evaluation"])
+    evaluation[0]["models"].append("minilm-l6-bs16")
+    entry = {**config["models"]["minilm-l6"], "batch_size": 16}
+    added = {"models": {"minilm-l6-bs16": entry}, "evaluation": evaluation}
+    jobs = build.planned(more=added)
     per_model = [(rule, w) for rule, w in jobs if "model" in w]
     assert per_model and all(w["model"] == "minilm-l6-bs16" for _, w in per_model)
     assert {rule for rule, _ in per_model} == {"encode_texts", "retrieve"}  # a first stage's retrieve scores its run
@@ -180,34 +155,21 @@ def test_adding_a_model_entry_adds_only_that_models_jobs(workdir, mirror):
     assert others == {"main_table", "plot_position_grid", "paper_tables", "setting_tables", "all"}
 
 
-def test_one_table_as_target_builds_only_what_it_needs(workdir, mirror):
-    dry = snakemake(workdir, "-n", "--cores", "2", "--forceall", "results/tables/squad-long/main.csv", mirror=mirror)
+def test_one_table_as_target_builds_only_what_it_needs(build):
+    dry = build.snakemake("-n", "--cores", cores(), "--forceall", "results/tables/squad-long/main.csv")
     assert dry.returncode == 0
     rules = {rule for rule, _ in planned_jobs(dry.stdout)}
     assert "main_table" in rules and not rules & {"plot_position_grid", "plot_positional_distribution"}
 
 
-def test_html_report(workdir, mirror):
-    done = snakemake(workdir, "--report", "report.html", mirror=mirror)
+def test_html_report(build):
+    """The one report build of a test run (`make report` builds configs/ci.yaml's the same way, by hand)."""
+    done = build.snakemake("--report", "report.html")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (workdir / "report.html").stat().st_size > 10_000
-
-
-def test_lint_is_clean():
-    done = subprocess.run(
-        [*SNAKEMAKE, "--lint"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "POSIR_MIRROR": str(REPO.parent / "shared" / "data")},
-    )
-    assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert (build.workdir / "report.html").stat().st_size > 10_000
 
 
 def test_bad_config_key_stops_the_run_naming_it(tmp_path, mirror):
-    config = small_config()
-    config["metrics"]["position_binz"] = 20
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    dry = snakemake(tmp_path, "-n", mirror=mirror)
+    build = Build.prepare(tmp_path, mirror, ["workflow"], local={"metrics": {"position_binz": 20}})
+    dry = build.snakemake("-n")
     assert dry.returncode != 0 and "position_binz" in dry.stdout + dry.stderr

@@ -42,6 +42,9 @@ from posir.metrics.params import BootstrapParams
 from posir.results import ALL, CONFIDENCE, INTERVAL, INTERVAL_SUFFIXES, N_RESAMPLES, PSI_DEFINED_SHARE
 
 INTERVALS = ("centered", "percentile")
+#: Rendered tables and figures show no interval for a statistic of fewer queries: resampling one query gives
+#: ``[x, x]``, which reads as certainty, and a handful give an interval as wide as the data allows.
+MIN_INTERVAL_QUERIES = 10
 
 # Resample index matrices are generated in chunks of at most this many entries.
 CHUNK_ENTRIES = 4_000_000

@@ -6,7 +6,7 @@ exported once to an ONNX graph with dynamic batch and sequence axes (``torch.onn
 Runtime runs that graph, OpenVINO compiles the same file. ``quantize: int8`` (ONNX only) rewrites the
 graph's MatMuls to dynamic int8, weights per output channel (``onnxruntime.quantization.quantize_dynamic``):
 quantizing the embedding lookups too, ONNX Runtime's default, costs MiniLM 0.05 of cosine to fp32 on
-SQuAD paragraphs (mean 0.946) where MatMuls alone cost 0.006 (mean 0.994; ``perf/runtimes.py``).
+SQuAD paragraphs (mean 0.946) where MatMuls alone cost 0.006 (mean 0.994; ``perf/runtime_speed.py``).
 
 Why not sentence-transformers' own ``backend="onnx"``: it needs optimum, whose extra pins transformers
 4.57 (this project runs 5.23) and breaks ``datasets``; torch's exporter and ONNX Runtime's quantizer

@@ -47,7 +47,7 @@ class Plan:
         config = load_config(raw)
         if check_environment:
             check_installed(config)
-        paths = ResultPaths(results)
+        paths = ResultPaths(results, {variant: family for variant, (family, _) in config.controlled_variants.items()})
         parts = (BenchmarkPlan, RetrievalPlan, EvaluationPlan, ControlledPlan)
         plan = cls(config, paths, *(part(config, paths, prompts_dir) for part in parts))
         check_plan(config, prompts_dir)
@@ -63,6 +63,8 @@ class Plan:
             "language": "[a-z]{3}",
             "model": names_regex([*self.config.models, *self.config.pipelines]),
             "benchmark": "[^/]+",
+            # before a benchmark's tables and grids: a variant's family and a slash, or empty (benchmark_folder)
+            "family": "|" + names_regex(f"{family}/" for family in self.controlled.families()),
             "collection": names_regex(self.config.text_collections),
             "text_set": "[^/]+",
             "source": "[^/]+",
@@ -105,12 +107,12 @@ class Plan:
                 # one grid per setting; a grid of every model and setting would be unreadable
                 outputs += [paths.table(name, "languages.md")]
             else:
-                outputs += [paths.figure(name, "grid.png")]
+                outputs += [paths.grid(name)]
             if evaluation.one_vs_many(name):
-                outputs += [paths.table(name, "language_bias.csv"), paths.figure(name, "language_bias.png")]
+                outputs += [paths.table(name, "language_bias.csv"), paths.benchmark_figure(name, "language_bias.png")]
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
-                outputs += [paths.figure(name, f"grid-{s}.png") for s in settings]
+                outputs += [paths.grid(name, s) for s in settings]
         variants = sorted(
             {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations}
         )

@@ -210,7 +210,7 @@ def write_main_table(
     frames = {key: read_result_tsv(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
     table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(main_markdown(table), encoding="utf-8")
+    Path(markdown_path).write_text(main_markdown(table, metrics.bucket_names), encoding="utf-8")
     long = long_table(frames)
     if bootstraps:
         long = add_intervals(long, bootstraps, metrics)

@@ -25,7 +25,7 @@ def write_published_table(job: PublishedJob) -> pd.DataFrame:
         published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names), metrics.bucket_names
     )
     table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(main_markdown(table), encoding="utf-8")
+    Path(markdown_path).write_text(main_markdown(table, metrics.bucket_names), encoding="utf-8")
     return table
 
 

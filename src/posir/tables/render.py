@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from posir.metrics.bootstrap import MIN_INTERVAL_QUERIES
 from posir.metrics.measures import POSITION_MEASURE
 from posir.results import (
     ALL,
@@ -33,6 +34,7 @@ from posir.results import (
     DOCUMENT_LANGUAGE,
     DOCUMENTS_KEPT,
     DOCUMENTS_SOURCE,
+    ID_COLUMNS,
     KIND,
     LANGUAGES_OUTSIDE_MODEL,
     MEAN_DIFFERENCE,
@@ -121,16 +123,31 @@ def _two_decimals(value: Any) -> str:
 # --- the tables of a benchmark: main (and published), trends, languages (PosIR Tables 10-11) -------------
 
 
-def main_markdown(table: pd.DataFrame, score_in_percent: bool = True) -> str:
-    """The main table (posir.tables.build.main_table) in Markdown: nDCG in percent with two decimals (as the
-    paper), PSI with two.
+def main_headers(buckets: Sequence[str]) -> dict[str, str]:
+    """The main table's Markdown columns and their headers: what a reader compares (queries, nDCG@10 and PSI overall
+    and per length bucket); the other columns stay in main.csv, the intervals in main_long.csv."""
+    ndcg, psi = POSITION_MEASURE.name, "PSI"
+    return {
+        MODEL: "model",
+        SETTING: "setting",
+        N_QUERIES: "queries",
+        NDCG: ndcg,
+        **{column: f"{ndcg} {b}" for column, b in zip(bucket_columns(NDCG, buckets), buckets)},
+        PSI: psi,
+        **{column: f"{psi} {b}" for column, b in zip(bucket_columns(PSI, buckets), buckets)},
+    }
+
+
+def main_markdown(table: pd.DataFrame, buckets: Sequence[str], score_in_percent: bool = True) -> str:
+    """The main table (posir.tables.build.main_table) in Markdown: queries, nDCG@10 in percent with two decimals (as
+    the paper) and PSI with two, overall and per length bucket.
 
     A PSI resting on a significant position trend is marked (``§``), a setting outside its model's declared
-    languages (``‡``); notes below the table explain both.
+    languages (``‡``); notes below the table explain both and say where the other columns are.
     """
-    trend_columns = [c for c in table.columns if c.startswith(PSI_TREND)]
-    shown = table.drop(columns=trend_columns)
-    flagged = _language_flags(shown)
+    headers = main_headers(buckets)
+    shown = table[[column for column in headers if column in table]].copy()
+    flagged = _language_flags(table)
     if flagged.any():
         shown[SETTING] = [f"{s}{LANGUAGE_MARK}" if f else s for s, f in zip(shown[SETTING], flagged)]
     trended = False
@@ -143,8 +160,15 @@ def main_markdown(table: pd.DataFrame, score_in_percent: bool = True) -> str:
             shown[column] = [_two_decimals(v) + (TREND_MARK if t else "") for v, t in zip(shown[column], trend)]
         elif shown[column].isna().any():  # e.g. query counts of published rows
             shown[column] = shown[column].astype(object).where(shown[column].notna(), MISSING)
-    text = shown.to_markdown(index=False) + "\n"
+    # every cell as printed (tabulate would read "0.00" back as 0), numbers right-aligned
+    align = ["left" if column in ID_COLUMNS else "right" for column in shown.columns]
+    text = shown.rename(columns=headers).to_markdown(index=False, disable_numparse=True, colalign=align) + "\n"
     notes = ([trend_note()] if trended else []) + ([language_note()] if flagged.any() else [])
+    notes.append(
+        f"{POSITION_MEASURE.name} in %: overall the mean over queries, per bucket the mean of its position bins' "
+        "means (PosIR 5.2). main.csv adds each bucket's query mean and count and the trend tests' p-values; "
+        "main_long.csv the bootstrap intervals."
+    )
     return text + "".join(f"\n{note}\n" for note in notes)
 
 
@@ -690,10 +714,26 @@ def _p(value: Any) -> str:
     return MISSING if pd.isna(value) else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
-def _psi_with_interval(psi: Any, low: Any, high: Any) -> str:
+FEW_QUERIES_MARK = "¶"  # a statistic of fewer queries than MIN_INTERVAL_QUERIES: shown without its interval
+
+
+def few_queries_note() -> str:
+    return (
+        f"{FEW_QUERIES_MARK} fewer than {MIN_INTERVAL_QUERIES} queries: no interval is shown (a bootstrap of so few "
+        "queries is no interval; of one, it is the value itself)."
+    )
+
+
+def _psi_with_interval(psi: Any, low: Any, high: Any, queries: Any) -> str:
     if pd.isna(psi):
         return MISSING
+    if pd.notna(queries) and queries < MIN_INTERVAL_QUERIES:
+        return f"{psi:.2f} {FEW_QUERIES_MARK}"
     return f"{psi:.2f} [{low:.2f}, {high:.2f}]" if pd.notna(low) else f"{psi:.2f}"
+
+
+def _with_few_queries_note(text: str, queries: pd.Series) -> str:
+    return text + (f"\n{few_queries_note()}\n" if (queries < MIN_INTERVAL_QUERIES).any() else "")
 
 
 def controlled_markdown(tests: pd.DataFrame, title: str) -> str:
@@ -707,8 +747,8 @@ def controlled_markdown(tests: pd.DataFrame, title: str) -> str:
             "queries": tests["n_queries"],
             f"mean {POSITION_MEASURE.name}": (100 * tests["mean"]).map(lambda v: f"{v:.2f}"),
             "controlled PSI [95% CI]": [
-                _psi_with_interval(p, lo, hi)
-                for p, lo, hi in zip(tests["psi"], tests["psi_ci_low"], tests["psi_ci_high"])
+                _psi_with_interval(p, lo, hi, n)
+                for p, lo, hi, n in zip(tests["psi"], tests["psi_ci_low"], tests["psi_ci_high"], tests["n_queries"])
             ],
             "Page p (primacy)": tests["page_p_primacy"].map(_p),
             "Page p (recency)": tests["page_p_recency"].map(_p),
@@ -716,7 +756,7 @@ def controlled_markdown(tests: pd.DataFrame, title: str) -> str:
             "note": tests["note"].fillna(""),
         }
     )
-    return f"### {title}\n\n" + shown.to_markdown(index=False) + "\n"
+    return _with_few_queries_note(f"### {title}\n\n" + shown.to_markdown(index=False) + "\n", tests["n_queries"])
 
 
 def natural_vs_controlled_markdown(table: pd.DataFrame, title: str) -> str:
@@ -729,9 +769,12 @@ def natural_vs_controlled_markdown(table: pd.DataFrame, title: str) -> str:
             "bucket": table["bucket"],
             "natural PSI": table["natural_psi"].map(lambda v: MISSING if pd.isna(v) else f"{v:.2f}"),
             "controlled PSI [95% CI]": [
-                _psi_with_interval(p, lo, hi)
-                for p, lo, hi in zip(
-                    table["controlled_psi"], table["controlled_psi_ci_low"], table["controlled_psi_ci_high"]
+                _psi_with_interval(p, lo, hi, n)
+                for p, lo, hi, n in zip(
+                    table["controlled_psi"],
+                    table["controlled_psi_ci_low"],
+                    table["controlled_psi_ci_high"],
+                    table["controlled_queries"],
                 )
             ],
             "controlled − natural": table["difference"].map(lambda v: MISSING if pd.isna(v) else f"{v:+.2f}"),
@@ -739,4 +782,5 @@ def natural_vs_controlled_markdown(table: pd.DataFrame, title: str) -> str:
             "Page p (primacy)": table["page_p_primacy"].map(_p),
         }
     )
-    return f"### {title}: natural against controlled PSI\n\n" + shown.to_markdown(index=False) + "\n"
+    text = f"### {title}: natural against controlled PSI\n\n" + shown.to_markdown(index=False) + "\n"
+    return _with_few_queries_note(text, table["controlled_queries"])

@@ -2,7 +2,7 @@
 
 Not a test: run it by hand (under ``nice`` on a shared machine) and copy the table into docs/caches.md.
 
-    python perf/cache_store.py [--embeddings 30000] [--stored-pairs 250000] [--lookups 1000000] \
+    python perf/cache_store_speed.py [--embeddings 30000] [--stored-pairs 250000] [--lookups 1000000] \
         [--candidates posir diskcache]
 
 diskcache is not a dependency of the workflow; give it a throwaway environment that also sees the

@@ -1,6 +1,6 @@
 """What the snakemake driver costs while it drives the smoke workflow through SLURM, per setting.
 
-    python -m tests.workflow.measure_slurm_driver [--repeat N] [--waiting]   (root; starts its own cluster)
+    python -m perf.measure_slurm_driver [--repeat N] [--waiting]   (root; starts its own cluster)
 
 Prints one row per configuration: wall time, CPU of the snakemake process itself, CPU of what it
 started (sbatch, squeue). "plugin defaults" sets only what the run cannot do without

@@ -1,11 +1,5 @@
-"""The synthetic PosIR-layout collection imports without drops; ids are shared as PosIR shares them.
-
-Not collected by the project's ``pytest`` (testpaths = tests); run it explicitly::
-
-    PYTHONPATH=src:. python -m pytest -q perf/test_make_posir_collection.py
-
-Needs the data mirror (``POSIR_MIRROR``, else ../shared/data beside the repository).
-"""
+"""The synthetic PosIR-layout collection that perf/make_posir_collection.py writes (docs/posir-synthetic-collection.md)
+imports without drops; ids are shared as PosIR shares them. Real XQuAD text from the data mirror."""
 
 from __future__ import annotations
 
@@ -15,16 +9,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from perf.check_posir_collection import check_cross_lingual, check_subset
-from perf.make_posir_collection import DEFAULT_MIRROR, FOLDERS, main
+from perf.make_posir_collection import FOLDERS, main
 from posir.text import qwen3_token_counter
 
-MIRROR = DEFAULT_MIRROR
 DOMAINS = ["game", "fineweb"]
 LANGUAGES = ["eng", "deu", "ita", "kor", "cmn"]
-pytestmark = pytest.mark.skipif(not (MIRROR / "xquad" / "xquad.en.json").is_file(), reason="no data mirror")
 
 
-def _write(root: Path, *extra: str) -> Path:
+def _write(root: Path, mirror: Path, *extra: str) -> Path:
     assert (
         main(
             [
@@ -35,7 +27,7 @@ def _write(root: Path, *extra: str) -> Path:
                 "--query-scale",
                 "0.01",
                 "--mirror",
-                str(MIRROR),
+                str(mirror),
                 "--domains",
                 *DOMAINS,
                 "--languages",
@@ -49,8 +41,8 @@ def _write(root: Path, *extra: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _write(tmp_path_factory.mktemp("posir") / "PosIR-Benchmark-v1")
+def collection(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Path:
+    return _write(tmp_path_factory.mktemp("posir") / "PosIR-Benchmark-v1", mirror)
 
 
 def test_every_dataset_imports_without_drops(collection: Path) -> None:
@@ -84,16 +76,16 @@ def test_cross_lingual_pairing_finds_every_positive_but_own_spans_do_not_fit_eng
     assert report.drops == {"char_length_mismatch": report.queries_in}  # positions refer to the German document
 
 
-def test_source_spans_fit_english_and_not_the_translation(tmp_path: Path) -> None:
-    root = _write(tmp_path / "source-spans", "--translated-spans", "source")
+def test_source_spans_fit_english_and_not_the_translation(tmp_path: Path, mirror: Path) -> None:
+    root = _write(tmp_path / "source-spans", mirror, "--translated-spans", "source")
     count = qwen3_token_counter()
     problems, crossed = check_cross_lingual(root, "deu-Latn", "game", count)
     assert problems == [] and crossed.clean
     assert check_subset(root, "deu-Latn/game", count).drops == {"char_length_mismatch": crossed.queries_in}
 
 
-def test_the_same_seed_writes_the_same_bytes(collection: Path, tmp_path: Path) -> None:
-    again = _write(tmp_path / "again")
+def test_the_same_seed_writes_the_same_bytes(collection: Path, tmp_path: Path, mirror: Path) -> None:
+    again = _write(tmp_path / "again", mirror)
     for lang in LANGUAGES:
         for name in ("corpus.parquet", "queries.parquet", "qrels/test.parquet"):
             first = collection / FOLDERS[lang] / "game" / name

@@ -9,7 +9,7 @@ texts/s, token positions/s, GFLOP/s (the dense layers' 2 x 10.6 M multiply-adds 
 
 Usage (the venv active, ``POSIR_MIRROR`` set; the machine otherwise idle for figures worth quoting)::
 
-    python perf/runtimes.py --texts 256 --repeats 2
+    python perf/runtime_speed.py --texts 256 --repeats 2
 """
 
 from __future__ import annotations

@@ -1,0 +1,53 @@
+"""Where tests and measurements live, so that the marks and the fast lane stay true (tests/README.md).
+
+Every test that runs Snakemake lives under tests/workflow/, whose tests tests/conftest.py marks `workflow`: the
+fast lane (`pytest -m "not workflow"`) runs no Snakemake. tests/ holds tests and their helpers, perf/ holds
+measurement scripts, and no perf module takes the name of a posir module.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, TESTS, WORKFLOW_DIR
+
+#: what starts Snakemake from a test: the helpers of tests/_snakemake.py and tests/workflow/driver.py, or the CLI
+RUNS_SNAKEMAKE = re.compile(r"tests\._snakemake|tests\.workflow\.driver|\"-m\",\s*\"snakemake\"|snakemake\.cli")
+
+
+def modules_of(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("test_*.py"))
+
+
+@pytest.mark.parametrize("module", modules_of(TESTS), ids=lambda p: p.relative_to(TESTS).as_posix())
+def test_only_workflow_tests_run_snakemake(module: Path) -> None:
+    if module.is_relative_to(WORKFLOW_DIR):
+        return
+    found = RUNS_SNAKEMAKE.search(module.read_text(encoding="utf-8"))
+    assert not found, f"{module} runs Snakemake ({found.group(0)}): move the test under tests/workflow/"
+
+
+def test_the_fast_lane_leaves_out_every_snakemake_run(request: pytest.FixtureRequest) -> None:
+    """The marks come from the folder: a collected workflow test carries `workflow`, no other test does."""
+    assert request.session.items
+    for item in request.session.items:
+        in_workflow = Path(item.path).is_relative_to(WORKFLOW_DIR)
+        assert (item.get_closest_marker("workflow") is not None) == in_workflow, item.nodeid
+
+
+def test_tests_hold_no_scripts_and_perf_holds_no_tests() -> None:
+    main_block = re.compile(r"^if __name__ == .__main__.:", re.M)
+    scripts = [p for p in TESTS.rglob("*.py") if main_block.search(p.read_text(encoding="utf-8"))]
+    assert not scripts, f"measurement scripts belong in perf/: {scripts}"
+    assert not list((REPO / "perf").rglob("test_*.py")), "tests belong in tests/"
+
+
+def test_no_perf_module_shares_a_name_with_a_posir_module() -> None:
+    posir = {p.stem for p in (REPO / "src" / "posir").rglob("*.py")} | {
+        p.name for p in (REPO / "src" / "posir").rglob("*") if p.is_dir()
+    }
+    perf = {p.stem for p in (REPO / "perf").glob("*.py")} - {"__init__"}
+    assert not perf & posir, f"perf modules named like posir modules: {sorted(perf & posir)}"
