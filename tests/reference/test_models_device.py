@@ -104,3 +104,17 @@ def test_a_chunked_gpu_entry_whose_windows_are_cached_needs_no_gpu(tmp_path: Pat
     grown = _corpus(tmp_path / "grown.jsonl", [*texts, TEXTS[1]])
     with pytest.raises(DeviceUnavailableError, match=r"models\.chunks\.device"):
         encode_texts(gpu, grown, "corpus", tmp_path / "grown.npy", 1, cache)
+
+
+def test_the_fed_gpu_path_gives_sentence_transformers_vectors_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU path (tokenizing ahead on a thread, batches by token budget) run on the CPU: the vectors
+    sentence-transformers' own encode gives, in input order, across several batches."""
+    from posir.models import sentence_transformers_backend
+
+    encoder = load_encoder(ModelSpec.from_config("minilm", {**MINILM, "batch_size": 2}), threads=1)
+    texts = [f"{t} ({i})" for i in range(4) for t in TEXTS]
+    expected = encoder.encode(texts, "document")
+    monkeypatch.setattr(sentence_transformers_backend, "GPU_BATCH_TOKENS", 600)  # several batches of mixed lengths
+    fed = encoder._encode_fed(texts)
+    assert fed.shape == expected.shape
+    np.testing.assert_allclose(fed, expected, atol=2e-6)

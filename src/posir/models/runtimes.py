@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from posir.models.conversion import conversion_identity
 from posir.models.spec import ModelSpec
 
 logger = logging.getLogger("posir")
@@ -65,6 +66,7 @@ def export_identity(spec: ModelSpec, model_path: str) -> str:
     described = {
         "model": model_path,
         "model_package": spec.model_package and f"{spec.model_package}=={_version(spec.model_package)}",
+        "converted": spec.is_converted and conversion_identity(str(spec.model_package)),
         "quantize": spec.quantize,
         "opset": ONNX_OPSET,
         "versions": {p: _version(p) for p in (*_EXPORT_PACKAGES, "onnxruntime")},

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from posir.models.spec import ModelConfigError, ModelSpec, model_unavailable
 from posir.windows import token_window_spans
 
 _TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+#: Token positions per batch on a GPU: a small encoder reads thousands of short queries in one forward pass.
+GPU_BATCH_TOKENS = 65536
 
 
 class SentenceTransformerEncoder:
@@ -42,7 +45,12 @@ class SentenceTransformerEncoder:
             torch.set_num_threads(threads)
         self.spec = spec
         self.mode = spec.effective_long_input or "truncate"
-        path = spec.resolve_model_path()
+        if spec.is_converted:
+            from posir.models.conversion import ensure_converted
+
+            path = str(ensure_converted(str(spec.model_package)))
+        else:
+            path = spec.resolve_model_path()
         try:
             self.model = SentenceTransformer(path, device=spec.device)
         except OSError as error:
@@ -86,6 +94,8 @@ class SentenceTransformerEncoder:
         prompt = self.spec.prompt(role)
         if self.exported is not None:
             return self._encode_exported([prompt + t for t in texts])
+        if self.spec.uses_gpu:
+            return self._encode_fed([prompt + t for t in texts])
         vectors = self.model.encode(
             list(texts),
             prompt=prompt or None,
@@ -104,6 +114,36 @@ class SentenceTransformerEncoder:
         pooled = [self.exported(preprocess(texts[i : i + size])) for i in range(0, len(texts), size)]
         vectors = np.concatenate(pooled) if pooled else np.zeros((0, 0), dtype=np.float32)
         return _normalized(vectors) if self.spec.normalize else vectors
+
+    def _encode_fed(self, texts: list[str]) -> np.ndarray:
+        """Truncated inputs on a GPU, the device kept fed: the next batch is tokenized on a thread (the tokenizer
+        releases the GIL) while the device runs this one, batches hold up to :data:`GPU_BATCH_TOKENS` token
+        positions (short queries go hundreds at a time), inputs go over in pinned memory without blocking, and
+        vectors come back once, at the end. Texts of one length per call (``encode_by_length``) need no padding."""
+        import torch
+
+        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+        # a text has at most as many tokens as characters, plus the specials: a bound that costs no tokenizing
+        longest = min(max((len(t) for t in texts), default=1) + 2, self.max_input_tokens)
+        rows = max(self.spec.batch_size, GPU_BATCH_TOKENS // longest)
+        batches = [texts[i : i + rows] for i in range(0, len(texts), rows)]
+        device = self.model.device
+        pinned = device.type == "cuda"
+        pooled = []
+        with ThreadPoolExecutor(max_workers=1) as tokenizing, torch.inference_mode():
+            upcoming = tokenizing.submit(preprocess, batches[0]) if batches else None
+            for index in range(len(batches)):
+                assert upcoming is not None
+                features = upcoming.result()
+                if index + 1 < len(batches):
+                    upcoming = tokenizing.submit(preprocess, batches[index + 1])
+                on_device = {
+                    k: (v.pin_memory() if pinned else v).to(device, non_blocking=True) if hasattr(v, "to") else v
+                    for k, v in features.items()
+                }
+                pooled.append(self.model(on_device)["sentence_embedding"])
+            vectors = torch.cat(pooled).float().cpu().numpy() if pooled else np.zeros((0, 0), dtype=np.float32)
+        return _normalized(vectors).astype(np.float32) if self.spec.normalize else vectors
 
     def window_budget(self, role: str) -> int:
         """Text tokens one pass holds once the prompt and the special tokens are in."""

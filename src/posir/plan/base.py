@@ -32,6 +32,13 @@ class Part:
     paths: ResultPaths
     prompts_dir: Path
 
+    def converted_inputs(self, models: Iterable[str]) -> dict[str, str]:
+        """The converted folder (posir.models.conversion) of each named model entry whose weights are converted:
+        an input of every job that loads one, so the folder is written once, before any of them starts."""
+        specs = [self.config.models[name] for name in models if name in self.config.models]
+        packages = sorted({str(spec.model_package) for spec in specs if spec.is_converted})
+        return {f"converted_{package}": self.paths.converted_model(package) for package in packages}
+
 
 def input_scaled_mem_mb(base_mb: float, per_input_mb: float) -> Callable[[Any, Any], int]:
     """mem_mb of a step whose peak RSS grows with its input: twice (base_mb + per_input_mb x input MB), in 100 MB

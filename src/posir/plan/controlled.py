@@ -49,7 +49,8 @@ class ControlledPlan(Part):
     def build_inputs(self, wildcards: Any) -> dict[str, str]:
         """The source variant's contract: its corpus, queries, positions and documents."""
         source = self.source_dir(self.config.family_of(wildcards.benchmark))
-        return {name: f"{source}/{fmt.CONTRACT[name]}" for name in ("corpus", "queries", "positions", "documents")}
+        contract = {name: f"{source}/{fmt.CONTRACT[name]}" for name in ("corpus", "queries", "positions", "documents")}
+        return {**contract, **self.converted_inputs(self.build(wildcards).views)}
 
     def build(self, wildcards: Any) -> ControlledJob:
         family = self.config.family_of(wildcards.benchmark)

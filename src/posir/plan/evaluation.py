@@ -135,7 +135,7 @@ class EvaluationPlan(Part):
     # --- analyses -------------------------------------------------------------------------------------------
 
     def analysis_inputs(self, wildcards: Any) -> dict[str, str]:
-        return {
+        files = {
             name: self.paths.benchmark_file(wildcards.benchmark, filename)
             for name, filename in (
                 ("positions", fmt.POSITIONS),
@@ -144,6 +144,7 @@ class EvaluationPlan(Part):
                 ("corpus", fmt.CORPUS),
             )
         }
+        return {**files, **self.converted_inputs([wildcards.model])}
 
     def saliency(self, wildcards: Any) -> SaliencyJob:
         return SaliencyJob(model=self.config.models[wildcards.model], section=self.config.analyses.saliency)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +11,8 @@ from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.runtimes import EXPORTED_RUNTIMES
-from posir.models.spec import ModelSpec
-from posir.plan.base import Part, scaled_mem_mb
+from posir.models.spec import CONVERTED_PACKAGES, ModelSpec
+from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
 from posir.scheduling import encode_priority
 from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
@@ -34,10 +34,58 @@ class RetrievalPlan(Part):
 
     def encode_inputs(self, wildcards: Any) -> dict[str, str]:
         """The texts, and the exported graph of an entry that runs on ONNX Runtime or OpenVINO."""
-        inputs = {"texts": self.text_set_file(wildcards.text_set, wildcards.kind)}
+        inputs = {
+            "texts": self.text_set_file(wildcards.text_set, wildcards.kind),
+            **self.converted_inputs([wildcards.model]),
+        }
         if self.config.models[wildcards.model].runtime in EXPORTED_RUNTIMES:
             inputs["exported"] = self.paths.exported_model(wildcards.model)["graph"]
+        source = self.controlled_source(wildcards.model, wildcards.text_set, wildcards.kind)
+        if source is not None:
+            inputs["source_encoded"] = self.paths.embeddings(wildcards.model, source, wildcards.kind)
         return inputs
+
+    def controlled_source(self, model: str, text_set: str, kind: str) -> str | None:
+        """The text set a controlled variant's texts come from, when ``model`` encodes it anyway.
+
+        An ordering edge only: a variant's corpus is its source's with a hundred documents rearranged and its
+        queries are a sample of the source's, so once the source is encoded the variant's job finds nearly every
+        text in the embedding cache. Two jobs running at once do not see each other's cache entries: without the
+        edge, a variant and its source encoded the same windows side by side (182 s each for MiniLM's chunks).
+        """
+        if text_set not in self.config.controlled_variants:
+            return None
+        family = self.config.family_of(text_set)
+        language = family.source_language
+        if kind == "queries":
+            sources = [self.config.query_variant(family.source_benchmark, language)]
+        else:
+            sources = self.config.corpus_variants(family.source_benchmark, language)
+        source = sources[0] if len(sources) == 1 else None
+        return source if (model, source, kind) in self.planned_encodings else None
+
+    @cached_property
+    def planned_encodings(self) -> frozenset[tuple[str, str, str]]:
+        """Every (model, text set, kind) some evaluation's search reads: the encode jobs a run makes."""
+        planned = set()
+        for evaluation in self.config.evaluations:
+            models = [evaluation.model]
+            if self.config.is_pipeline(evaluation.model):
+                models = [self.config.pipelines[evaluation.model].first_stage]
+            for model in models:
+                if not self.config.models[model].is_dense:
+                    continue
+                encoded = self.config.embedding_model(model)
+                setting = evaluation.setting
+                query_set = self.config.query_variant(evaluation.benchmark, setting.query_language)
+                planned.add((encoded, query_set, "queries"))
+                for corpus_set in self.config.corpus_variants(evaluation.benchmark, setting.corpus_language):
+                    planned.add((encoded, corpus_set, "corpus"))
+        return frozenset(planned)
+
+    def export_inputs(self, wildcards: Any) -> dict[str, str]:
+        """The converted folder of an entry whose weights are converted; nothing otherwise."""
+        return self.converted_inputs([wildcards.model])
 
     def encode(self, wildcards: Any) -> EncodeJob:
         return EncodeJob(model=self.config.models[wildcards.model], cache=self.config.embedding_cache)
@@ -45,6 +93,9 @@ class RetrievalPlan(Part):
     def encode_priority(self, wildcards: Any) -> int:
         """Snakemake ``priority:`` of an encode job: longest first (posir.scheduling.encode_priority)."""
         return encode_priority(self.config.models[wildcards.model], wildcards.kind)
+
+    def converted_packages_regex(self) -> str:
+        return names_regex(CONVERTED_PACKAGES)
 
     def export(self, wildcards: Any) -> EncodeJob:
         return EncodeJob(model=self.config.models[wildcards.model])
@@ -145,6 +196,7 @@ class RetrievalPlan(Part):
             "corpus": [self.paths.benchmark_file(v, fmt.CORPUS) for v in self.corpus_variants(wildcards)],
             "windows_encoded_by": self.chunked_windows(wildcards),
             "prompts": self.second_stage_prompts(wildcards),
+            **self.converted_inputs([getattr(self.second_stage(wildcards), "model", "")]),
         }
 
     def second_stage_prompts(self, wildcards: Any) -> list[str]:
