@@ -67,6 +67,20 @@ LONGEST_FIRST = (
 LLM_SCOPE = "smollm2"
 
 
+#: Every module that starts the machine's one single-node SLURM (tests/workflow/slurm.py) runs on one xdist worker: two
+#: clusters at once would share its daemons and its slurm.conf.
+SLURM_SCOPE = "slurm"
+
+
+def slurm_modules() -> frozenset[str]:
+    """Test modules (paths from the repository root) that use ``single_node_slurm``, read from the code."""
+    return frozenset(
+        path.relative_to(REPO).as_posix()
+        for path in TESTS.rglob("test_*.py")
+        if "single_node_slurm" in path.read_text(encoding="utf-8")
+    )
+
+
 def llm_modules() -> frozenset[str]:
     """Test modules (paths from the repository root) with a test or fixture that takes the ``smollm2`` fixture: read
     from the code, so that the controller of an xdist run, which collects nothing, knows them too."""
@@ -79,21 +93,21 @@ def llm_modules() -> frozenset[str]:
     return frozenset(found)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own: a module per worker, the LLM modules together
+@pytest.hookimpl(tryfirst=True)  # before xdist's own: a module per worker, the LLM and the SLURM modules together
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`-n N` (xdist's `load`) or `--dist loadscope`: whole modules to a worker, the longest first; another `--dist`
-    is left to xdist."""
+    """`-n N` (xdist's `load`) or `--dist loadscope`: whole modules to a worker, the longest first, the modules that
+    ask the LLM server on one worker and those that start SLURM on one; another `--dist` is left to xdist."""
     from xdist.scheduler import LoadScopeScheduling
 
     if config.getvalue("dist") not in ("load", "loadscope"):
         return None
-    together = llm_modules()
+    together = {**dict.fromkeys(slurm_modules(), SLURM_SCOPE), **dict.fromkeys(llm_modules(), LLM_SCOPE)}
 
-    class ModulesAndTheLLM(LoadScopeScheduling):
+    class ModulesTheLLMAndSLURM(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return LLM_SCOPE if nodeid.split("::", 1)[0] in together else super()._split_scope(nodeid)
+            return together.get(nodeid.split("::", 1)[0]) or super()._split_scope(nodeid)
 
-    return ModulesAndTheLLM(config, log)
+    return ModulesTheLLMAndSLURM(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
