@@ -23,7 +23,6 @@ import importlib.util
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +31,11 @@ import numpy as np
 from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
+from posir.models.versions import installed_version
 from posir.progress import Progress
 
 # Entry keys that do not change the vectors a model returns for a text.
 NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
-
-
-def _installed_version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "not-installed"
 
 
 # Our modules whose code turns texts into vectors, beside the backend's own implementation module.
@@ -91,7 +84,7 @@ def encoding_identity(spec: ModelSpec) -> str:
     modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES, *runtime_module, *conversion) if m]
     described = {
         "keys": keys,
-        "versions": {p: _installed_version(p) for p in packages},
+        "versions": {p: installed_version(p) for p in packages},
         "code": code_fingerprint(modules),
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()

