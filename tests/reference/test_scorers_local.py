@@ -209,15 +209,20 @@ def test_maxp_equals_a_hand_computation_on_a_three_window_document(sentence_tran
     assert mean[0] == pytest.approx(float(by_hand.mean()), abs=1e-5)
 
 
-def test_windows_are_embedded_once_per_model_whatever_uses_them(sentence_transformer, tmp_path):
+def test_windows_are_embedded_once_per_model_whatever_uses_them(sentence_transformer, tmp_path, monkeypatch):
     text, _ = three_windows(sentence_transformer.tokenizer)
     cache = tmp_path / "cache.sqlite"
     first = bi_encoder(cache, stride_tokens=64)
     first.score([QUERY], [text])
     assert first.counts.as_dict() == {"from_cache": 0, "encoded": 4}  # three windows and the query
+    # windows, query and the model's window budget are all in the cache now: a scorer over them loads no model
+    loads = []
+    monkeypatch.setattr("posir.models.registry.load_encoder", lambda *args, **kwargs: loads.append(args))
     again = bi_encoder(cache, stride_tokens=64, aggregation="firstp")
     again.score([QUERY], [text])
     assert again.counts.as_dict() == {"from_cache": 2, "encoded": 0}  # FirstP embeds the first window only
+    assert loads == []
+    monkeypatch.undo()
     other = bi_encoder(cache, stride_tokens=32)
     other.score([QUERY], [text])
     assert other.counts.from_cache >= 2 and other.counts.encoded >= 1  # other windows, the same query and edges

@@ -177,6 +177,25 @@ def test_a_controlled_variant_is_encoded_after_its_source(default: Plan) -> None
     assert "source_encoded" not in default.retrieval.encode_inputs(source)
 
 
+def test_an_entry_and_its_chunked_twin_encode_their_shared_queries_once(default: Plan) -> None:
+    """me5-small and me5-small-chunks read queries whole with the same model: the chunked entry's job waits for
+    the plain one's and finds them in the cache; their documents (whole vs windows) are not shared."""
+    chunked = Wildcards(model="me5-small-chunks", text_set="squad-long", kind="queries")
+    assert default.retrieval.encode_inputs(chunked)["shared_encoded"] == (
+        "results/embeddings/me5-small/squad-long/queries.npy"
+    )
+    minilm = Wildcards(model="minilm-l6-chunks", text_set="xquad-long-deu", kind="queries")
+    assert default.retrieval.encode_inputs(minilm)["shared_encoded"] == (
+        "results/embeddings/minilm-l6/xquad-long-deu/queries.npy"
+    )
+    for alone in (
+        Wildcards(model="me5-small", text_set="squad-long", kind="queries"),  # the first of the two
+        Wildcards(model="me5-small-chunks", text_set="squad-long", kind="corpus"),  # windows, not documents
+        Wildcards(model="use-m3", text_set="squad-long", kind="queries"),  # another model
+    ):
+        assert "shared_encoded" not in default.retrieval.encode_inputs(alone)
+
+
 def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleNamespace:
     """A retrieve job's inputs: a corpus of ``corpus_mb`` MB (sparse), a small query file, ``queries`` positions."""
     directory.mkdir()

@@ -135,9 +135,16 @@ def test_psi_difference_table_reads_value_and_interval() -> None:
 
 
 def test_a_family_gets_enough_resamples_for_holm_to_reach_alpha() -> None:
+    """The smallest two-sided p-value the test can give, Holm-adjusted over the whole family, is below alpha."""
+    from posir.metrics.significance import randomisation_p
+
     assert family_resamples(1999, 10, 0.05) == 1999
     resamples = family_resamples(1999, 78, 0.05)  # 13 models
-    assert resamples == 3119 and 78 / (resamples + 1) <= 0.05 / 2
+    assert resamples == 6239
+    a, b = np.linspace(0.5, 1.0, 40), np.zeros(40)  # no sign pattern but the observed one reaches its mean
+    floor = randomisation_p(a, b, resamples, seed=1)
+    assert floor == pytest.approx(2 / (resamples + 1))
+    assert holm([floor] * 78).max() < 0.05 / 1.9  # with room to spare
 
 
 def test_ties_change_nothing_but_the_time() -> None:

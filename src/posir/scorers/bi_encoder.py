@@ -50,8 +50,8 @@ class ModelBiEncoderScorer:
         cache_path: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
-        from posir.embedding_cache import window_identity
-        from posir.models.registry import load_encoder, window_size
+        from posir.embedding_cache import cached_window_budget, window_identity
+        from posir.models.registry import window_size
         from posir.models.spec import ModelSpec
 
         self.name = spec.name
@@ -61,16 +61,25 @@ class ModelBiEncoderScorer:
             raise ValueError(
                 f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder scores with embeddings)"
             )
-        self.encoder = load_encoder(self.model_spec, threads)
-        self.window, self.stride = window_size(
-            self.encoder, "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
-        )
+        self.threads = threads
+        self._encoder: Any = None
         self.window_identity = window_identity(self.model_spec)
         self.cache_path = Path(cache_path) if cache_path else None
+        budget = cached_window_budget(lambda: self.encoder, self.window_identity, "document", self.cache_path)
+        self.window, self.stride = window_size(budget, spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}")
         self._windows: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
         # texts (windows and queries) whose embedding the cache held, and those encoded now
         self.counts = EmbeddingCounts()
+
+    @property
+    def encoder(self) -> Any:
+        """The model, loaded the first time a text is not in the cache (a rerank over cached windows never does)."""
+        if self._encoder is None:
+            from posir.models.registry import load_encoder
+
+            self._encoder = load_encoder(self.model_spec, self.threads)
+        return self._encoder
 
     def __repr__(self) -> str:
         return f"ModelBiEncoderScorer(name={self.name!r}, model={self.model_spec.name!r})"

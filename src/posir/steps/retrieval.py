@@ -64,7 +64,7 @@ def encode_texts(
     exported: Path | None = None,
 ) -> EncodeCounts:
     """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
-    from posir.embedding_cache import cached_encode, cached_window_spans, encoding_identity, window_identity
+    from posir.embedding_cache import cached_encode, cached_window_budget, cached_window_spans, whole_text_identity
     from posir.models.registry import load_encoder, window_size
 
     if kind == "corpus":
@@ -90,17 +90,14 @@ def encode_texts(
             tokenizing.append(load_encoder(spec.on_cpu(), threads, exported))
         return tokenizing[0]
 
-    if not spec.is_chunked:
-        vectors, tokens, from_cache = cached_encode(encoder, encoding_identity(spec), texts, role, cache_path)
-        save_embeddings(Path(out_path), ids, vectors, tokens)
-        return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
     # chunked: queries are encoded whole, documents as their windows, under the identity of a window
-    identity = window_identity(spec)
-    if role == "query":
+    identity = whole_text_identity(spec)
+    if not spec.is_chunked or role == "query":
         vectors, tokens, from_cache = cached_encode(encoder, identity, texts, role, cache_path)
         save_embeddings(Path(out_path), ids, vectors, tokens)
         return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
-    window, stride = window_size(windowing(), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+    budget = cached_window_budget(windowing, identity, role, cache_path)
+    window, stride = window_size(budget, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
     spans = cached_window_spans(windowing, identity, texts, role, window, stride, cache_path)
     rows = [(doc_id, text[s:e], (s, e)) for doc_id, text, doc_spans in zip(ids, texts, spans) for s, e in doc_spans]
     vectors, tokens, from_cache = cached_encode(encoder, identity, [r[1] for r in rows], role, cache_path)
