@@ -98,7 +98,7 @@ def compare_to_cpu(repo: Path, results: Path, cpu_results: Path) -> list[dict[st
 def _windows(spec: Any, encoder: Any) -> tuple[int, int]:
     from posir.models.registry import window_size
 
-    return window_size(encoder.window_budget("document"), spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+    return window_size(encoder, "document", spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
 
 
 def _text_set_file(results: Path, text_set: str, kind: str) -> Path:

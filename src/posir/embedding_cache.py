@@ -22,6 +22,7 @@ import hashlib
 import importlib.util
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,19 @@ def cached_encode(
             counts.add(cache.counts)
     matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
     return matrix, [found[k][1] for k in keys], from_cache
+
+
+@dataclass(frozen=True)
+class KnownBudget:
+    """A window budget already known (:func:`cached_window_budget`), handed to
+    ``posir.models.registry.window_size`` where it asks an encoder for one. That module is part of every
+    encoding identity (:data:`ENCODING_MODULES`), so it is left as it is: a change there re-keys every cached
+    vector."""
+
+    budget: int | None
+
+    def window_budget(self, role: str) -> int | None:
+        return self.budget
 
 
 def cached_window_budget(encoder: Callable[[], Any], identity: str, role: str, cache_path: Path | None) -> int | None:

@@ -49,11 +49,13 @@ class WindowingEncoder(DenseEncoder, Protocol):
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
 
 
-def window_size(budget: int | None, window: int | None, stride: int | None, where: str) -> tuple[int, int]:
+def window_size(
+    encoder: WindowingEncoder, role: str, window: int | None, stride: int | None, where: str
+) -> tuple[int, int]:
     """(window, stride) in tokens by :func:`posir.windows.default_window`: the configured ones, by default the
-    model's budget (an encoder's ``window_budget``) and half a window; an error names ``<where>.<key>``."""
+    model's budget and half a window; an error names ``<where>.<key>``."""
     try:
-        return default_window(budget, window, stride)
+        return default_window(encoder.window_budget(role), window, stride)
     except KeyProblem as problem:
         raise ValueError(f"{where}.{problem}") from None
 

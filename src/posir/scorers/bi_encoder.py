@@ -50,7 +50,7 @@ class ModelBiEncoderScorer:
         cache_path: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
-        from posir.embedding_cache import cached_window_budget, window_identity
+        from posir.embedding_cache import KnownBudget, cached_window_budget, window_identity
         from posir.models.registry import window_size
         from posir.models.spec import ModelSpec
 
@@ -66,7 +66,9 @@ class ModelBiEncoderScorer:
         self.window_identity = window_identity(self.model_spec)
         self.cache_path = Path(cache_path) if cache_path else None
         budget = cached_window_budget(lambda: self.encoder, self.window_identity, "document", self.cache_path)
-        self.window, self.stride = window_size(budget, spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}")
+        self.window, self.stride = window_size(
+            KnownBudget(budget), "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
+        )
         self._windows: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
         # texts (windows and queries) whose embedding the cache held, and those encoded now

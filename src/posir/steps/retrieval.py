@@ -64,7 +64,13 @@ def encode_texts(
     exported: Path | None = None,
 ) -> EncodeCounts:
     """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
-    from posir.embedding_cache import cached_encode, cached_window_budget, cached_window_spans, whole_text_identity
+    from posir.embedding_cache import (
+        KnownBudget,
+        cached_encode,
+        cached_window_budget,
+        cached_window_spans,
+        whole_text_identity,
+    )
     from posir.models.registry import load_encoder, window_size
 
     if kind == "corpus":
@@ -97,7 +103,9 @@ def encode_texts(
         save_embeddings(Path(out_path), ids, vectors, tokens)
         return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
     budget = cached_window_budget(windowing, identity, role, cache_path)
-    window, stride = window_size(budget, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+    window, stride = window_size(
+        KnownBudget(budget), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}"
+    )
     spans = cached_window_spans(windowing, identity, texts, role, window, stride, cache_path)
     rows = [(doc_id, text[s:e], (s, e)) for doc_id, text, doc_spans in zip(ids, texts, spans) for s, e in doc_spans]
     vectors, tokens, from_cache = cached_encode(encoder, identity, [r[1] for r in rows], role, cache_path)
