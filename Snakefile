@@ -24,9 +24,20 @@ include: "rules/paper.smk"
 include: "rules/controlled.smk"
 
 
+# Shards of a cache (cache_mode: shards, or left by a killed run) are folded into it by the driver alone, on one
+# host, before the first job and after the last (docs/caches.md).
 onstart:
     if drop_local_rate_limit(workflow):
         logger.info(RATE_LIMIT_NOTICE)
+    fold_caches()
+
+
+onsuccess:
+    fold_caches()
+
+
+onerror:
+    fold_caches()
 
 
 rule all:

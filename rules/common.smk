@@ -1,10 +1,13 @@
 # Glue between Snakemake and the plan (posir.plan): the config typed and checked once, when the workflow starts,
 # the wildcard constraints, and the two helpers every rules file uses. Everything a job needs comes from PLAN.
+import os
 from pathlib import Path
 
 from snakemake.utils import validate
 
 from posir import benchmark as fmt
+from posir.cache_store import MODE_VARIABLE as CACHE_MODE_VARIABLE
+from posir.cache_shards import fold_all as fold_cache_shards
 from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
 from posir.plan import Plan, input_scaled_mem_mb
 from posir.results import BENCHMARK_FOLDER
@@ -16,6 +19,9 @@ from posir.scheduling import drop_local_rate_limit
 # the run here with one line per problem naming the key, the value and the fix.
 PLAN = Plan.from_config(config, Path(workflow.basedir) / "prompts")
 validate(config, schema="../schemas/config.schema.yaml", set_default=False)
+# every job's process reads the mode from here (posir.cache_shards.cache_mode): the driver's, local jobs' and
+# cluster jobs' (whose Snakemake parses this file again with the same config)
+os.environ[CACHE_MODE_VARIABLE] = PLAN.config.cache_mode
 PATHS = PLAN.paths
 BENCHMARKS = PLAN.benchmarks
 RETRIEVAL = PLAN.retrieval
@@ -25,6 +31,13 @@ CONTROLLED = PLAN.controlled
 
 wildcard_constraints:
     **PLAN.wildcard_constraints(),
+
+
+def fold_caches():
+    """Fold every cache's shards into its file (the driver, at the run's start and end; docs/caches.md)."""
+    for report in fold_cache_shards(PLAN.cache_files(), PLAN.config.cache_mode):
+        if report.changed:
+            logger.info(report.summary())
 
 
 def job(make):

@@ -15,8 +15,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
-#: the folder whose every test runs Snakemake; tests/unit/test_project_layout.py keeps Snakemake out of the others
+#: the folder of the workflow's own tests, every one of which runs Snakemake
 WORKFLOW_DIR = TESTS / "workflow"
+#: the folders whose every test runs Snakemake (marked `workflow`): the workflow tests and the faults of whole runs
+#: (killed, out of disk, two at once); tests/unit/test_project_layout.py keeps Snakemake out of the others
+SNAKEMAKE_DIRS = (WORKFLOW_DIR, TESTS / "faults" / "runs")
+
+
+def runs_snakemake(path: str | Path) -> bool:
+    """Whether the test file ``path`` lies in a folder whose tests run Snakemake."""
+    return any(Path(path).is_relative_to(folder) for folder in SNAKEMAKE_DIRS)
+
 
 #: The SmolLM2 server of a test run: prompts of the LLM rerank hold whole long documents (4096 tokens).
 LLM_CONTEXT = 4096
@@ -117,7 +126,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the longest builds, the other Snakemake runs, then the rest."""
     together = llm_modules()
     for item in items:
-        if Path(item.path).is_relative_to(WORKFLOW_DIR):
+        if runs_snakemake(item.path):
             item.add_marker(pytest.mark.workflow)
         if item.module is not None and hasattr(item.module, "single_node_slurm"):
             item.add_marker(pytest.mark.slurm)
@@ -128,7 +137,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return (0, 0)
         if module in LONGEST_FIRST:
             return (1, LONGEST_FIRST.index(module))
-        return (2, 0) if Path(item.path).is_relative_to(WORKFLOW_DIR) else (3, 0)
+        return (2, 0) if runs_snakemake(item.path) else (3, 0)
 
     items.sort(key=cost_rank)  # stable: the order within a rank is pytest's
 

@@ -21,7 +21,10 @@ place for:
 * the format: a meta table names the cache's kind and format version; files of the unversioned
   layout the caches wrote before are migrated on open, each value checked on the way;
 * errors: every sqlite failure becomes a :class:`CacheError` whose message names the file, what is
-  wrong and the fix.
+  wrong and the fix;
+* the cache mode: ``single`` (the default: every process reads and writes the one file, on one host) or
+  ``shards`` (jobs on several hosts: the file is only read, values go to shards that one process folds
+  into it; :mod:`posir.cache_shards`).
 
 sqlite rather than a key-value library: ``perf/cache_store_speed.py`` measured this layer against
 ``diskcache`` on the workflow's access pattern; ``docs/caches.md`` has the numbers and the reasons.
@@ -31,8 +34,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
 import sqlite3
 import threading
+import time
+import urllib.parse
+import uuid
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -244,6 +253,165 @@ def row_checksum(row: Sequence[Any], blobs: Sequence[int] = ()) -> int:
     return crc
 
 
+# --- the shards mode: shard files (posir.cache_shards folds them) --------------------------------------
+
+CACHE_MODES = ("single", "shards")
+MODE_VARIABLE = "POSIR_CACHE_MODE"
+#: overrides the host name in shard names (tests simulate two hosts on one machine)
+HOST_VARIABLE = "POSIR_CACHE_HOST"
+FLUSH_S = 10.0  # a buffered write reaches a shard at the first put this long after the last shard
+FLUSH_ROWS = 20_000  # ... or once this many rows wait
+SHARD_SUFFIX = ".shard"
+TEMPORARY_PREFIX = ".tmp-"
+_OPEN_SHARDS = 256  # connections a reader keeps open; beyond that it reopens shards as needed
+
+
+def cache_mode(mode: str | None = None) -> str:
+    """``mode``, or the mode the workflow set for this process (:data:`MODE_VARIABLE`; ``single`` when unset)."""
+    chosen = mode if mode is not None else (os.environ.get(MODE_VARIABLE) or "single")
+    if chosen not in CACHE_MODES:
+        raise ValueError(
+            f"cache mode {chosen!r} (cache_mode in config.yaml, or {MODE_VARIABLE}) is not one of "
+            f"{', '.join(CACHE_MODES)}; use single on one host and shards where jobs run on several hosts"
+        )
+    return chosen
+
+
+def host_name() -> str:
+    """This host's name as it appears in shard names: letters, digits, dot, dash and underscore only."""
+    name = os.environ.get(HOST_VARIABLE) or socket.gethostname() or "host"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def shard_dir(path: Path) -> Path:
+    """Where the shards of the cache file ``path`` live: ``<path>.shards`` beside it."""
+    return path.with_name(path.name + ".shards")
+
+
+def read_only_uri(path: Path) -> str:
+    """An sqlite URI that opens ``path`` for reading without any lock, ``-shm`` or ``-wal`` (``immutable``)."""
+    return f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1"
+
+
+def complete_shards(directory: Path) -> list[Path]:
+    """The shards renamed into place, oldest first (their names start with the time they were written)."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.name.endswith(SHARD_SUFFIX) and not p.name.startswith("."))
+
+
+# --- writing -----------------------------------------------------------------------------------------
+
+
+def fsync_path(path: Path) -> None:
+    """A file or directory synced to disk."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def create_layout(db: sqlite3.Connection, kind: CacheKind) -> None:
+    """The tables of ``kind`` and the meta table naming it, in an empty database (a shard, an empty main file)."""
+    for table in kind.tables:
+        db.execute(table.create_sql())
+    db.execute(f"CREATE TABLE {META_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.executemany(f"INSERT INTO {META_TABLE} VALUES (?, ?)", [("kind", kind.name), ("version", str(kind.version))])
+
+
+def write_shard(directory: Path, kind: CacheKind, rows: Mapping[str, list[tuple[Any, ...]]]) -> Path:
+    """A new shard holding ``rows`` (table -> rows of key, value and checksum columns), written whole and then
+    renamed into ``directory``; its name says when and where (host, process) it was written.
+
+    Raises ``OSError`` or ``sqlite3.Error`` (a full disk: ``database or disk is full``) with nothing left behind.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    host, pid = host_name(), os.getpid()
+    temporary = directory / f"{TEMPORARY_PREFIX}{host}-{pid}-{uuid.uuid4().hex}.sqlite"
+    final = directory / f"{time.time_ns():020d}-{host}-{pid}-{uuid.uuid4().hex[:8]}{SHARD_SUFFIX}"
+    try:
+        db = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            # written once by one process and never changed: no journal, and the sync happens below
+            db.execute("PRAGMA journal_mode=OFF")
+            db.execute("PRAGMA synchronous=OFF")
+            db.execute("BEGIN")
+            create_layout(db, kind)
+            for table in kind.tables:
+                if rows.get(table.name):
+                    marks = ", ".join("?" * (len(table.columns) + 1))
+                    db.executemany(f"INSERT OR IGNORE INTO {table.name} VALUES ({marks})", rows[table.name])
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        fsync_path(temporary)
+        os.replace(temporary, final)
+        fsync_path(directory)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return final
+
+
+# --- reading -----------------------------------------------------------------------------------------
+
+
+class ShardReader:
+    """The complete shards of one cache, opened read-only and immutable; a shard that cannot be read is
+    dropped from reads and remembered (``damaged``)."""
+
+    def __init__(self, directory: Path, kind: CacheKind) -> None:
+        self.directory = directory
+        self.kind = kind
+        self.damaged: set[Path] = set()
+        self._open: dict[Path, sqlite3.Connection] = {}
+
+    def shards(self) -> list[Path]:
+        return [p for p in complete_shards(self.directory) if p not in self.damaged]
+
+    def connection(self, shard: Path) -> sqlite3.Connection:
+        """The open connection to ``shard``; ``sqlite3.DatabaseError`` when it is no shard of this cache."""
+        if shard not in self._open:
+            if len(self._open) >= _OPEN_SHARDS:
+                self.close()
+            db = sqlite3.connect(read_only_uri(shard), uri=True, check_same_thread=False)
+            db.text_factory = _read_text
+            try:
+                meta = dict(db.execute(f"SELECT name, value FROM {META_TABLE}").fetchall())
+                if meta.get("kind") != self.kind.name or meta.get("version") != str(self.kind.version):
+                    raise sqlite3.DatabaseError(f"a shard of {meta.get('kind')} format {meta.get('version')}")
+            except BaseException:
+                db.close()
+                raise
+            self._open[shard] = db
+        return self._open[shard]
+
+    def drop(self, shard: Path, error: BaseException) -> None:
+        """Leave ``shard`` out of every later read of this reader (the next fold deletes it)."""
+        self.damaged.add(shard)
+        db = self._open.pop(shard, None)
+        if db is not None:
+            db.close()
+        logger.warning(
+            "%s: damaged cache shard left out (%s); its values will be computed again and the next fold deletes it",
+            shard,
+            error,
+        )
+
+    def rows(self, shard: Path, table: Table, where: Mapping[str, str] | None = None) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` in ``shard`` (key, value and checksum columns), those matching ``where`` only."""
+        where = where or {}
+        clause = " AND ".join(f"{column} = ?" for column in where)
+        sql = f"SELECT {', '.join((*table.columns, 'checksum'))} FROM {table.name}"
+        yield from self.connection(shard).execute(sql + (f" WHERE {clause}" if clause else ""), list(where.values()))
+
+    def close(self) -> None:
+        for db in self._open.values():
+            db.close()
+        self._open.clear()
+
+
 # --- the store -------------------------------------------------------------------------------------
 
 
@@ -252,19 +420,33 @@ class CacheStore:
 
     Values go in as tuples of the table's value columns and come out as ``Table.decode`` makes
     them; a stored row whose checksum or value check fails is dropped and reported as a miss.
-    ``counts`` (a new tally by default) lets a facade that reopens its file keep one tally.
+    ``counts`` (a new tally by default) lets a facade that reopens its file keep one tally. ``mode`` is the
+    cache mode (``single`` or ``shards``; by default the one the workflow set for the process,
+    :func:`cache_mode`).
     """
 
     def __init__(
-        self, path: str | Path, kind: CacheKind, *, busy_timeout_s: float = 120.0, counts: CacheCounts | None = None
+        self,
+        path: str | Path,
+        kind: CacheKind,
+        *,
+        busy_timeout_s: float = 120.0,
+        counts: CacheCounts | None = None,
+        mode: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.kind = kind
         self.busy_timeout_s = busy_timeout_s
         self.counts = CacheCounts() if counts is None else counts
         self.migration: Migration | None = None
+        self.mode = cache_mode(mode)
         self._lock = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        self._shards: ShardReader | None = None
+        self._writer: _ShardWriter | None = None
+        if self.mode == "shards":
+            self._open_shared()
+            return
         self._check_path()
         with self._sqlite("opening it"):
             self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
@@ -279,7 +461,47 @@ class CacheStore:
             raise
 
     def __repr__(self) -> str:
-        return f"CacheStore({str(self.path)!r}, {self.kind.name})"
+        return f"CacheStore({str(self.path)!r}, {self.kind.name}, {self.mode})"
+
+    def _open_shared(self) -> None:
+        """The shards mode: the main file read-only and immutable (an empty one in memory if there is none yet),
+        the shards beside it, and a writer of new shards."""
+        if self.path.is_dir():
+            self._check_path()  # the directory error
+        directory = shard_dir(self.path)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CachePathError(
+                f"{directory}: cannot create the {self.kind.title}'s shard directory ({error}); set "
+                f"{self.kind.setting} to a file in a writable directory"
+            ) from error
+        if not os.access(directory, os.W_OK):
+            raise CacheReadOnlyError(
+                f"{directory}: the {self.kind.title}'s shard directory is read-only; make it writable or set "
+                f"{self.kind.setting} to a file in a writable directory"
+            )
+        with self._sqlite("opening it read-only"):
+            if self.path.exists():
+                self._db = sqlite3.connect(read_only_uri(self.path), uri=True, check_same_thread=False)
+            else:
+                self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                create_layout(self._db, self.kind)
+            self._db.text_factory = _read_text
+        try:
+            with self._sqlite("reading its format"):
+                if not self._is_current(self._tables()):
+                    raise NotACacheError(
+                        f"{self.path}: a {self.kind.title} of the layout before format {self.kind.version}, which "
+                        f"only the single cache mode migrates; run once with cache_mode: single on one host, or "
+                        f"{self.kind.fix}"
+                    )
+        except BaseException:
+            self.close()
+            raise
+        self._shards = ShardReader(directory, self.kind)
+        self._writer = _ShardWriter(directory, self.kind)
+        weakref.finalize(self, self._writer.flush_quietly)
 
     # --- errors
 
@@ -495,6 +717,8 @@ class CacheStore:
                 for start in range(0, len(wanted), _LOOKUP_ROWS):
                     chunk = wanted[start : start + _LOOKUP_ROWS]
                     self._verify(spec, chunk, self._select(spec, chunk), decode or spec.decode, found, bad)
+            if self._shards is not None and len(found) < len(wanted):
+                self._read_shards(spec, [key for key in wanted if key not in found], decode or spec.decode, found)
             self.counts.hits += len(found)
             self.counts.misses += len(wanted) - len(found)
             if bad:
@@ -505,7 +729,44 @@ class CacheStore:
         """The verified value of one key, or ``None``."""
         return self.get_many(table, [key]).get(_text_key(key))
 
-    def _select(self, table: Table, chunk: Sequence[Key]) -> list[tuple[Any, ...]]:
+    def _read_shards(self, table: Table, missing: list[Key], decode: Decoder, found: dict[Key, Any]) -> None:
+        """The shards mode: keys the main file lacks, from the shards (oldest first) and then from this
+        process's writes not yet in a shard; corrupt rows and damaged shards are counted and left out."""
+        assert self._shards is not None and self._writer is not None
+        bad: list[tuple[Key, tuple[Any, ...], str]] = []
+        for shard in self._shards.shards():
+            if not missing:
+                break
+            try:
+                conn = self._shards.connection(shard)
+                for start in range(0, len(missing), _LOOKUP_ROWS):
+                    chunk = missing[start : start + _LOOKUP_ROWS]
+                    self._verify(table, chunk, self._select(table, chunk, conn), decode, found, bad)
+            except sqlite3.DatabaseError as error:
+                if not shard.exists():
+                    continue  # folded by another run meanwhile: its values are in the main file's next version
+                self._shards.drop(shard, error)
+                self.counts.corrupt += 1
+                continue
+            missing = [key for key in missing if key not in found]
+        pending = self._writer.pending.get(table.name, {})
+        width = len(table.keys)
+        for key in missing:
+            if key in pending:
+                found[key] = decode(pending[key][width:-1])
+        if bad:
+            self.counts.corrupt += len(bad)
+            logger.warning(
+                "%s: %d corrupt value(s) in %s shards left out, to be recomputed (e.g. %s); the next fold drops them",
+                shard_dir(self.path),
+                len(bad),
+                table.name,
+                bad[0][2],
+            )
+
+    def _select(
+        self, table: Table, chunk: Sequence[Key], conn: sqlite3.Connection | None = None
+    ) -> list[tuple[Any, ...]]:
         """Rows of the keys in ``chunk`` as (position in ``chunk``, value columns..., checksum).
 
         A join on a VALUES list uses the primary key ("(a, b) IN (VALUES ...)" makes sqlite scan the
@@ -516,7 +777,7 @@ class CacheStore:
         on = " AND ".join(f"t.{k} = w.column{i + 2}" for i, k in enumerate(table.keys))
         columns = ", ".join(f"t.{c}" for c in (*table.value_names, "checksum"))
         sql = f"SELECT w.column1, {columns} FROM (VALUES {placeholders}) AS w JOIN {table.name} AS t ON {on}"
-        return self._conn.execute(sql, [part for i, key in enumerate(chunk) for part in (i, *key)]).fetchall()
+        return (conn or self._conn).execute(sql, [part for i, key in enumerate(chunk) for part in (i, *key)]).fetchall()
 
     @staticmethod
     def _verify(
@@ -548,6 +809,8 @@ class CacheStore:
             table.name,
             bad[0][2],
         )
+        if self.mode == "shards":
+            return  # the main file and the shards are read-only here: the fold drops them
         where = " AND ".join(f"{c} IS ?" for c in (*table.columns, "checksum"))
         with self._transaction(f"dropping corrupt rows of {table.name}") as conn:
             conn.executemany(f"DELETE FROM {table.name} WHERE {where}", [(*key, *read) for key, read, _ in bad])
@@ -565,6 +828,11 @@ class CacheStore:
             prepared.append((*key, *typed, spec.checksum(key, typed)))
         if not prepared:
             return
+        if self._writer is not None:
+            with self._lock:
+                self._writer.add(spec, prepared)
+                self._flush_if_due()
+            return
         verb = "INSERT OR IGNORE" if spec.first_writer_wins else "INSERT OR REPLACE"
         sql = f"{verb} INTO {spec.name} VALUES ({', '.join('?' * (len(spec.columns) + 1))})"
         with self._transaction(f"writing {table}") as conn:
@@ -575,17 +843,66 @@ class CacheStore:
         self.put_many(table, [(key, values)])
 
     def count(self, table: str, **where: str) -> int:
-        """Rows of ``table``, those whose key columns equal ``where`` only."""
-        self.kind.table(table)
+        """Rows of ``table``, those whose key columns equal ``where`` only (in the shards mode: distinct keys of the
+        main file, the shards and the writes not yet in a shard)."""
+        spec = self.kind.table(table)
         clause = " AND ".join(f"{column} = ?" for column in where)
-        sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
+        if self._shards is None or self._writer is None:
+            sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
+            with self._lock, self._sqlite(f"counting {table}"):
+                return int(self._conn.execute(sql, list(where.values())).fetchone()[0])
+        width = len(spec.keys)
+        sql = f"SELECT {', '.join(spec.keys)} FROM {table}" + (f" WHERE {clause}" if clause else "")
         with self._lock, self._sqlite(f"counting {table}"):
-            return int(self._conn.execute(sql, list(where.values())).fetchone()[0])
+            keys = {tuple(row) for row in self._conn.execute(sql, list(where.values()))}
+            for shard in self._shards.shards():
+                try:
+                    keys.update(tuple(row[:width]) for row in self._shards.rows(shard, spec, where))
+                except sqlite3.DatabaseError as error:
+                    if shard.exists():
+                        self._shards.drop(shard, error)
+            positions = {column: spec.keys.index(column) for column in where}
+            keys.update(
+                key
+                for key in self._writer.pending.get(table, {})
+                if all(key[positions[column]] == value for column, value in where.items())
+            )
+        return len(keys)
+
+    # --- the shards mode's writes
+
+    def _flush_if_due(self) -> None:
+        assert self._writer is not None
+        if self._writer.rows >= FLUSH_ROWS or time.monotonic() - self._writer.last_flush >= FLUSH_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """The shards mode: write the values put since the last shard to a new shard now (nothing otherwise)."""
+        if self._writer is None:
+            return
+        with self._lock:
+            try:
+                self._writer.flush()
+            except (OSError, sqlite3.Error) as error:
+                directory = shard_dir(self.path)
+                full = "full" in str(error) or getattr(error, "errno", None) == 28
+                raise CacheError(
+                    f"{directory}: writing a shard of the {self.kind.title} failed ({error}); "
+                    + ("the disk is full: free space or set " if full else "make the directory writable, or set ")
+                    + f"{self.kind.setting} to a file on another disk"
+                ) from error
 
     # --- lifetime
 
     def close(self) -> None:
         with self._lock:
+            if self._writer is not None:
+                try:
+                    self.flush()
+                finally:
+                    self._writer = None
+                    if self._shards is not None:
+                        self._shards.close()
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -595,6 +912,43 @@ class CacheStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _ShardWriter:
+    """The shards mode's writes of one store: rows buffered by table and key until :meth:`flush` writes them to a
+    new shard (the first write of a key wins while it waits; shards keep their own order)."""
+
+    def __init__(self, directory: Path, kind: CacheKind) -> None:
+        self.directory = directory
+        self.kind = kind
+        self.pending: dict[str, dict[Key, tuple[Any, ...]]] = {}
+        self.rows = 0
+        self.last_flush = time.monotonic()
+
+    def add(self, table: Table, prepared: Sequence[tuple[Any, ...]]) -> None:
+        rows = self.pending.setdefault(table.name, {})
+        width = len(table.keys)
+        for row in prepared:
+            key = tuple(row[:width])
+            if table.first_writer_wins and key in rows:
+                continue
+            if key not in rows:
+                self.rows += 1
+            rows[key] = row
+
+    def flush(self) -> None:
+        if self.rows:
+            write_shard(self.directory, self.kind, {name: list(rows.values()) for name, rows in self.pending.items()})
+        self.pending.clear()
+        self.rows = 0
+        self.last_flush = time.monotonic()
+
+    def flush_quietly(self) -> None:
+        """At interpreter exit, for a store nobody closed: write what waits, or log why it could not."""
+        try:
+            self.flush()
+        except Exception as error:  # noqa: BLE001 - at exit there is nobody left to raise to
+            logger.warning("%s: %d cache value(s) not written at exit (%s)", self.directory, self.rows, error)
 
 
 F = TypeVar("F", bound="CacheFacade")

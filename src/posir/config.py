@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Self, Union
+from typing import Annotated, Any, Literal, Self, Union
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -163,6 +163,10 @@ class WorkflowConfig(Entry):
     """sqlite cache of scorer scores by scorer identity, query and document hash; "" disables it"""
     translation_cache: Str = "results/translation-cache.sqlite"
     """sqlite cache of apertium translations, keyed by engine data and text hash"""
+    cache_mode: Literal["single", "shards"] = "single"
+    """how jobs share the cache files: single (one host; each file read and written in place) or shards (jobs on
+    several hosts, as on a cluster: jobs only read a file and write their values to shards beside it, which the
+    run folds into it at its start and end; docs/caches.md). A machine setting: profiles/slurm sets shards"""
     translation_comparisons: dict[Name, ComparisonEntry] = Field(default_factory=dict)
 
     @model_validator(mode="before")

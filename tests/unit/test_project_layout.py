@@ -1,6 +1,7 @@
 """Where tests and measurements live, so that the marks and the fast lane stay true (tests/README.md).
 
-Every test that runs Snakemake lives under tests/workflow/, whose tests tests/conftest.py marks `workflow`: the
+Every test that runs Snakemake lives under tests/workflow/ or tests/faults/runs/, whose tests tests/conftest.py marks
+`workflow`: the
 fast lane (`pytest -m "not workflow"`) runs no Snakemake. tests/ holds tests and their helpers, perf/ holds
 measurement scripts, and no perf module takes the name of a posir module.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, TESTS, WORKFLOW_DIR
+from tests.conftest import REPO, TESTS, runs_snakemake
 
 #: what starts Snakemake from a test: the helpers of tests/_snakemake.py and tests/workflow/driver.py, or the CLI
 RUNS_SNAKEMAKE = re.compile(r"tests\._snakemake|tests\.workflow\.driver|\"-m\",\s*\"snakemake\"|snakemake\.cli")
@@ -24,17 +25,17 @@ def modules_of(folder: Path) -> list[Path]:
 
 @pytest.mark.parametrize("module", modules_of(TESTS), ids=lambda p: p.relative_to(TESTS).as_posix())
 def test_only_workflow_tests_run_snakemake(module: Path) -> None:
-    if module.is_relative_to(WORKFLOW_DIR):
+    if runs_snakemake(module):
         return
     found = RUNS_SNAKEMAKE.search(module.read_text(encoding="utf-8"))
-    assert not found, f"{module} runs Snakemake ({found.group(0)}): move the test under tests/workflow/"
+    assert not found, f"{module} runs Snakemake ({found.group(0)}): move it under tests/workflow/ or tests/faults/runs/"
 
 
 def test_the_fast_lane_leaves_out_every_snakemake_run(request: pytest.FixtureRequest) -> None:
     """The marks come from the folder: a collected workflow test carries `workflow`, no other test does."""
     assert request.session.items
     for item in request.session.items:
-        in_workflow = Path(item.path).is_relative_to(WORKFLOW_DIR)
+        in_workflow = runs_snakemake(item.path)
         assert (item.get_closest_marker("workflow") is not None) == in_workflow, item.nodeid
 
 

@@ -53,6 +53,21 @@ class Plan:
         check_plan(config, prompts_dir)
         return plan
 
+    # --- caches ---------------------------------------------------------------------------------------------
+
+    def cache_files(self) -> dict[str, str]:
+        """Every cache file of the config by cache kind (posir.cache_shards.KINDS), those it switches off left out:
+        what the run's start and end fold the shards of."""
+        config = self.config
+        files = {
+            "embedding": config.embedding_cache,
+            "score": config.score_cache,
+            "translation": config.translation_cache,
+            "llm-answer": (config.llm.cache_path if config.llm is not None else None) or "",
+            "saliency": config.analyses.saliency.cache,
+        }
+        return {kind: path for kind, path in files.items() if path}
+
     # --- wildcards ------------------------------------------------------------------------------------------
 
     def wildcard_constraints(self) -> dict[str, str]:
