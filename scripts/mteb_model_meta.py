@@ -1,0 +1,6 @@
+from posir.logs import log_to
+from posir.plan.jobs import MtebModelJob
+from posir.steps.export import write_mteb_model_meta
+
+with log_to(snakemake.log[0]):
+    write_mteb_model_meta(MtebModelJob.of(snakemake))

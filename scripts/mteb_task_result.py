@@ -1,0 +1,6 @@
+from posir.logs import log_to
+from posir.plan.jobs import MtebTaskJob
+from posir.steps.export import write_mteb_task_result
+
+with log_to(snakemake.log[0]):
+    write_mteb_task_result(MtebTaskJob.of(snakemake))

