@@ -146,7 +146,10 @@ def model_meta(entry: str, model_package: str | None, languages: list[str] | Non
         meta = ModelMeta.create_empty(overwrites=ours)
     if languages:
         meta = meta.model_copy(update={"languages": [mteb_language(code) for code in languages]})
-    return meta.to_dict()
+    written = meta.to_dict()
+    # a field mteb 2.26 still writes but warns about when it reads it back (model_type replaces it)
+    written.pop("is_cross_encoder", None)
+    return written
 
 
 def write_json(obj: Any, path: Path) -> None:
