@@ -44,7 +44,6 @@ from posir.cache_store import (
     complete_shards,
     fsync_path,
     host_name,
-    row_checksum,
     shard_dir,
 )
 
@@ -230,11 +229,9 @@ def _fold_shard(reader: ShardReader, shard: Path, target: Any, report: FoldRepor
         for table in reader.kind.tables:
             width, good = len(table.keys), []
             for row in reader.rows(shard, table):
-                key, values, checksum = tuple(row[:width]), tuple(row[width:-1]), row[-1]
+                key, values = tuple(row[:width]), tuple(row[width:-1])
                 try:
-                    if checksum != row_checksum((*key, *values), table.blobs):
-                        raise ValueError("checksum mismatch")
-                    table.decode(values)
+                    table.checked(key, values, row[-1])
                 except (ValueError, TypeError, OverflowError):
                     report.corrupt_rows += 1
                     continue

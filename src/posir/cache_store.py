@@ -171,6 +171,13 @@ class Table:
     def checksum(self, key: Key, values: Values) -> int:
         return row_checksum((*key, *values), self.blobs)
 
+    def checked(self, key: Key, values: Values, checksum: int, decode: Decoder | None = None) -> Any:
+        """A stored row's value as callers get it (``decode``, by default the table's), once its checksum matches;
+        ``ValueError`` (or ``TypeError``, ``OverflowError``) for a row that must not be used."""
+        if checksum != self.checksum(key, values):
+            raise ValueError("checksum mismatch")
+        return (decode or self.decode)(values)
+
 
 @dataclass(frozen=True)
 class CacheKind:
@@ -788,14 +795,10 @@ class CacheStore:
         found: dict[Key, Any],
         bad: list[tuple[Key, tuple[Any, ...], str]],
     ) -> None:
-        blobs = table.blobs
         for position, *read in rows:
-            key, values = chunk[position], tuple(read[:-1])
-            if read[-1] != row_checksum((*key, *values), blobs):
-                bad.append((key, tuple(read), "checksum mismatch"))
-                continue
+            key = chunk[position]
             try:
-                found[key] = decode(values)
+                found[key] = table.checked(key, tuple(read[:-1]), read[-1], decode)
             except (ValueError, TypeError, OverflowError) as error:
                 bad.append((key, tuple(read), str(error)))
 
