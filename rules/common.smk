@@ -1,5 +1,6 @@
 # Glue between Snakemake and the plan (posir.plan): the config typed and checked once, when the workflow starts,
-# the wildcard constraints, and the two helpers every rules file uses. Everything a job needs comes from PLAN.
+# the wildcard constraints, the cache mode every job reads, the two helpers every rules file uses (job, reported) and
+# the driver's fold of cache shards (fold_caches). Everything a job needs comes from PLAN.
 import os
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from posir.scheduling import drop_local_rate_limit
 # the run here with one line per problem naming the key, the value and the fix.
 PLAN = Plan.from_config(config, Path(workflow.basedir) / "prompts")
 validate(config, schema="../schemas/config.schema.yaml", set_default=False)
-# every job's process reads the mode from here (posir.cache_shards.cache_mode): the driver's, local jobs' and
+# every job's process reads the mode from here (posir.cache_store.cache_mode): the driver's, local jobs' and
 # cluster jobs' (whose Snakemake parses this file again with the same config)
 os.environ[CACHE_MODE_VARIABLE] = PLAN.config.cache_mode
 PATHS = PLAN.paths
