@@ -162,7 +162,7 @@ class Build:
         return planned_jobs(dry.stdout)
 
 
-def _job_blocks(output: str, indented: bool) -> list[tuple[str, str]]:
+def job_blocks(output: str, indented: bool) -> list[tuple[str, str]]:
     """(rule, printed block) of each job of a dry run; ``indented`` also finds a group's members."""
     lead = r"\s*" if indented else ""
     blocks = []
@@ -173,7 +173,7 @@ def _job_blocks(output: str, indented: bool) -> list[tuple[str, str]]:
     return blocks
 
 
-def _printed_fields(block: str, key: str) -> dict[str, str]:
+def printed_fields(block: str, key: str) -> dict[str, str]:
     """A job's ``key: a=1, b=2`` line as a dict (empty where the job prints none)."""
     line = re.search(rf"\n\s+{key}: (.*)", block)
     return dict(p.split("=", 1) for p in line.group(1).split(", ") if "=" in p) if line else {}
@@ -181,21 +181,21 @@ def _printed_fields(block: str, key: str) -> dict[str, str]:
 
 def planned_jobs(output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of each job a dry run prints."""
-    return [(rule, _printed_fields(block, "wildcards")) for rule, block in _job_blocks(output, indented=False)]
+    return [(rule, printed_fields(block, "wildcards")) for rule, block in job_blocks(output, indented=False)]
 
 
 def planned_resources(output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
     """(rule, wildcards, resources) of each job a dry run prints, group members included."""
     return [
-        (rule, _printed_fields(block, "wildcards"), _printed_fields(block, "resources"))
-        for rule, block in _job_blocks(output, indented=True)
+        (rule, printed_fields(block, "wildcards"), printed_fields(block, "resources"))
+        for rule, block in job_blocks(output, indented=True)
     ]
 
 
 def planned_priorities(output: str) -> list[tuple[str, dict[str, str], int]]:
     """(rule, wildcards, priority) of each job a dry run prints; Snakemake prints no priority line for 0."""
     jobs = []
-    for rule, block in _job_blocks(output, indented=False):
+    for rule, block in job_blocks(output, indented=False):
         line = re.search(r"\n\s+priority: (\S+)", block)
-        jobs.append((rule, _printed_fields(block, "wildcards"), int(float(line.group(1))) if line else 0))
+        jobs.append((rule, printed_fields(block, "wildcards"), int(float(line.group(1))) if line else 0))
     return jobs

@@ -13,7 +13,7 @@ import pytest
 
 from posir.cache_shards import KINDS, kind_named
 from posir.cache_store import CacheStore, shard_dir
-from tests._snakemake import Build, command, cores, environment
+from tests._snakemake import Build, command, cores, environment, job_blocks, printed_fields
 from tests.workflow.conftest import shared_build
 
 OVERLAYS = ("reports_off", "faults_run")
@@ -107,11 +107,10 @@ def start(build: Build, *args: str) -> subprocess.Popen:
 def jobs_of(log: str) -> dict[str, str]:
     """Snakemake's job id -> 'rule wildcards' of every job a run's log announces."""
     jobs = {}
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", log):
-        rule, jobid = re.match(r"(?:local)?rule (\w+):", block), re.search(r"\n\s+jobid: (\d+)", block)
-        if rule and jobid:
-            wildcards = re.search(r"\n\s+wildcards: (.*)", block)
-            jobs[jobid.group(1)] = f"{rule.group(1)} {wildcards.group(1) if wildcards else ''}".strip()
+    for rule, block in job_blocks(log, indented=False):
+        jobid = re.search(r"\n\s+jobid: (\d+)", block)
+        if jobid:
+            jobs[jobid.group(1)] = f"{rule} {sorted(printed_fields(block, 'wildcards').items())}"
     return jobs
 
 
