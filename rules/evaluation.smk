@@ -100,6 +100,38 @@ rule languages_table:
         "../scripts/languages_table.py"
 
 
+rule exposure:
+    input:
+        unpack(EVALUATION.exposure_inputs),
+    output:
+        exposure_csv=reported(PATHS.table(BENCHMARK_FOLDER, "exposure.csv"), "exposure", "Tables", "{benchmark}"),
+        exposure_markdown=PATHS.table(BENCHMARK_FOLDER, "exposure.md"),
+        peer_csv=PATHS.table(BENCHMARK_FOLDER, "peer.csv"),
+        peer_markdown=PATHS.table(BENCHMARK_FOLDER, "peer.md"),
+        pairs_csv=PATHS.table(BENCHMARK_FOLDER, "exposure_pairs.csv"),
+        pairs_markdown=PATHS.table(BENCHMARK_FOLDER, "exposure_pairs.md"),
+        figure=reported(
+            PATHS.benchmark_figure(BENCHMARK_FOLDER, "exposure.png"),
+            "exposure",
+            "Figures",
+            "{benchmark}",
+            model="all",
+            setting="all",
+        ),
+    log:
+        PATHS.log("exposure", BENCHMARK_FOLDER),
+    conda:
+        "../envs/evaluation.yaml"
+    # Runs are read a query at a time; what is held is one run's per-query measures.
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        job=job(EVALUATION.exposure),
+    script:
+        "../scripts/exposure.py"
+
+
 rule language_bias:
     input:
         runs=EVALUATION.one_vs_many_runs,

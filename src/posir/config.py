@@ -31,7 +31,7 @@ from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.controlled.family import ControlledBenchmark, VariantKey
 from posir.languages import ONE_VS_MANY, Setting, macrolanguage
 from posir.llm.config import LLMConfig
-from posir.metrics.params import MetricParams, StatisticsParams
+from posir.metrics.params import ExposureBenchmark, ExposureParams, MetricParams, StatisticsParams
 from posir.models.spec import BACKENDS as MODEL_BACKENDS
 from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
@@ -148,6 +148,8 @@ class WorkflowConfig(Entry):
     evaluation: tuple[EvaluationBlock, ...]
     retrieval: RetrievalParams = RetrievalParams()
     metrics: MetricParams = MetricParams()
+    exposure: ExposureParams = ExposureParams()
+    """who gets seen: exposure of document groups per benchmark (posir.metrics.exposure)"""
     published: dict[Name, PublishedEntry] = Field(default_factory=dict)
     references: dict[Name, ReferenceEntry] = Field(default_factory=dict)
     paper_tables: dict[Name, PaperTableEntry] = Field(default_factory=dict)
@@ -257,6 +259,23 @@ class WorkflowConfig(Entry):
     def corpus_languages(self, benchmark: str) -> list[str]:
         base = self.corpus_from(benchmark)
         return self.corpus_languages(base) if base else self.query_languages(benchmark)
+
+    def exposure_benchmarks(self) -> dict[str, ExposureBenchmark]:
+        """The exposure entries of evaluated benchmarks, each with the pairs whose two models it evaluates (a
+        narrowed config, a test's, evaluates fewer)."""
+        evaluated: dict[str, set[str]] = {}
+        for e in self.evaluations:
+            evaluated.setdefault(e.benchmark, set()).add(e.model)
+        return {
+            name: entry.model_copy(update={"compare": tuple(p for p in entry.compare if set(p) <= evaluated[name])})
+            for name, entry in self.exposure.benchmarks.items()
+            if name in evaluated
+        }
+
+    def setting_variants(self, benchmark: str, setting: Setting) -> tuple[str, list[str]]:
+        """The directories under ``benchmarks/`` of a setting: its queries' and its corpus's (several: one-vs-many)."""
+        query = self.query_variant(benchmark, setting.query_language)
+        return query, self.corpus_variants(benchmark, setting.corpus_language)
 
     def corpus_variants(self, benchmark: str, language: str) -> list[str]:
         """Benchmark directories whose ``corpus.jsonl`` form the corpus of a setting in ``language``.
@@ -413,6 +432,22 @@ def check_references(config: WorkflowConfig) -> None:
     _check_controlled(config)
     _check_paper(config)
     _check_analyses(config)
+    _check_exposure(config)
+
+
+def _check_exposure(config: WorkflowConfig) -> None:
+    """Exposure entries name defined benchmarks; benchmarks and pairs a narrowed config does not evaluate are skipped
+    (:meth:`WorkflowConfig.exposure_benchmarks`)."""
+    for name, entry in config.exposure.benchmarks.items():
+        key = f"exposure.benchmarks.{name}"
+        if name not in config.benchmarks:
+            raise KeyProblem(key, f"'{name}' is not defined under 'benchmarks'", "name a benchmark of this config")
+        for attribute in entry.targets:
+            if attribute not in entry.attributes:
+                raise KeyProblem(f"{key}.targets.{attribute}", "not one of the attributes", "add it to attributes")
+        for pair in entry.compare:
+            if pair[0] == pair[1]:
+                raise KeyProblem(f"{key}.compare", f"{list(pair)}: a model compared with itself", "name two models")
 
 
 def _check_sources_and_collections(config: WorkflowConfig) -> None:

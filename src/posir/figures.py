@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
 from posir.results import (  # noqa: E402
     ALL,
+    ATTRIBUTE,
     BIN_CENTRE,
     BIN_END,
     BIN_START,
@@ -38,6 +39,7 @@ from posir.results import (  # noqa: E402
     POSITION_BIN,
     QUERY_LANGUAGE,
     SEGMENT,
+    SETTING,
     SHARE,
     suffixed,
 )
@@ -172,6 +174,51 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
     if image is not None:
         fig.colorbar(image, ax=axes.ravel().tolist(), label="% of top results")
     fig.suptitle(title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def exposure_figure(table: pd.DataFrame, path: Path) -> None:
+    """Who gets seen: per (setting, attribute), each model's share of the top-10 exposure per group (bars) against
+    the group's share of the corpus (black line) and of the relevant documents (grey dashes); a group above its
+    line is seen more than its size alone would give it."""
+    panels = list(table.groupby([SETTING, ATTRIBUTE], sort=True)) if len(table) else []
+    models = list(dict.fromkeys(table[MODEL])) if len(table) else []
+    colours = {model: plt.get_cmap("tab20")(i % 20) for i, model in enumerate(models)}
+    columns = min(len(panels), 3) or 1
+    rows = max((len(panels) + columns - 1) // columns, 1)
+    legend_columns = max(min(len(models), 2 + 2 * columns), 1)
+    legend_rows = (len(models) + legend_columns - 1) // legend_columns
+    width, height = max(6.5 * columns, 9.0), 3.8 * rows + 0.3 * legend_rows + 0.6
+    fig, axes = plt.subplots(rows, columns, figsize=(width, height), squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, ((setting, attribute), frame) in zip(axes.flat, panels):
+        groups = list(dict.fromkeys(frame["group"]))
+        shown = [m for m in models if m in set(frame[MODEL])]
+        width = 0.8 / max(len(shown), 1)
+        for i, model in enumerate(shown):
+            shares = frame[frame[MODEL] == model].set_index("group")["exposure_share@10"].reindex(groups)
+            offsets = np.arange(len(groups)) + (i - (len(shown) - 1) / 2) * width
+            ax.bar(offsets, shares * 100, width, color=colours[model], label=model)
+        sizes = frame.drop_duplicates("group").set_index("group").reindex(groups)
+        for x, (corpus, relevant) in enumerate(zip(sizes["corpus_share"], sizes["relevant_share"])):
+            ax.hlines(corpus * 100, x - 0.45, x + 0.45, colors="black", linewidth=2)
+            ax.hlines(relevant * 100, x - 0.45, x + 0.45, colors="grey", linestyles="dashed", linewidth=1.5)
+        ax.set_xticks(range(len(groups)), groups, rotation=45 if len(groups) > 5 else 0)
+        ax.set_ylabel("% of top-10 exposure")
+        ax.set_title(f"{setting}: {attribute}")
+    if panels:
+        handles = [plt.Rectangle((0, 0), 1, 1, color=colours[m]) for m in models]
+        fig.legend(handles, models, loc="lower center", ncol=legend_columns, fontsize=8, frameon=False)
+        fig.suptitle(
+            "Top-10 exposure per group (bars, one per model)\nblack line: share of the corpus; grey dashes: share of "
+            "the relevant documents",
+            fontsize=10,
+        )
+        fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.2) / height, 1, 1 - 0.6 / height))
+    else:
+        axes.flat[0].text(0.5, 0.5, "no attribute has two groups in any corpus", ha="center", va="center")
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

@@ -241,6 +241,46 @@ SHARE = "share"
 #: Per (model, query language, document language): the document language's share of the top results.
 LANGUAGE_BIAS_COLUMNS = (MODEL, QUERY_LANGUAGE, DOCUMENT_LANGUAGE, SHARE)
 
+# --- who gets seen: exposure by document group (posir.steps.exposure) ---------------------------------
+
+ATTRIBUTE, GROUP = "attribute", "group"
+#: the depths whose exposure share each group row gives
+EXPOSURE_DEPTHS = (10, 100)
+#: Per (model, setting, attribute, group): the group's share of the corpus and of the relevant documents, its mean
+#: share of the top 10 and 100's exposure, and the run's AWRF@10 for the attribute and expected exposure (the same
+#: on every group row of a run: they are the run's, not the group's).
+EXPOSURE_COLUMNS = (
+    MODEL,
+    SETTING,
+    ATTRIBUTE,
+    GROUP,
+    "n_queries",
+    "corpus_share",
+    "relevant_share",
+    *(f"exposure_share@{depth}" for depth in EXPOSURE_DEPTHS),
+    "awrf@10",
+    "ee_l",
+    "ee_d",
+    "ee_r",
+)
+EXPOSURE_MEASURES = tuple(EXPOSURE_COLUMNS[7:])
+#: Per (model, setting, attribute): mean PEER over queries, the queries whose test is undefined, and per grade the
+#: mean p-value (``p_grade_<g>`` columns follow)
+PEER_COLUMNS = (MODEL, SETTING, ATTRIBUTE, "cutoff", "n_queries", "n_undefined", "peer")
+#: Per configured pair, setting and measure (of a group, an attribute or the run): mean a - b and its interval
+EXPOSURE_PAIR_COLUMNS = (
+    "model_a",
+    "model_b",
+    SETTING,
+    ATTRIBUTE,
+    GROUP,
+    "measure",
+    "n_queries",
+    "difference",
+    "ci_low",
+    "ci_high",
+)
+
 # --- paired comparisons of a setting's models (posir.metrics.significance) ---------------------------
 
 MODEL_A, MODEL_B = "model_a", "model_b"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +84,33 @@ def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
                 )
             run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
     return run
+
+
+def iter_rankings(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(qid, document ids in trec_eval's order: score descending, then id descending) of each query of a run file,
+    one query at a time (a run of 10,000 queries over a whole corpus is millions of lines). A query's lines must be
+    consecutive, as every run the workflow writes has them; one split across the file is an error naming it."""
+    seen: set[str] = set()
+    current: str | None = None
+    scores: dict[str, float] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise ValueError(
+                    f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)"
+                )
+            if parts[0] != current:
+                if current is not None:
+                    yield current, sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)
+                if parts[0] in seen:
+                    raise ValueError(
+                        f"{path}, line {line_number}: query '{parts[0]}' continues after another query's lines"
+                    )
+                current, scores = parts[0], {}
+                seen.add(current)
+            scores[parts[2]] = float(parts[4])
+    if current is not None:
+        yield current, sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)

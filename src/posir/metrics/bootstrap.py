@@ -111,9 +111,10 @@ def _stratum_rng(seed: int, stratum: str) -> np.random.Generator:
 
 
 def interval(
-    replicates: np.ndarray, point: np.ndarray, params: BootstrapParams
+    replicates: np.ndarray, point: np.ndarray, params: BootstrapParams, bounds: tuple[float, float] = (0.0, 1.0)
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(low, high, bias) over the resample axis 0; NaN replicates are ignored."""
+    """(low, high, bias) over the resample axis 0; NaN replicates are ignored; a centered interval is clipped to
+    ``bounds``, the statistic's range (PSI and nDCG: [0, 1])."""
     alpha = 1.0 - params.confidence
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -121,8 +122,8 @@ def interval(
         centre = np.nanmean(replicates, axis=0)
     bias = centre - point
     if params.interval == "centered":
-        low = np.clip(point - np.maximum(centre - low, 0.0), 0.0, 1.0)
-        high = np.clip(point + np.maximum(high - centre, 0.0), 0.0, 1.0)
+        low = np.clip(point - np.maximum(centre - low, 0.0), *bounds)
+        high = np.clip(point + np.maximum(high - centre, 0.0), *bounds)
     return low, high, bias
 
 

@@ -4,9 +4,9 @@ bootstrap and the statistics of trends and paired tests."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, Strict, model_validator
+from pydantic import Field, Strict, field_validator, model_validator
 
 from posir.metrics.positions import LengthBucket, length_buckets
 from posir.schema import Entry, Int, KeyProblem, PositiveInt, Probability, Str
@@ -87,3 +87,51 @@ class MetricParams(TableParams):
         return TableParams(
             position_bins=self.position_bins, length_buckets=self.length_buckets, min_bin_queries=self.min_bin_queries
         )
+
+
+#: Attributes every benchmark's documents have without a column for them: the language of the corpus variant a
+#: document comes from (a one-vs-many corpus holds every language's copy) and that variant's provenance
+#: (its card's, e.g. "professional translation (XQuAD)", else its builder).
+DERIVED_ATTRIBUTES = ("language", "provenance")
+
+
+class PeerParams(Entry):
+    """``exposure.peer``: PEER's cutoff and the weight of each relevance grade (Yang et al. 2024; the authors' code
+    has no defaults: the top 10, as AWRF, and grades 0 and 1 weighed equally)."""
+
+    cutoff: PositiveInt = 10
+    weights: dict[Int, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(default_factory=lambda: {0: 0.5, 1: 0.5})
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> Self:
+        if abs(sum(self.weights.values()) - 1.0) > 1e-9:
+            raise KeyProblem("weights", f"sum to {sum(self.weights.values())}", "give weights that sum to 1")
+        return self
+
+
+class ExposureBenchmark(Entry):
+    """``exposure.benchmarks.<benchmark>``: the document attributes whose groups are compared, and what with."""
+
+    attributes: Annotated[tuple[Str, ...], Field(min_length=1)]
+    """columns of the benchmark's documents.tsv (length_bucket, a builder's or a user's own), or language, provenance"""
+    targets: dict[Str, dict[Str, Annotated[float, Strict(), Field(ge=0)]]] = Field(default_factory=dict)
+    """AWRF's target per attribute, {group: share} (normalised); by default each group's share of the corpus"""
+    compare: tuple[tuple[Str, Str], ...] = ()
+    """model pairs [a, b] of the benchmark's evaluation: paired bootstrap intervals of a - b per measure"""
+
+
+class ExposureParams(Entry):
+    """``exposure``: who gets seen (posir.metrics.exposure), per benchmark; expected exposure's browsing model."""
+
+    benchmarks: dict[Str, ExposureBenchmark] = Field(default_factory=dict)
+    """{benchmark: entry}; entries of benchmarks a config does not evaluate are skipped; null clears them"""
+    browsing: Literal["rbp", "gerr"] = "rbp"
+    patience: Probability = 0.5
+    utility: Probability = 0.5
+    """gerr only: the chance of stopping after each relevant document"""
+    peer: PeerParams = PeerParams()
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _cleared(cls, benchmarks: Any) -> Any:
+        return {} if benchmarks is None else benchmarks

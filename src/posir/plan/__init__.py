@@ -50,7 +50,7 @@ class Plan:
         paths = ResultPaths(results, {variant: family for variant, (family, _) in config.controlled_variants.items()})
         parts = (BenchmarkPlan, RetrievalPlan, EvaluationPlan, ControlledPlan)
         plan = cls(config, paths, *(part(config, paths, prompts_dir) for part in parts))
-        check_plan(config, prompts_dir)
+        check_plan(config, prompts_dir, results)
         return plan
 
     # --- caches ---------------------------------------------------------------------------------------------
@@ -125,6 +125,8 @@ class Plan:
                 outputs += [paths.grid(name)]
             if evaluation.one_vs_many(name):
                 outputs += [paths.table(name, "language_bias.csv"), paths.benchmark_figure(name, "language_bias.png")]
+            if name in self.config.exposure_benchmarks():
+                outputs += [paths.table(name, "exposure.csv"), paths.benchmark_figure(name, "exposure.png")]
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
                 outputs += [paths.grid(name, s) for s in settings]

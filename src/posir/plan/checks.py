@@ -18,12 +18,14 @@ from posir.translate.spec import LLMTranslationSpec, TranslationEntry
 GENERATION_PROMPTS = ("generate_queries", "locate_span", "grade_relevance")
 
 
-def check_plan(config: WorkflowConfig, prompts_dir: Path) -> None:
-    """Refuse a plan whose pipelines, windows or prompt files cannot work, naming the key and the fix."""
+def check_plan(config: WorkflowConfig, prompts_dir: Path, results: str = "results") -> None:
+    """Refuse a plan whose pipelines, windows, prompt files or exposure attributes cannot work, naming the key and
+    the fix."""
     try:
         _check_pipelines(config)
         _check_windows(config)
         _check_prompts(config, prompts_dir)
+        _check_exposure_attributes(config, Path(results))
     except KeyProblem as problem:
         raise ConfigError(f"config: {problem}") from None
 
@@ -98,3 +100,28 @@ def _check_prompts(config: WorkflowConfig, prompts_dir: Path) -> None:
             raise KeyProblem(
                 key, f"the prompt file {path} does not exist", f"add it, or name a prompt under {prompts_dir}"
             )
+
+
+def _check_exposure_attributes(config: WorkflowConfig, results: Path) -> None:
+    """Every exposure attribute is a column the benchmark's documents have: one every builder writes, a derived one
+    (language, provenance), or one of the documents.tsv files already there (an imported benchmark's own)."""
+    from posir.benchmark import DOCUMENT_FIELDS, DOCUMENTS
+    from posir.languages import Setting
+    from posir.metrics.params import DERIVED_ATTRIBUTES
+
+    for name, entry in config.exposure_benchmarks().items():
+        known = {*DOCUMENT_FIELDS, *DERIVED_ATTRIBUTES} - {"doc_id"}
+        settings = {e.setting for e in config.evaluations if e.benchmark == name}
+        variants = {v for s in settings for v in config.setting_variants(name, Setting.parse(str(s)))[1]}
+        for variant in sorted(variants):
+            table = results / "benchmarks" / variant / DOCUMENTS
+            if table.is_file():
+                with open(table, encoding="utf-8") as handle:
+                    known |= set(handle.readline().rstrip("\n").split("\t")) - {"doc_id"}
+        for attribute in entry.attributes:
+            if attribute not in known:
+                raise KeyProblem(
+                    f"exposure.benchmarks.{name}.attributes",
+                    f"'{attribute}' is no attribute of the documents of '{name}'",
+                    f"use one of {sorted(known)}",
+                )

@@ -8,8 +8,11 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
+from posir.models.mteb_backend import public_model
 from posir.plan.base import Part
 from posir.plan.jobs import (
+    ExposureCorpus,
+    ExposureJob,
     LanguageBiasJob,
     MtebModelJob,
     MtebTaskJob,
@@ -106,8 +109,14 @@ class EvaluationPlan(Part):
 
     def mteb_task_inputs(self, wildcards: Any) -> dict[str, Any]:
         runs = self._runs_of(wildcards.benchmark, wildcards.model)
+        variants = {
+            variant
+            for e in runs
+            for query, corpus in [self.config.setting_variants(e.benchmark, e.setting)]
+            for variant in (query, *corpus)
+        }
         return {
-            "card": self.paths.benchmark_file(wildcards.benchmark, fmt.CARD),
+            "cards": [self.paths.benchmark_file(variant, fmt.CARD) for variant in sorted(variants)],
             "per_query": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
             **{suffix: [self.aggregate_file(e, suffix) for e in runs] for suffix in ("summary", "bootstrap", "bins")},
         }
@@ -120,7 +129,7 @@ class EvaluationPlan(Part):
         if spec is None:  # a pipeline
             return MtebModelJob(entry=wildcards.model)
         languages = list(spec.languages) if spec.languages else None
-        return MtebModelJob(entry=wildcards.model, model_package=spec.model_package, languages=languages)
+        return MtebModelJob(entry=wildcards.model, adapted_from=public_model(spec), languages=languages)
 
     # --- tables and figures of a benchmark ----------------------------------------------------------------
 
@@ -140,6 +149,63 @@ class EvaluationPlan(Part):
 
     def one_vs_many_runs(self, wildcards: Any) -> list[str]:
         return [self.paths.run(e.benchmark, e.model, str(e.setting)) for e in self.one_vs_many(wildcards.benchmark)]
+
+    # --- who gets seen: exposure by document group (posir.steps.exposure) ---------------------------------------
+
+    def exposure_runs(self, benchmark: str) -> list[Evaluation]:
+        """The runs whose exposure is compared: every model and setting of the benchmark answering every query."""
+        settings = {str(e.setting) for e in self.evaluations_of(benchmark)}
+        return [
+            e
+            for setting in sorted(settings)
+            for e in self.evaluations_of_setting(benchmark, setting)
+            if e.model in self.compared_models(benchmark, setting)
+        ]
+
+    def _exposure_settings(self, benchmark: str) -> list[str]:
+        return sorted({str(e.setting) for e in self.exposure_runs(benchmark)})
+
+    def _corpus_of(self, benchmark: str, setting: str) -> list[tuple[str, str]]:
+        """(benchmark directory, language) of each part of a setting's corpus: every language's for one-vs-many."""
+        corpus_language = Setting.parse(setting).corpus_language
+        languages = self.config.query_languages(benchmark) if corpus_language == ONE_VS_MANY else [corpus_language]
+        return [(v, language) for language in languages for v in self.config.corpus_variants(benchmark, language)]
+
+    def exposure_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        benchmark = wildcards.benchmark
+        settings = self._exposure_settings(benchmark)
+        variants = [v for s in settings for v, _ in self._corpus_of(benchmark, s)]
+        return {
+            "runs": [self.paths.run(e.benchmark, e.model, str(e.setting)) for e in self.exposure_runs(benchmark)],
+            "qrels": [
+                self.paths.benchmark_file(self.config.setting_variants(benchmark, Setting.parse(s))[0], fmt.QRELS)
+                for s in settings
+            ],
+            "documents": [self.paths.benchmark_file(v, fmt.DOCUMENTS) for v in variants],
+            "cards": [self.paths.benchmark_file(v, fmt.CARD) for v in variants],
+        }
+
+    def exposure(self, wildcards: Any) -> ExposureJob:
+        benchmark = wildcards.benchmark
+        entry, params = self.config.exposure_benchmarks()[benchmark], self.config.exposure
+        corpora = []
+        for setting in self._exposure_settings(benchmark):
+            one_vs_many = Setting.parse(setting).corpus_language == ONE_VS_MANY
+            languages = [language for _, language in self._corpus_of(benchmark, setting)]
+            corpora.append(ExposureCorpus(setting=setting, languages=languages, one_vs_many=one_vs_many))
+        return ExposureJob(
+            runs=[(e.model, str(e.setting)) for e in self.exposure_runs(benchmark)],
+            corpora=corpora,
+            attributes=list(entry.attributes),
+            targets={attribute: dict(shares) for attribute, shares in entry.targets.items()},
+            compare=[tuple(pair) for pair in entry.compare],
+            browsing=params.browsing,
+            patience=params.patience,
+            utility=params.utility,
+            peer_cutoff=params.peer.cutoff,
+            peer_weights=sorted(params.peer.weights.items()),
+            bootstrap=self.config.metrics.bootstrap,
+        )
 
     def language_bias(self, wildcards: Any) -> LanguageBiasJob:
         return LanguageBiasJob(

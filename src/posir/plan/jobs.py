@@ -20,7 +20,7 @@ from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.controlled.family import ControlledBenchmark
 from posir.llm.config import LLMConfig
-from posir.metrics.params import MetricParams, PositionParams, TableParams
+from posir.metrics.params import BootstrapParams, MetricParams, PositionParams, TableParams
 from posir.models.spec import ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
 from posir.rerank import PipelineSpec
@@ -241,8 +241,37 @@ class MtebModelJob(Job):
     """A model entry's ``model_meta.json`` in MTEB's results layout."""
 
     entry: Str
-    model_package: Str | None = None
+    adapted_from: Str | None = None
+    """the public model (MTEB's name for it) whose weights the entry runs, where we know it"""
     languages: list[Str] | None = None
+
+
+class ExposureCorpus(Entry):
+    """The corpus of one setting: its benchmark directories (the ``documents`` and ``cards`` inputs, in order) and the
+    language of each; a one-vs-many corpus prefixes its document ids with it (``deu:<doc>``)."""
+
+    setting: Str
+    languages: list[Str]
+    one_vs_many: bool = False
+
+
+class ExposureJob(Job):
+    """Who gets seen on one benchmark (posir.steps.exposure): every run's exposure by group of each attribute."""
+
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of the ``runs`` input"""
+    corpora: list[ExposureCorpus]
+    """one per setting, in the order of the ``qrels`` input"""
+    attributes: list[Str]
+    targets: dict[Str, dict[Str, float]] = Field(default_factory=dict)
+    compare: list[tuple[Str, Str]] = Field(default_factory=list)
+    browsing: Str = "rbp"
+    patience: float = 0.5
+    utility: float = 0.5
+    peer_cutoff: int = 10
+    peer_weights: list[tuple[int, float]] = Field(default_factory=list)
+    """(grade, weight): pairs, not a mapping, so that the grades stay integers in the job's plain data"""
+    bootstrap: BootstrapParams
 
 
 class LanguageBiasJob(Job):

@@ -259,6 +259,25 @@ def language_bias_markdown(table: pd.DataFrame) -> str:
     return (wide * 100).round(1).to_markdown() + "\n"
 
 
+def exposure_markdown(name: str, table: pd.DataFrame) -> str:
+    """An exposure table (``exposure``, ``peer`` or ``pairs``) in Markdown, shares in percent, the rest to 4 places."""
+    if table.empty:
+        why = {
+            "exposure": "no attribute has two groups in any setting's corpus",
+            "peer": "no query has relevant documents in several groups of an attribute (PEER compares those)",
+            "pairs": "no model pairs are configured under exposure.benchmarks.<benchmark>.compare",
+        }
+        return f"No rows: {why.get(name, 'nothing to report')}.\n"
+    shown = table.copy()
+    for column in shown.columns:
+        if "share" in column:
+            shown[column] = (shown[column] * 100).round(1)
+        elif shown[column].dtype.kind == "f":
+            shown[column] = shown[column].round(4)
+    note = "Shares in percent.\n\n" if any("share" in c for c in shown.columns) else ""
+    return note + shown.to_markdown(index=False) + "\n"
+
+
 # --- renderings: Markdown and LaTeX (booktabs) ----------------------------------
 
 

@@ -1,0 +1,6 @@
+from posir.logs import log_to
+from posir.plan.jobs import ExposureJob
+from posir.steps.exposure import write_exposure
+
+with log_to(snakemake.log[0]):
+    write_exposure(ExposureJob.of(snakemake))
