@@ -5,7 +5,8 @@ BM25 -> MiniLM MaxP; shared with tests/faults/runs) run again with tests/configs
   gives the direct entry's vectors and scores, and runs chunked and as a pipeline's second stage;
 - our benchmark as an MTEB task: `mteb.evaluate` scores our run and an MTEB model on it, MTEB's evaluator's
   per-query nDCG@10 equals ours, and its position breakdown equals our aggregates;
-- out: `snakemake mteb_export` writes TaskResults that mteb's loader reads, with our scores.
+- out: `snakemake mteb_export` plans a TaskResult per model and its metadata; those the tests read are built, and
+  mteb's loader reads them, with our scores.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tests.workflow.conftest import shared_build
 BENCHMARK, SETTING = "squad-long", "eng-eng"
 MODELS = ("minilm-l6", "bm25", "bm25.minilm-maxp")
 MTEB_MODELS = ("minilm-mteb", "minilm-mteb-chunks", "bm25.minilm-mteb-maxp")
+EXPORTED_META = (*MODELS, "minilm-mteb")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # the revision MTEB's registry names
 
@@ -46,7 +48,14 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, hub_cache: Pat
     copy = build.copy_to(tmp_path_factory.mktemp("mteb"))
     copy = Build(copy.workdir, copy.mirror, (*copy.configfiles, config_file("mteb_models")))
     offline = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub_cache)}
-    done = copy.snakemake("--cores", cores(), "all", "mteb_export", env=offline)
+    # what the tests read, not every target: the export of mteb_export's every file is planned by the plan tests
+    targets = [
+        *(f"results/scores/{BENCHMARK}/{model}/{SETTING}.tsv" for model in MTEB_MODELS),
+        f"results/tables/{BENCHMARK}/main.csv",
+        *(f"results/export/mteb/results/posir__{m}/no_revision_available/posir-{BENCHMARK}.json" for m in MODELS),
+        *(f"results/export/mteb/results/posir__{m}/no_revision_available/model_meta.json" for m in EXPORTED_META),
+    ]
+    done = copy.snakemake("--cores", cores(), *targets, env=offline)
     assert done.returncode == 0, done.stderr[-4000:]
     return copy
 
@@ -144,6 +153,13 @@ def test_an_mteb_user_gets_the_position_breakdown_of_an_mteb_model(
     ours = per_query_ndcg(built.workdir, "minilm-mteb")
     pd.testing.assert_series_equal(theirs, ours, check_exact=False, atol=1e-12, rtol=0, check_names=False)
     assert_position_numbers_are_ours(result.task_results[0], built.workdir, "minilm-mteb")
+
+
+def test_mteb_export_plans_a_result_for_every_model_and_its_metadata(built: Build) -> None:
+    planned = built.planned("mteb_export", "--forcerun", "mteb_task_result", "mteb_model_meta")
+    every = {*MODELS, *MTEB_MODELS}
+    assert {w["model"] for rule, w in planned if rule == "mteb_task_result"} == every
+    assert {w["model"] for rule, w in planned if rule == "mteb_model_meta"} == every
 
 
 def test_mtebs_loader_reads_every_result_with_our_ndcg_as_main_score(exported: Path) -> None:

@@ -114,6 +114,7 @@ def test_a_pipeline_added_to_the_config_schedules_only_its_own_jobs(build):
         "main_table",
         "plot_position_grid",
         "setting_tables",
+        "exposure",  # who gets seen reads every run of the benchmark
         "all",
     }
 
