@@ -15,7 +15,7 @@ reads.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,17 @@ SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "T
 
 def task_name(benchmark: str) -> str:
     return f"{MTEB_TASK_PREFIX}{benchmark}"
+
+
+def cards_revision(cards: Iterable[Path]) -> str:
+    """A benchmark's dataset revision: the sha256 of the cards of the directories its settings read, each once, in
+    the order of their names (a card names its sources' checksums and its parameters)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for card in sorted({Path(c).parent.name: Path(c) for c in cards}.items()):
+        digest.update(card[1].read_bytes())
+    return digest.hexdigest()
 
 
 def mteb_language(code: str) -> str:

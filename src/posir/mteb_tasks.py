@@ -20,7 +20,6 @@ One-vs-many settings (``deu-mul``) are not offered: their corpus is the union of
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import TableParams
 from posir.metrics.per_query import trec_eval_order
 from posir.models.mteb_backend import SPLIT, retrieval_metadata
-from posir.mteb_results import mteb_language, task_name
+from posir.mteb_results import cards_revision, mteb_language, task_name
 from posir.results import ALL, BUCKET, MTEB_NO_REVISION
 from posir.runs import read_trec_run
 
@@ -217,17 +216,14 @@ def benchmark_task(
     if not subsets:
         raise ValueError(f"benchmark '{name}': no settings to make an MTEB task of")
     cards = [files.card() for files in subsets.values()]
-    digest = hashlib.sha256()
-    for files in subsets.values():
-        for folder in (files.queries, *files.corpus):
-            digest.update(_required(folder / fmt.CARD).read_bytes())
+    cards = [_required(folder / fmt.CARD) for files in subsets.values() for folder in (files.queries, *files.corpus)]
     provenance = sorted({str(card.get("provenance") or card.get("builder", "")) for card in cards})
     metadata = retrieval_metadata(
         task_name(name),
         f"posir-workflow benchmark '{name}' (PosIR-style position-aware retrieval; provenance: "
         f"{', '.join(provenance)}). One relevant document per query; positions of the evidence in positions.tsv.",
         {setting: [mteb_language(code) for code in dict.fromkeys(setting.split("-"))] for setting in subsets},
-        dataset={"path": str(next(iter(subsets.values())).queries.parent), "revision": digest.hexdigest()},
+        dataset={"path": str(next(iter(subsets.values())).queries.parent), "revision": cards_revision(cards)},
         license=mteb_licence(licences),
         sample_creation="created",
         annotations_creators="derived",
@@ -254,8 +250,9 @@ def workflow_task(
     for path in config_files:
         update_config(raw, yaml.safe_load(Path(path).read_text()) or {})
     config = load_config(raw)
-    if settings is None:
-        settings = sorted({str(e.setting) for e in config.evaluations if e.benchmark == benchmark})
+    if settings is None:  # every evaluated setting an MTEB task can hold (one-vs-many corpora are not)
+        evaluated = {e.setting for e in config.evaluations if e.benchmark == benchmark}
+        settings = sorted(str(s) for s in evaluated if s.corpus_language != ONE_VS_MANY)
     subsets = {}
     for text in settings:
         setting = Setting.parse(text)

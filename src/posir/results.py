@@ -244,8 +244,10 @@ LANGUAGE_BIAS_COLUMNS = (MODEL, QUERY_LANGUAGE, DOCUMENT_LANGUAGE, SHARE)
 # --- who gets seen: exposure by document group (posir.steps.exposure) ---------------------------------
 
 ATTRIBUTE, GROUP = "attribute", "group"
-#: the depths whose exposure share each group row gives
+#: the depths whose exposure share each group row gives, and AWRF's (TREC Fair reads a whole ranking; ours reads
+#: what a user reads, as nDCG@10)
 EXPOSURE_DEPTHS = (10, 100)
+AWRF_DEPTH = 10
 #: Per (model, setting, attribute, group): the group's share of the corpus and of the relevant documents, its mean
 #: share of the top 10 and 100's exposure, and the run's AWRF@10 for the attribute and expected exposure (the same
 #: on every group row of a run: they are the run's, not the group's).
@@ -258,7 +260,7 @@ EXPOSURE_COLUMNS = (
     "corpus_share",
     "relevant_share",
     *(f"exposure_share@{depth}" for depth in EXPOSURE_DEPTHS),
-    "awrf@10",
+    f"awrf@{AWRF_DEPTH}",
     "ee_l",
     "ee_d",
     "ee_r",

@@ -73,3 +73,28 @@ def test_peer_of_one_relevant_copy_per_language_is_the_singleton_p_value() -> No
     assert result.value == pytest.approx(0.5 * result.by_grade[0] + 0.5 * result.by_grade[1])
     with pytest.raises(ValueError, match="no group"):
         peer(["z"], judged, groups, cutoff=10, weights={1: 1.0})
+
+
+def test_a_stated_target_gives_every_group_of_the_corpus_a_share_and_a_number_is_no_group() -> None:
+    from posir.metrics.params import BootstrapParams
+    from posir.plan.jobs import ExposureJob
+    from posir.steps.exposure import Corpus, awrf_target
+
+    def job(targets: dict) -> ExposureJob:
+        return ExposureJob(
+            runs=[],
+            corpora=[],
+            attributes=["length_bucket"],
+            targets=targets,
+            bootstrap=BootstrapParams(),
+            wildcards={"benchmark": "squad-long"},
+        )
+
+    corpus = Corpus("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q2", "c": "Q2"}}, {})
+    assert awrf_target(job({}), corpus, "length_bucket") == pytest.approx({"Q1": 1 / 3, "Q2": 2 / 3})
+    assert awrf_target(job({"length_bucket": {"Q2": 1.0, "Q1": 0.0}}), corpus, "length_bucket") == {"Q1": 0, "Q2": 1}
+    with pytest.raises(ValueError, match=r"exposure\.benchmarks\.squad-long\.targets\.length_bucket: gives \['Q1'\]"):
+        awrf_target(job({"length_bucket": {"Q1": 1.0}}), corpus, "length_bucket")
+    lengths = Corpus("eng-eng", {"token_length": {f"d{i}": str(i) for i in range(60)}}, {})
+    with pytest.raises(ValueError, match="'token_length' has 60 groups"):
+        awrf_target(job({}).model_copy(update={"attributes": ["token_length"]}), lengths, "token_length")

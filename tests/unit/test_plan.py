@@ -391,6 +391,11 @@ def test_an_exposure_attribute_the_documents_lack_stops_the_plan(default_config:
     pairs = {"benchmarks": {"squad-long": {"attributes": ["length_bucket"], "compare": [["bm25", "bm25"]]}}}
     with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-long\.compare: \['bm25', 'bm25'\]"):
         plan_of(merged(default_config, exposure=pairs))
+    nothing = {"benchmarks": {"squad-long": {"attributes": ["length_bucket"], "targets": {"length_bucket": {"Q1": 0}}}}}
+    with pytest.raises(
+        ConfigError, match=r"exposure\.benchmarks\.squad-long\.targets\.length_bucket: all shares are 0"
+    ):
+        plan_of(merged(default_config, exposure=nothing))
     typo = {"benchmarks": {"squad-lng": {"attributes": ["length_bucket"]}}}
     with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-lng: 'squad-lng' is not defined"):
         plan_of(merged(default_config, exposure=typo))

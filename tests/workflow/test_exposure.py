@@ -32,7 +32,11 @@ def test_each_runs_groups_share_its_exposure_and_the_corpus(tables: Path) -> Non
         assert run.set_index("group")["corpus_share"].to_dict() == pytest.approx(corpus.to_dict())
         assert run["relevant_share"].sum() == pytest.approx(1.0)
         assert run["awrf@10"].nunique() == 1 and 1 - math.log(2) <= run["awrf@10"].iloc[0] <= 1
-        assert (run["ee_d"] > 0).all() and (run["n_queries"] == 810).all()
+        assert (run["n_queries"] == 810).all() and run["ee_r"].between(0, 1).all()
+    # one deterministic ranking of the whole corpus (6 documents): each document's exposure is its rank's
+    dense = exposure[exposure["model"] == "minilm-l6"]
+    assert dense["ee_d"].to_numpy() == pytest.approx([sum(0.25**i for i in range(6))] * len(dense))
+    assert (exposure["ee_d"] <= 4 / 3).all()
     assert (tables / "figures" / BENCHMARK / "exposure.png").stat().st_size > 10_000
 
 
@@ -43,7 +47,7 @@ def test_peer_needs_several_groups_of_relevant_documents_and_pairs_have_interval
     pairs = pd.read_csv(folder / "exposure_pairs.csv", keep_default_na=False)
     assert list(pairs.columns) == list(EXPOSURE_PAIR_COLUMNS)
     assert set(pairs[["model_a", "model_b"]].itertuples(index=False, name=None)) == {("minilm-l6", "bm25.minilm-maxp")}
-    assert {"exposure_share@10", "exposure_share@100", "awrf@10", "ee_l", "ee_d", "ee_r"} <= set(pairs["measure"])
+    assert set(pairs["measure"]) == {"exposure_share@10", "exposure_share@100", "awrf@10", "ee_l", "ee_r"}
     numeric = pairs[["difference", "ci_low", "ci_high"]].astype(float)
     assert (
         (numeric["ci_low"] <= numeric["difference"] + 1e-12) & (numeric["difference"] <= numeric["ci_high"] + 1e-12)

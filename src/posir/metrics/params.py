@@ -119,6 +119,13 @@ class ExposureBenchmark(Entry):
     compare: tuple[tuple[Str, Str], ...] = ()
     """model pairs [a, b] of the benchmark's evaluation: paired bootstrap intervals of a - b per measure"""
 
+    @model_validator(mode="after")
+    def _targets_have_mass(self) -> Self:
+        for attribute, shares in self.targets.items():
+            if sum(shares.values()) <= 0:
+                raise KeyProblem(f"targets.{attribute}", "all shares are 0", "give at least one group a share")
+        return self
+
 
 class ExposureParams(Entry):
     """``exposure``: who gets seen (posir.metrics.exposure), per benchmark; expected exposure's browsing model."""

@@ -108,7 +108,7 @@ class MtebEncoder:
         limit = getattr(self._sentence_transformer, "max_seq_length", None)
         if limit is None:
             limit = self.model.mteb_model_meta.max_tokens
-        return int(limit) if limit is not None else None
+        return int(limit) if limit is not None and limit != float("inf") else None
 
     def prompt(self, role: str) -> str:
         """The prompt MTEB adds to a text of ``role`` in a retrieval task ("" when the model has none)."""

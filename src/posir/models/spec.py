@@ -421,7 +421,7 @@ class ModelSpec(NamedEntry):
                 f"use one of {list(caps.long_input)} (default {caps.long_input[0]})",
             )
         if self.dtype is not None and self.dtype not in caps.dtypes:
-            allowed = list(caps.dtypes) or "nothing (the endpoint chooses)"
+            allowed = list(caps.dtypes) or "nothing (the endpoint or MTEB's loader chooses)"
             raise self._fail("dtype", f"'{self.dtype}' is not available", f"allowed: {allowed}; or remove the key")
         if self.uses_gpu and not caps.gpu:
             raise self._fail(

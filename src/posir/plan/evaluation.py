@@ -171,8 +171,18 @@ class EvaluationPlan(Part):
         languages = self.config.query_languages(benchmark) if corpus_language == ONE_VS_MANY else [corpus_language]
         return [(v, language) for language in languages for v in self.config.corpus_variants(benchmark, language)]
 
+    def _exposure_entry(self, benchmark: str) -> Any:
+        entries = self.config.exposure_benchmarks()
+        if benchmark not in entries:
+            raise ValueError(
+                f"results/tables/{benchmark}/exposure.csv: benchmark '{benchmark}' has no exposure entry this config "
+                f"evaluates; add exposure.benchmarks.{benchmark}.attributes to config.yaml (entries: {sorted(entries)})"
+            )
+        return entries[benchmark]
+
     def exposure_inputs(self, wildcards: Any) -> dict[str, list[str]]:
         benchmark = wildcards.benchmark
+        self._exposure_entry(benchmark)
         settings = self._exposure_settings(benchmark)
         variants = [v for s in settings for v, _ in self._corpus_of(benchmark, s)]
         return {
@@ -187,7 +197,7 @@ class EvaluationPlan(Part):
 
     def exposure(self, wildcards: Any) -> ExposureJob:
         benchmark = wildcards.benchmark
-        entry, params = self.config.exposure_benchmarks()[benchmark], self.config.exposure
+        entry, params = self._exposure_entry(benchmark), self.config.exposure
         corpora = []
         for setting in self._exposure_settings(benchmark):
             one_vs_many = Setting.parse(setting).corpus_language == ONE_VS_MANY

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from posir.mteb_results import RunFiles, model_meta, task_result, write_json
+from posir.mteb_results import RunFiles, cards_revision, model_meta, task_result, write_json
 from posir.plan.jobs import MtebModelJob, MtebTaskJob
 
 
@@ -17,7 +15,7 @@ def write_mteb_task_result(job: MtebTaskJob) -> None:
         for i, setting in enumerate(job.settings)
     }
     per_query_names = {setting: str(files["per_query"][i]) for i, setting in enumerate(job.settings)}
-    revision = hashlib.sha256(b"".join(card.read_bytes() for card in job.paths("cards"))).hexdigest()
+    revision = cards_revision(job.paths("cards"))
     result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision)
     write_json(result, job.path("result", side="output"))
     print(f"{job.path('result', side='output')}: {len(runs)} setting(s), main score (nDCG@10) {result.get_score():.4f}")

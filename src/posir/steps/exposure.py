@@ -28,6 +28,7 @@ from posir.plan.jobs import ExposureCorpus, ExposureJob
 from posir.progress import Progress
 from posir.results import (
     ATTRIBUTE,
+    AWRF_DEPTH,
     EXPOSURE_COLUMNS,
     EXPOSURE_DEPTHS,
     EXPOSURE_MEASURES,
@@ -39,8 +40,8 @@ from posir.results import (
 )
 from posir.runs import iter_rankings
 
-#: AWRF's depth (TREC Fair's metric reads a whole ranking; ours reads what a user reads, as nDCG@10)
-AWRF_DEPTH = 10
+#: an attribute with more groups than this is a number, not a group (a length in tokens): bucket it first
+MAX_GROUPS = 50
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,31 @@ def read_corpus(
     return Corpus(corpus.setting, groups, qrels)
 
 
+def awrf_target(job: ExposureJob, corpus: Corpus, attribute: str) -> dict[str, float]:
+    """AWRF's target for an attribute: the configured one, which must give every group of the corpus a share, or
+    each group's share of the corpus."""
+    groups = corpus.shares(attribute)
+    if len(groups) > MAX_GROUPS:
+        raise ValueError(
+            f"exposure.benchmarks.{job.wildcards.get('benchmark')}.attributes: '{attribute}' has {len(groups)} groups "
+            f"in the corpus of {corpus.setting}; it looks like a number (a length): group it first, e.g. "
+            "length_bucket"
+        )
+    given = job.targets.get(attribute)
+    if not given:
+        return groups
+    if set(given) != set(groups):
+        raise ValueError(
+            f"exposure.benchmarks.{job.wildcards.get('benchmark')}.targets.{attribute}: gives {sorted(given)}, but "
+            f"the corpus of {corpus.setting} has the groups {sorted(groups)}; give each a share (0 allowed)"
+        )
+    return {group: given[group] for group in groups}
+
+
 def per_query_measures(run: Path, corpus: Corpus, job: ExposureJob) -> pd.DataFrame:
     """One row per query of ``run``: EE, and per attribute AWRF@10, each group's shares and PEER where it applies."""
     attributes = [a for a in job.attributes if corpus.compared(a)]
-    targets = {a: job.targets.get(a) or corpus.shares(a) for a in attributes}
+    targets = {a: awrf_target(job, corpus, a) for a in attributes}
     peer_attributes = [a for a in attributes if corpus.peer_applies(a)]
     weights = dict(job.peer_weights)
     rows = []
@@ -120,7 +142,7 @@ def per_query_measures(run: Path, corpus: Corpus, job: ExposureJob) -> pd.DataFr
             row[f"{attribute}|awrf@{AWRF_DEPTH}"] = awrf(ranking, groups, targets[attribute], AWRF_DEPTH)
             for depth in EXPOSURE_DEPTHS:
                 shares = exposure_shares(ranking, groups, depth)
-                for group in targets[attribute]:
+                for group in corpus.shares(attribute):
                     row[f"{attribute}|{group}|exposure_share@{depth}"] = shares.get(group, 0.0)
             if attribute in peer_attributes:
                 result = peer(ranking, qrels, groups, job.peer_cutoff, weights)
@@ -208,8 +230,8 @@ def pair_rows(
         # columns: "ee_l" (a run's), "<attribute>|awrf@10" (an attribute's), "<attribute>|<group>|exposure_share@10"
         parts = column.split("|")
         measure = parts[-1]
-        if measure.startswith("peer"):
-            continue
+        if measure.startswith("peer") or measure == "ee_d":
+            continue  # PEER is per attribute (peer.csv); EE-D is the same for every full deterministic ranking
         attribute = parts[0] if len(parts) > 1 else ""
         group = parts[1] if len(parts) > 2 else ""
         paired = a[column].notna() & b[column].notna()

@@ -265,7 +265,7 @@ def exposure_markdown(name: str, table: pd.DataFrame) -> str:
         why = {
             "exposure": "no attribute has two groups in any setting's corpus",
             "peer": "no query has relevant documents in several groups of an attribute (PEER compares those)",
-            "pairs": "no model pairs are configured under exposure.benchmarks.<benchmark>.compare",
+            "pairs": "no pair under exposure.benchmarks.<benchmark>.compare has runs of both its models in this config",
         }
         return f"No rows: {why.get(name, 'nothing to report')}.\n"
     shown = table.copy()
@@ -275,6 +275,8 @@ def exposure_markdown(name: str, table: pd.DataFrame) -> str:
         elif shown[column].dtype.kind == "f":
             shown[column] = shown[column].round(4)
     note = "Shares in percent.\n\n" if any("share" in c for c in shown.columns) else ""
+    if name == "pairs":
+        note = "Mean of a - b over the queries both answer, with its bootstrap interval; shares as fractions.\n\n"
     return note + shown.to_markdown(index=False) + "\n"
 
 
