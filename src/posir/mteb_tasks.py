@@ -215,15 +215,15 @@ def benchmark_task(
     """The MTEB task of a benchmark whose settings (``hf_subset`` -> directories) are ``subsets``."""
     if not subsets:
         raise ValueError(f"benchmark '{name}': no settings to make an MTEB task of")
+    card_files = [_required(f / fmt.CARD) for files in subsets.values() for f in (files.queries, *files.corpus)]
     cards = [files.card() for files in subsets.values()]
-    cards = [_required(folder / fmt.CARD) for files in subsets.values() for folder in (files.queries, *files.corpus)]
     provenance = sorted({str(card.get("provenance") or card.get("builder", "")) for card in cards})
     metadata = retrieval_metadata(
         task_name(name),
         f"posir-workflow benchmark '{name}' (PosIR-style position-aware retrieval; provenance: "
         f"{', '.join(provenance)}). One relevant document per query; positions of the evidence in positions.tsv.",
         {setting: [mteb_language(code) for code in dict.fromkeys(setting.split("-"))] for setting in subsets},
-        dataset={"path": str(next(iter(subsets.values())).queries.parent), "revision": cards_revision(cards)},
+        dataset={"path": str(next(iter(subsets.values())).queries.parent), "revision": cards_revision(card_files)},
         license=mteb_licence(licences),
         sample_creation="created",
         annotations_creators="derived",

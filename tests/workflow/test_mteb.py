@@ -134,6 +134,8 @@ def test_mtebs_evaluator_scores_our_run_as_we_do(built: Build, monkeypatch: pyte
     )
     (task_result,) = result.task_results
     assert task.metadata.name == f"posir-{BENCHMARK}" and task.metadata.license == "cc-by-sa-4.0"
+    exported = built.workdir / "results" / "export" / "mteb" / "results" / "posir__minilm-l6" / "no_revision_available"
+    assert mteb.TaskResult.from_disk(exported / f"posir-{BENCHMARK}.json").dataset_revision == task.metadata.revision
     theirs = pd.Series(task.per_query_ndcg[SETTING]).sort_index()
     ours = per_query_ndcg(built.workdir, "minilm-l6")
     pd.testing.assert_series_equal(theirs, ours, check_exact=False, atol=1e-12, rtol=0, check_names=False)
