@@ -71,8 +71,9 @@ def ranked(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[tuple[str, 
     return {qid: sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True) for qid, docs in run.items()}
 
 
-def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
-    run: dict[str, dict[str, float]] = {}
+def _run_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, the 6 fields) of each non-empty line of a TREC run file; a line of other fields is an error
+    naming the file and the line."""
     with open(path, encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             parts = line.split()
@@ -82,7 +83,13 @@ def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
                 raise ValueError(
                     f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)"
                 )
-            run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
+            yield line_number, parts
+
+
+def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for _, parts in _run_lines(path):
+        run.setdefault(parts[0], {})[parts[2]] = float(parts[4])
     return run
 
 
@@ -90,27 +97,21 @@ def iter_rankings(path: Path) -> Iterator[tuple[str, list[str]]]:
     """(qid, document ids in trec_eval's order: score descending, then id descending) of each query of a run file,
     one query at a time (a run of 10,000 queries over a whole corpus is millions of lines). A query's lines must be
     consecutive, as every run the workflow writes has them; one split across the file is an error naming it."""
+    from posir.metrics.per_query import trec_eval_order
+
     seen: set[str] = set()
     current: str | None = None
     scores: dict[str, float] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
+    for line_number, parts in _run_lines(path):
+        if parts[0] != current:
+            if current is not None:
+                yield current, trec_eval_order(scores)
+            if parts[0] in seen:
                 raise ValueError(
-                    f"{path}, line {line_number}: a TREC run line has 6 fields (qid Q0 docid rank score tag)"
+                    f"{path}, line {line_number}: query '{parts[0]}' continues after another query's lines"
                 )
-            if parts[0] != current:
-                if current is not None:
-                    yield current, sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)
-                if parts[0] in seen:
-                    raise ValueError(
-                        f"{path}, line {line_number}: query '{parts[0]}' continues after another query's lines"
-                    )
-                current, scores = parts[0], {}
-                seen.add(current)
-            scores[parts[2]] = float(parts[4])
+            current, scores = parts[0], {}
+            seen.add(current)
+        scores[parts[2]] = float(parts[4])
     if current is not None:
-        yield current, sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)
+        yield current, trec_eval_order(scores)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from scipy.stats import chi2
 
@@ -98,3 +99,22 @@ def test_a_stated_target_gives_every_group_of_the_corpus_a_share_and_a_number_is
     lengths = Corpus("eng-eng", {"token_length": {f"d{i}": str(i) for i in range(60)}}, {})
     with pytest.raises(ValueError, match="'token_length' has 60 groups"):
         awrf_target(job({}).model_copy(update={"attributes": ["token_length"]}), lengths, "token_length")
+
+
+def test_queries_without_judgements_are_counted_and_said_beside_the_table(tmp_path) -> None:
+    from posir.metrics.params import BootstrapParams
+    from posir.plan.jobs import ExposureJob
+    from posir.steps.exposure import Corpus, per_query_measures
+    from posir.tables.render import exposure_markdown
+
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 b 1 3.0 t\nq2 Q0 a 2 1.0 t\n")
+    corpus = Corpus("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q4"}}, {"q1": {"b": 1}})
+    job = ExposureJob(runs=[], corpora=[], attributes=["length_bucket"], bootstrap=BootstrapParams())
+    frame, unjudged = per_query_measures(run, corpus, job)
+    assert list(frame.index) == ["q1"] and unjudged == 1
+    assert frame.loc["q1", "length_bucket|Q4|exposure_share@10"] == pytest.approx(
+        (1 / math.log2(3)) / (1 + 1 / math.log2(3))
+    )
+    markdown = exposure_markdown("exposure", pd.DataFrame(), ["bm25 on eng-eng: 1 queries without judgements"])
+    assert "Left out: bm25 on eng-eng: 1 queries without judgements." in markdown

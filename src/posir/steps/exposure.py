@@ -124,17 +124,19 @@ def awrf_target(job: ExposureJob, corpus: Corpus, attribute: str) -> dict[str, f
     return {group: given[group] for group in groups}
 
 
-def per_query_measures(run: Path, corpus: Corpus, job: ExposureJob) -> pd.DataFrame:
-    """One row per query of ``run``: EE, and per attribute AWRF@10, each group's shares and PEER where it applies."""
+def per_query_measures(run: Path, corpus: Corpus, job: ExposureJob) -> tuple[pd.DataFrame, int]:
+    """One row per judged query of ``run``: EE, and per attribute AWRF@10, each group's shares and PEER where it
+    applies; and how many of its queries had no judgements (no target exposure: left out)."""
     attributes = [a for a in job.attributes if corpus.compared(a)]
     targets = {a: awrf_target(job, corpus, a) for a in attributes}
     peer_attributes = [a for a in attributes if corpus.peer_applies(a)]
     weights = dict(job.peer_weights)
-    rows = []
+    rows, unjudged = [], 0
     for qid, ranking in iter_rankings(run):
         qrels = corpus.qrels.get(qid)
         if not qrels:
-            continue  # a query without judgements has no target exposure (scoring reports these queries)
+            unjudged += 1
+            continue
         ee = expected_exposure(ranking, qrels, job.patience, job.browsing, job.utility)
         row: dict[str, float | str] = {"qid": qid, "ee_l": ee.ee_l, "ee_d": ee.ee_d, "ee_r": ee.ee_r}
         for attribute in attributes:
@@ -150,7 +152,7 @@ def per_query_measures(run: Path, corpus: Corpus, job: ExposureJob) -> pd.DataFr
                 for grade in weights:
                     row[f"{attribute}|peer_p_grade_{grade}"] = result.by_grade.get(grade, float("nan"))
         rows.append(row)
-    return pd.DataFrame(rows).set_index("qid").sort_index()
+    return pd.DataFrame(rows).set_index("qid").sort_index(), unjudged
 
 
 def exposure_rows(model: str, corpus: Corpus, frame: pd.DataFrame, attributes: Sequence[str]) -> list[dict]:
@@ -267,14 +269,16 @@ def write_exposure(job: ExposureJob) -> None:
         parts = slice(start, start + len(corpus.languages))
         start += len(corpus.languages)
         corpora[corpus.setting] = read_corpus(corpus, documents[parts], cards[parts], qrels_path, job.attributes)
-    exposure, peers, pairs = [], [], []
+    exposure, peers, pairs, left_out = [], [], [], []
     frames: dict[str, dict[str, pd.DataFrame]] = {}
     runs = Progress("exposure", len(job.runs), unit="runs", every_s=0.0)
     for (model, setting), run in zip(job.runs, job.paths("runs"), strict=True):
         if not any(corpora[setting].compared(a) for a in job.attributes):
             runs.advance(1)
             continue  # e.g. a monolingual setting by language: one group, nothing to compare
-        frame = per_query_measures(run, corpora[setting], job)
+        frame, unjudged = per_query_measures(run, corpora[setting], job)
+        if unjudged:
+            left_out.append(f"{model} on {setting}: {unjudged} queries without judgements (no target exposure)")
         runs.advance(1)
         frames.setdefault(setting, {})[model] = frame
         exposure += exposure_rows(model, corpora[setting], frame, job.attributes)
@@ -289,7 +293,8 @@ def write_exposure(job: ExposureJob) -> None:
     }
     for name, table in tables.items():
         table.to_csv(job.path(f"{name}_csv", "output"), index=False)
-        job.path(f"{name}_markdown", "output").write_text(exposure_markdown(name, table), encoding="utf-8")
+        markdown = exposure_markdown(name, table, left_out)
+        job.path(f"{name}_markdown", "output").write_text(markdown, encoding="utf-8")
     exposure_figure(tables["exposure"], job.path("figure", "output"))
     print(
         f"exposure: {len(job.runs)} run(s), {len(tables['exposure'])} group rows, {len(tables['peer'])} PEER rows, "

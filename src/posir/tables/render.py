@@ -259,15 +259,17 @@ def language_bias_markdown(table: pd.DataFrame) -> str:
     return (wide * 100).round(1).to_markdown() + "\n"
 
 
-def exposure_markdown(name: str, table: pd.DataFrame) -> str:
-    """An exposure table (``exposure``, ``peer`` or ``pairs``) in Markdown, shares in percent, the rest to 4 places."""
+def exposure_markdown(name: str, table: pd.DataFrame, left_out: Sequence[str] = ()) -> str:
+    """An exposure table (``exposure``, ``peer`` or ``pairs``) in Markdown, shares in percent, the rest to 4 places;
+    ``left_out`` says what runs' queries were not read, and why."""
+    dropped = "".join(f"\nLeft out: {line}.\n" for line in left_out)
     if table.empty:
         why = {
             "exposure": "no attribute has two groups in any setting's corpus",
             "peer": "no query has relevant documents in several groups of an attribute (PEER compares those)",
             "pairs": "no pair under exposure.benchmarks.<benchmark>.compare has runs of both its models in this config",
         }
-        return f"No rows: {why.get(name, 'nothing to report')}.\n"
+        return f"No rows: {why.get(name, 'nothing to report')}.\n" + dropped
     shown = table.copy()
     for column in shown.columns:
         if "share" in column:
@@ -277,7 +279,7 @@ def exposure_markdown(name: str, table: pd.DataFrame) -> str:
     note = "Shares in percent.\n\n" if any("share" in c for c in shown.columns) else ""
     if name == "pairs":
         note = "Mean of a - b over the queries both answer, with its bootstrap interval; shares as fractions.\n\n"
-    return note + shown.to_markdown(index=False) + "\n"
+    return note + shown.to_markdown(index=False) + "\n" + dropped
 
 
 # --- renderings: Markdown and LaTeX (booktabs) ----------------------------------
