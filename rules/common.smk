@@ -11,7 +11,7 @@ from posir.cache_store import MODE_VARIABLE as CACHE_MODE_VARIABLE
 from posir.cache_shards import fold_all as fold_cache_shards
 from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
 from posir.plan import Plan, input_scaled_mem_mb
-from posir.results import BENCHMARK_FOLDER
+from posir.results.paths import BENCHMARK_FOLDER
 from posir.scheduling import LONG_ANALYSIS_PRIORITY, TEXTS_PRIORITY
 from posir.scheduling import NOTICE as RATE_LIMIT_NOTICE
 from posir.scheduling import drop_local_rate_limit

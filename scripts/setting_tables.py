@@ -1,7 +1,8 @@
 from posir.logs import log_to
+from posir.metrics.significance import SIGNIFICANT
 from posir.plan.jobs import SettingTablesJob
 from posir.steps.evaluation import write_setting_tables
 
 with log_to(snakemake.log[0]) as log:
     tests = write_setting_tables(SettingTablesJob.of(snakemake))
-    log.info("%d comparisons, %d significant", len(tests), int(tests["significant"].sum()) if len(tests) else 0)
+    log.info("%d comparisons, %d significant", len(tests), int(tests[SIGNIFICANT].sum()) if len(tests) else 0)

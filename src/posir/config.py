@@ -31,7 +31,8 @@ from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.controlled.family import ControlledBenchmark, VariantKey
 from posir.languages import ONE_VS_MANY, Setting, macrolanguage
 from posir.llm.config import LLMConfig
-from posir.metrics.params import ExposureBenchmark, ExposureParams, MetricParams, StatisticsParams
+from posir.metrics.exposure import ExposureBenchmark, ExposureParams
+from posir.metrics.params import MetricParams, StatisticsParams
 from posir.models.spec import BACKENDS as MODEL_BACKENDS
 from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry

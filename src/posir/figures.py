@@ -1,7 +1,7 @@
 """Figures: positional distribution (PosIR Figure 2), nDCG@10 by position (Figures 3-4), saliency by token
 position (Figure 5) and segment similarity (Zeng et al., Appendix A.4).
 
-Each figure draws result frames whose columns :mod:`posir.results` names; its axis labels name the
+Each figure draws result frames whose columns :mod:`posir.results.schemas` names; its axis labels name the
 measure by its object (``posir.metrics.measures.POSITION_MEASURE``)."""
 
 from __future__ import annotations
@@ -16,36 +16,46 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
-from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
-from posir.results import (  # noqa: E402
+from posir.metrics.columns import (
     ALL,
     ATTRIBUTE,
-    BIN_CENTRE,
     BIN_END,
     BIN_START,
     BUCKET,
     CI_HIGH,
     CI_LOW,
-    DOCUMENT_LANGUAGE,
+    GROUP,
     LENGTH_BUCKET,
     MEAN,
-    MEAN_COSINE,
     MODEL,
-    N_DOCUMENTS,
-    N_PAIRS,
     N_QUERIES,
-    NDCG,
     POSITION_BIN,
-    QUERY_LANGUAGE,
-    SEGMENT,
     SETTING,
     SHARE,
     suffixed,
 )
+from posir.metrics.controlled import LENGTH, TARGET_POSITION  # noqa: E402
+from posir.metrics.exposure import CORPUS_SHARE, RELEVANT_SHARE  # noqa: E402
+from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
+from posir.metrics.measures.exposure_share import ExposureShare  # noqa: E402
+from posir.results.schemas import (
+    BIN_CENTRE,
+    DOCUMENT_LANGUAGE,
+    MEAN_COSINE,
+    N_DOCUMENTS,
+    N_PAIRS,
+    NDCG,
+    QUERY_LANGUAGE,
+    SEGMENT,
+)
 
 #: The y axis of every position curve: the position measure in percent.
 SCORE_AXIS = f"{POSITION_MEASURE.name} (%)"
+
+#: the height kept free above a grid of panels for its title, and the title's distance from the top
+TITLE_BAND_INCHES, TITLE_MARGIN_INCHES = 0.12, 0.08
 
 
 def positional_distribution(
@@ -126,8 +136,9 @@ def position_grid(
     title: str,
     path: Path,
     bands: Mapping[str, pd.DataFrame] | None = None,
-) -> None:
-    """One panel per model and setting, shared axes, for comparing position bias at a glance."""
+) -> Figure:
+    """One panel per model and setting, shared axes, for comparing position bias at a glance; returns the figure
+    (closed: its layout can still be read)."""
     n = len(panels)
     cols = min(n, 3)
     rows = int(np.ceil(n / cols))
@@ -143,10 +154,14 @@ def position_grid(
         ax.set_ylabel(SCORE_AXIS)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", title="length bucket")
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 0.9, 1))
+    # the title in a band of fixed height at the top, above the first row's panel titles however many rows follow
+    # (matplotlib places it at a fraction of the figure's height, which sinks into the panels of a tall grid)
+    height = fig.get_figheight()
+    fig.suptitle(title, y=1 - TITLE_MARGIN_INCHES / height)
+    fig.tight_layout(rect=(0, 0, 0.9, 1 - TITLE_BAND_INCHES / height))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return fig
 
 
 def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None:
@@ -178,8 +193,8 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
     plt.close(fig)
 
 
-def exposure_figure(table: pd.DataFrame, path: Path) -> None:
-    """Who gets seen: per (setting, attribute), each model's share of the top-10 exposure per group (bars) against
+def exposure_figure(table: pd.DataFrame, share: ExposureShare, path: Path) -> None:
+    """Who gets seen: per (setting, attribute), each model's ``share`` of the top-k exposure per group (bars) against
     the group's share of the corpus (black line) and of the relevant documents (grey dashes); a group above its
     line is seen more than its size alone would give it."""
     panels = list(table.groupby([SETTING, ATTRIBUTE], sort=True)) if len(table) else []
@@ -194,19 +209,19 @@ def exposure_figure(table: pd.DataFrame, path: Path) -> None:
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, ((setting, attribute), frame) in zip(axes.flat, panels):
-        groups = list(dict.fromkeys(frame["group"]))
+        groups = list(dict.fromkeys(frame[GROUP]))
         shown = [m for m in models if m in set(frame[MODEL])]
         width = 0.8 / max(len(shown), 1)
         for i, model in enumerate(shown):
-            shares = frame[frame[MODEL] == model].set_index("group")["exposure_share@10"].reindex(groups)
+            shares = frame[frame[MODEL] == model].set_index(GROUP)[share.column].reindex(groups)
             offsets = np.arange(len(groups)) + (i - (len(shown) - 1) / 2) * width
             ax.bar(offsets, shares * 100, width, color=colours[model], label=model)
-        sizes = frame.drop_duplicates("group").set_index("group").reindex(groups)
-        for x, (corpus, relevant) in enumerate(zip(sizes["corpus_share"], sizes["relevant_share"])):
+        sizes = frame.drop_duplicates(GROUP).set_index(GROUP).reindex(groups)
+        for x, (corpus, relevant) in enumerate(zip(sizes[CORPUS_SHARE], sizes[RELEVANT_SHARE])):
             ax.hlines(corpus * 100, x - 0.45, x + 0.45, colors="black", linewidth=2)
             ax.hlines(relevant * 100, x - 0.45, x + 0.45, colors="grey", linestyles="dashed", linewidth=1.5)
         ax.set_xticks(range(len(groups)), groups, rotation=45 if len(groups) > 5 else 0)
-        ax.set_ylabel("% of top-10 exposure")
+        ax.set_ylabel(f"% of top-{share.cutoff} exposure")
         ax.set_title(f"{setting}: {attribute}")
     if panels:
         handles = [plt.Rectangle((0, 0), 1, 1, color=colours[m]) for m in models]
@@ -330,24 +345,24 @@ def controlled_curves(positions: pd.DataFrame, title: str, path: Path) -> list[s
     model (and setting) with its paired bootstrap band, one panel per length (a natural bucket in move mode). Each
     panel says its number of queries; a line of fewer than MIN_INTERVAL_QUERIES queries is drawn without a band.
     Returns the panels' titles."""
-    from posir.metrics.bootstrap import MIN_INTERVAL_QUERIES
+    from posir.metrics.resampling import MIN_INTERVAL_QUERIES
 
-    lengths = sorted(positions["length"].astype(str).unique(), key=_length_order)
+    lengths = sorted(positions[LENGTH].astype(str).unique(), key=_length_order)
     fig, axes = plt.subplots(1, len(lengths), figsize=(4.2 * len(lengths), 3.6), sharey=True, squeeze=False)
     unbanded, titles = False, []
     for ax, length in zip(axes[0], lengths):
-        frame = positions[positions["length"].astype(str) == length]
-        for (model, setting), lines in frame.groupby(["model", "setting"], sort=True):
-            lines = lines.sort_values("target_position")
-            label = model if frame["setting"].nunique() == 1 else f"{model}, {setting}"
-            line = ax.plot(lines["target_position"], lines["mean"], marker="o", label=label)[0]
-            unbanded |= lines["n_queries"].min() < MIN_INTERVAL_QUERIES
-            if lines["n_queries"].min() >= MIN_INTERVAL_QUERIES:
+        frame = positions[positions[LENGTH].astype(str) == length]
+        for (model, setting), lines in frame.groupby([MODEL, SETTING], sort=True):
+            lines = lines.sort_values(TARGET_POSITION)
+            label = model if frame[SETTING].nunique() == 1 else f"{model}, {setting}"
+            line = ax.plot(lines[TARGET_POSITION], lines[MEAN], marker="o", label=label)[0]
+            unbanded |= lines[N_QUERIES].min() < MIN_INTERVAL_QUERIES
+            if lines[N_QUERIES].min() >= MIN_INTERVAL_QUERIES:
                 ax.fill_between(
-                    lines["target_position"], lines["ci_low"], lines["ci_high"], alpha=0.15, color=line.get_color()
+                    lines[TARGET_POSITION], lines[CI_LOW], lines[CI_HIGH], alpha=0.15, color=line.get_color()
                 )
         name = f"length {length}" if length.isdigit() else f"bucket {length}"
-        titles.append(f"{name}: {_queries_label(frame['n_queries'])}")
+        titles.append(f"{name}: {_queries_label(frame[N_QUERIES])}")
         ax.set_title(titles[-1])
         ax.set_xlabel("target relative position of the evidence")
         ax.set_xlim(0, 1)
@@ -371,15 +386,15 @@ def _queries_label(counts: pd.Series) -> str:
 def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:
     """Mean nDCG@10 by target position (columns) and length (rows), one panel per model: insert mode's
     position x length grid (in move mode the rows are the natural length buckets)."""
-    panels = sorted(positions.groupby(["model", "setting"]).groups)
+    panels = sorted(positions.groupby([MODEL, SETTING]).groups)
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)
     for ax, (model, setting) in zip(axes[0], panels):
-        frame = positions[(positions["model"] == model) & (positions["setting"] == setting)]
+        frame = positions[(positions[MODEL] == model) & (positions[SETTING] == setting)]
         grid = heatmap_grid(frame)
         image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xticks(range(grid.shape[1]), [f"{t:.2f}" for t in grid.columns], fontsize=7)
         ax.set_yticks(range(grid.shape[0]), list(grid.index), fontsize=7)
-        ax.set_title(model if positions["setting"].nunique() == 1 else f"{model}, {setting}", fontsize=9)
+        ax.set_title(model if positions[SETTING].nunique() == 1 else f"{model}, {setting}", fontsize=9)
         ax.set_xlabel("target position")
     axes[0][0].set_ylabel("length")
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label=f"mean {POSITION_MEASURE.name}")
@@ -391,7 +406,7 @@ def controlled_heatmap(positions: pd.DataFrame, title: str, path: Path) -> None:
 def heatmap_grid(positions: pd.DataFrame) -> pd.DataFrame:
     """Mean nDCG@10 of one model's positions: lengths as rows (tokens by size, then bucket names), target
     positions as columns."""
-    grid = positions.pivot_table(index="length", columns="target_position", values="mean")
+    grid = positions.pivot_table(index=LENGTH, columns=TARGET_POSITION, values=MEAN)
     grid.index = grid.index.astype(str)  # insert mode's lengths are numbers, move mode's buckets names
     return grid.reindex(sorted(grid.index, key=_length_order))
 

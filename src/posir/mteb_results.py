@@ -15,16 +15,34 @@ reads.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from posir.metrics.columns import (
+    ALL,
+    BIN_END,
+    BIN_START,
+    BUCKET,
+    CI_HIGH,
+    CI_LOW,
+    CONFIDENCE,
+    N_QUERIES,
+    POSITION_BIN,
+    suffixed,
+)
+from posir.metrics.measure import RankingMeasure
+from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.models.mteb_backend import SPLIT
-from posir.results import BUCKET, MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
+from posir.results.io import read_result_tsv
+from posir.results.paths import MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
+from posir.results.schemas import BIN_MEAN, NDCG, PSI, QUERY_MEAN
 
+#: the one key of a subset's scores MTEB does not know: PosIR's position numbers
+POSIR_KEY = "posir_position_bias"
 #: ISO 15924 script of each language our benchmarks hold (MTEB names a language as ``<ISO 639-3>-<script>``)
 SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "Thai", "zho": "Hans", "jpn": "Jpan"}
 
@@ -63,7 +81,7 @@ def _number(value: Any) -> float | int | None:
 
 @dataclass(frozen=True)
 class RunFiles:
-    """The files of one scored run (``posir.results.ResultPaths.score_outputs``)."""
+    """The files of one scored run (``posir.results.paths.ResultPaths.score_outputs``)."""
 
     scores: Path  # per query
     summary: Path  # per bucket
@@ -71,57 +89,78 @@ class RunFiles:
     bins: Path  # per bucket and position bin
 
 
-def subset_scores(setting: str, files: RunFiles, per_query_name: str) -> dict[str, Any]:
-    """One setting's entry of a TaskResult: MTEB's retrieval keys and ``posir_position_bias``."""
-    per_query = pd.read_csv(files.scores, sep="\t", dtype={"qid": str})
-    summary = pd.read_csv(files.summary, sep="\t").set_index(BUCKET)
-    bootstrap = pd.read_csv(files.bootstrap, sep="\t").set_index(BUCKET)
-    bins = pd.read_csv(files.bins, sep="\t")
-    ndcg = float(per_query["ndcg@10"].mean())
+def _mteb(column: str) -> str:
+    """The position measure's column as MTEB spells its keys: ``ndcg@10_bin_mean`` -> ``ndcg_at_10_bin_mean``."""
+    return column.replace(POSITION_MEASURE.column, POSITION_MEASURE.mteb_key)
+
+
+def position_bias(
+    summary: pd.DataFrame, bins: pd.DataFrame, intervals: pd.DataFrame | None, per_query_scores: str | None
+) -> dict[str, Any]:
+    """``posir_position_bias``: PosIR's numbers of one run (section 4) as MTEB's JSON holds them: per length bucket
+    (and over all queries) the bin-mean nDCG@10, the query mean and PSI with their bootstrap intervals (``intervals``:
+    the run's bootstrap summary, or none), the position bins of all queries, and where the per-query scores are.
+    ``summary`` and ``intervals`` are indexed by bucket (posir.metrics.aggregate.summarize, .bootstrap)."""
 
     def interval(bucket: str, column: str) -> list[float | None]:
-        if bucket not in bootstrap.index:
+        if intervals is None or bucket not in intervals.index:
             return [None, None]
-        row = bootstrap.loc[bucket]
-        return [_number(row.get(f"{column}_ci_low")), _number(row.get(f"{column}_ci_high"))]
+        row = intervals.loc[bucket]
+        return [_number(row.get(suffixed(column, CI_LOW))), _number(row.get(suffixed(column, CI_HIGH)))]
 
     def bucket_entry(bucket: str) -> dict[str, Any]:
         row = summary.loc[bucket]
         return {
-            "n_queries": int(row["n_queries"]),
-            "ndcg_at_10_bin_mean": _number(row["ndcg@10_bin_mean"]),
-            "ndcg_at_10_bin_mean_ci": interval(bucket, "ndcg@10_bin_mean"),
-            "ndcg_at_10_query_mean": _number(row["ndcg@10_query_mean"]),
-            "psi": _number(row["psi"]),
-            "psi_ci": interval(bucket, "psi"),
+            N_QUERIES: int(row[N_QUERIES]),
+            _mteb(BIN_MEAN): _number(row[BIN_MEAN]),
+            f"{_mteb(BIN_MEAN)}_ci": interval(bucket, BIN_MEAN),
+            _mteb(QUERY_MEAN): _number(row[QUERY_MEAN]),
+            PSI: _number(row[PSI]),
+            f"{PSI}_ci": interval(bucket, PSI),
         }
 
-    every = bucket_entry("all")
+    confidence = intervals[CONFIDENCE].iloc[0] if intervals is not None and CONFIDENCE in intervals else None
     return {
-        "main_score": ndcg,
-        "ndcg_at_10": ndcg,
-        "recall_at_100": float(per_query["recall@100"].mean()),
-        "mrr_at_10": float(per_query["mrr@10"].mean()),
-        "posir_position_bias": {
-            **every,
-            "confidence": _number(bootstrap["confidence"].iloc[0]) if "confidence" in bootstrap else None,
-            "length_buckets": {bucket: bucket_entry(bucket) for bucket in summary.index if bucket != "all"},
-            "position_bins": [
-                {
-                    "bin": int(row.position_bin),
-                    "start": float(row.bin_start),
-                    "end": float(row.bin_end),
-                    "n_queries": int(row.n_queries),
-                    "ndcg_at_10": _number(row["ndcg@10"]),
-                }
-                for _, row in bins[bins[BUCKET] == "all"].iterrows()
-            ],
-            "per_query_scores": per_query_name,
-        },
+        **bucket_entry(ALL),
+        CONFIDENCE: _number(confidence),
+        "length_buckets": {bucket: bucket_entry(bucket) for bucket in summary.index if bucket != ALL},
+        "position_bins": [
+            {
+                "bin": int(row[POSITION_BIN]),
+                "start": float(row[BIN_START]),
+                "end": float(row[BIN_END]),
+                N_QUERIES: int(row[N_QUERIES]),
+                POSITION_MEASURE.mteb_key: _number(row[NDCG]),
+            }
+            for _, row in bins[bins[BUCKET] == ALL].iterrows()
+        ],
+        "per_query_scores": per_query_scores,
     }
 
 
-def task_result(benchmark: str, runs: Mapping[str, RunFiles], per_query_names: Mapping[str, str], revision: str):
+def subset_scores(
+    setting: str, files: RunFiles, per_query_name: str, measures: Sequence[RankingMeasure] = PER_QUERY
+) -> dict[str, Any]:
+    """One setting's entry of a TaskResult: MTEB's retrieval keys (the mean of each per-query measure, the position
+    measure's as its main score) and ``posir_position_bias``."""
+    per_query = read_result_tsv(files.scores)
+    summary = read_result_tsv(files.summary).set_index(BUCKET)
+    bootstrap = read_result_tsv(files.bootstrap).set_index(BUCKET)
+    means = {measure.mteb_key: measure.aggregate(per_query[measure.column]) for measure in measures}
+    return {
+        "main_score": means[POSITION_MEASURE.mteb_key],
+        **means,
+        POSIR_KEY: position_bias(summary, read_result_tsv(files.bins), bootstrap, per_query_name),
+    }
+
+
+def task_result(
+    benchmark: str,
+    runs: Mapping[str, RunFiles],
+    per_query_names: Mapping[str, str],
+    revision: str,
+    measures: Sequence[RankingMeasure] = PER_QUERY,
+):
     """The ``mteb.TaskResult`` of one model on one benchmark: a subset per setting of ``runs``."""
     from importlib.metadata import version
 
@@ -129,7 +168,7 @@ def task_result(benchmark: str, runs: Mapping[str, RunFiles], per_query_names: M
 
     scores = []
     for setting, files in sorted(runs.items()):
-        entry = subset_scores(setting, files, per_query_names[setting])
+        entry = subset_scores(setting, files, per_query_names[setting], measures)
         scores.append({**entry, "hf_subset": setting, "languages": setting_languages(setting)})
     return TaskResult(
         dataset_revision=revision,

@@ -31,17 +31,18 @@ import pandas as pd
 from posir import benchmark as fmt
 from posir.languages import ONE_VS_MANY, Setting
 from posir.metrics import aggregate
+from posir.metrics.bootstrap import bootstrap_summary
+from posir.metrics.columns import BUCKET, LENGTH_BUCKET, POSITION_BIN, QID
 from posir.metrics.measures import POSITION_MEASURE
-from posir.metrics.params import TableParams
+from posir.metrics.params import MetricParams, TableParams
 from posir.metrics.per_query import trec_eval_order
 from posir.models.mteb_backend import SPLIT, retrieval_metadata
-from posir.mteb_results import cards_revision, mteb_language, task_name
-from posir.results import ALL, BUCKET, MTEB_NO_REVISION
+from posir.mteb_results import POSIR_KEY, cards_revision, mteb_language, position_bias, task_name
+from posir.results.paths import MTEB_NO_REVISION
 from posir.runs import read_trec_run
 
 #: MTEB's per-query measure (``pytrec_eval``'s name) that the position breakdown is computed from
-MTEB_NDCG_AT_10 = "ndcg_cut_10"
-POSIR_KEY = "posir_position_bias"
+MTEB_NDCG_AT_10 = POSITION_MEASURE.result
 
 _LICENCES = {"cc by-sa 4.0": "cc-by-sa-4.0", "cc by 4.0": "cc-by-4.0", "mit": "mit", "apache 2.0": "apache-2.0"}
 
@@ -83,7 +84,7 @@ def _task_class() -> type:
     class PositionAwareRetrieval(AbsTaskRetrieval):  # type: ignore[misc]
         """A benchmark of ours as an MTEB retrieval task; see the module docstring."""
 
-        def __init__(self, subsets: Mapping[str, SubsetFiles], params: TableParams) -> None:
+        def __init__(self, subsets: Mapping[str, SubsetFiles], params: TableParams | MetricParams) -> None:
             self.subsets = dict(subsets)
             self.params = params
             #: MTEB's per-query nDCG@10 of the last evaluation, by subset and query id
@@ -169,48 +170,38 @@ def run_search(name: str, runs: Mapping[str, Path | str]) -> Any:
     return _run_search_class()(name, {subset: Path(path) for subset, path in runs.items()})
 
 
-def position_breakdown(per_query: Mapping[str, float], positions: Sequence[Any], params: TableParams) -> dict[str, Any]:
-    """PosIR's numbers from per-query nDCG@10: per bucket the bin-mean nDCG@10, the query mean and PSI, and the
-    20 bins of all queries (posir.metrics.aggregate, the code of our own aggregates)."""
+def position_breakdown(
+    per_query: Mapping[str, float], positions: Sequence[Any], params: TableParams | MetricParams
+) -> dict[str, Any]:
+    """PosIR's numbers from per-query nDCG@10, as the workflow's own export writes them (posir.mteb_results
+    .position_bias): per bucket the bin-mean nDCG@10, the query mean and PSI, with their bootstrap intervals when the
+    params have a bootstrap, and the bins of all queries (posir.metrics.aggregate and .bootstrap, the code of our own
+    aggregates)."""
     metric = POSITION_MEASURE.column
     frame = pd.DataFrame(
         {
-            "qid": [p.qid for p in positions],
-            "position_bin": [p.position_bin for p in positions],
-            "length_bucket": [p.length_bucket for p in positions],
+            QID: [p.qid for p in positions],
+            POSITION_BIN: [p.position_bin for p in positions],
+            LENGTH_BUCKET: [p.length_bucket for p in positions],
         }
     )
-    frame = frame[frame["qid"].isin(per_query)].assign(**{metric: lambda f: f["qid"].map(per_query)})
+    frame = frame[frame[QID].isin(per_query)].assign(**{metric: lambda f: f[QID].map(per_query)})
     bins = aggregate.bin_table(frame, params.bucket_names, params.n_bins)
     summary = aggregate.summarize(frame, bins, params.min_bin_queries).set_index(BUCKET)
-
-    def number(value: Any) -> float | None:
-        return None if pd.isna(value) else float(value)
-
-    def bucket(name: str) -> dict[str, Any]:
-        row = summary.loc[name]
-        return {
-            "n_queries": int(row["n_queries"]),
-            "ndcg_at_10_bin_mean": number(row[f"{metric}_bin_mean"]),
-            "ndcg_at_10_query_mean": number(row[f"{metric}_query_mean"]),
-            "psi": number(row["psi"]),
-        }
-
-    return {
-        **bucket(ALL),
-        "length_buckets": {name: bucket(name) for name in summary.index if name != ALL},
-        "position_bins": [
-            {"bin": int(row.position_bin), "n_queries": int(row.n_queries), "ndcg_at_10": number(row[metric])}
-            for _, row in bins[bins[BUCKET] == ALL].iterrows()
-        ],
-    }
+    intervals = None
+    if isinstance(params, MetricParams):
+        intervals, _ = bootstrap_summary(
+            frame, params.bucket_names, params.n_bins, params.min_bin_queries, params.bootstrap
+        )
+        intervals = intervals.set_index(BUCKET)
+    return position_bias(summary, bins, intervals, None)
 
 
 def benchmark_task(
     subsets: Mapping[str, SubsetFiles],
     name: str,
     licences: Sequence[str] = (),
-    params: TableParams | None = None,
+    params: TableParams | MetricParams | None = None,
 ) -> Any:
     """The MTEB task of a benchmark whose settings (``hf_subset`` -> directories) are ``subsets``."""
     if not subsets:
@@ -229,7 +220,7 @@ def benchmark_task(
         annotations_creators="derived",
     )
     task_type = type(f"PositionAwareRetrieval[{name}]", (_task_class(),), {"metadata": metadata})
-    return task_type(subsets, params or TableParams())
+    return task_type(subsets, params or MetricParams())
 
 
 def workflow_task(
@@ -262,7 +253,7 @@ def workflow_task(
         root = Path(results) / "benchmarks"
         subsets[text] = SubsetFiles(root / query, tuple(root / variant for variant in corpus))
     licences = _source_licences(config, subsets.values())
-    return benchmark_task(subsets, benchmark, licences, config.metrics.tables())
+    return benchmark_task(subsets, benchmark, licences, config.metrics)
 
 
 def _source_licences(config: Any, subsets: Any) -> list[str]:

@@ -24,9 +24,10 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from posir.languages import Setting
+from posir.metrics.columns import ALL, BUCKET, N_QUERIES
 from posir.metrics.measures import NDCG_10
-from posir.results import ALL, BIN_MEAN, BUCKET, N_QUERIES, PSI_BINS_SKIPPED, PSI_BINS_USED, QUERY_MEAN
-from posir.results import PSI as PSI_COLUMN
+from posir.results.schemas import BIN_MEAN, PSI_BINS_SKIPPED, PSI_BINS_USED, QUERY_MEAN
+from posir.results.schemas import PSI as PSI_COLUMN
 from posir.schema import Entry, KeyProblem, NamedEntry, Number, Sha256, Str
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ FORMAT_POSIR = "posir_eval_metrics"
 FORMATS = (FORMAT_POSIR,)
 # the keys of PosIR's files: nDCG@10, nDCG@10(Q1), ..., PSI, PSI(Q1), ...
 NDCG, PSI = NDCG_10.name, "PSI"
-_BUCKET_KEY = re.compile(rf"^({re.escape(NDCG)}|{PSI})\((?P<bucket>[^()]+)\)$")
+_BUCKET_KEY = re.compile(rf"^({re.escape(NDCG)}|{PSI})\((?P<name>[^()]+)\)$")
 
 SummaryFrames = dict[tuple[str, str], pd.DataFrame]
 
@@ -53,7 +54,7 @@ def file_buckets(data: Mapping[str, Any]) -> list[str]:
             for key in metrics:
                 match = _BUCKET_KEY.match(key)
                 if match:
-                    seen.setdefault(match["bucket"], None)
+                    seen.setdefault(match["name"], None)
     return list(seen)
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import yaml
 
 from posir.config import Evaluation, MetricParams, Setting, WorkflowConfig, load_config
-from posir.results import read_result_tsv
+from posir.results.io import read_result_tsv
 from posir.steps.evaluation import aggregate_scores
 from posir.tables import build, render
 from tests.conftest import REPO

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from posir.published import PublishedError, summaries_from_eval_metrics
-from posir.tables import build, render
+from posir.tables import build, layout, paper
 from tests._realdata import EXCERPT, METRICS, require
 
 BUCKETS = METRICS.bucket_names
@@ -53,15 +53,15 @@ def test_a_model_missing_a_setting_is_marked_in_every_mean(excerpt):
     row = ranking.set_index("model").loc["bge-m3"]
     assert row["n_settings"] == 9 and row["missing_settings"] == "deu-deu"
     assert ranking.set_index("model").loc["Qwen3-Embedding-0.6B", "missing_settings"] == ""
-    ranking_md = render.render_markdown(
-        render.ranking_rendering(ranking, correlation, "MMTEB", render.PaperLayout(BUCKETS, HEADERS, 10))
+    ranking_md = layout.render_markdown(
+        paper.ranking_rendering(ranking, correlation, "MMTEB", layout.PaperLayout(BUCKETS, HEADERS, 10))
     )
     bge = next(line for line in ranking_md.splitlines() if line.startswith("| bge-m3 |"))
     assert "42.84*" in bge, bge
     assert "missing deu-deu" in ranking_md
     position = build.position_bias_table(settings, BUCKETS)
-    position_md = render.render_markdown(
-        render.position_bias_rendering(position, render.PaperLayout(BUCKETS, HEADERS, 10))
+    position_md = layout.render_markdown(
+        paper.position_bias_rendering(position, layout.PaperLayout(BUCKETS, HEADERS, 10))
     )
     bge = next(line for line in position_md.splitlines() if line.startswith("| bge-m3 |"))
     assert bge.count("*") == 1 + len(BUCKETS), bge

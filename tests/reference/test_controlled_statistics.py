@@ -16,11 +16,11 @@ from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.controlled import (
     FEWER_THAN_3_POSITIONS,
     NO_VARIATION,
-    controlled_psi,
     controlled_statistics,
     pooled_over_lengths,
     position_matrix,
 )
+from posir.metrics.measures.psi import psi as controlled_psi
 
 # 8 queries x 4 positions: evidence found worse the later it sits (primacy), with ties and one reversal
 SCORES = np.array(

@@ -12,7 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from posir.metrics.exposure import awrf, expected_exposure, peer
+from posir.metrics.measures.awrf import awrf
+from posir.metrics.measures.expected_exposure import expected_exposure
+from posir.metrics.measures.peer import peer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "exposure"
 TOLERANCE = 1e-9

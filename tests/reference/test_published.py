@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from posir import results
 from posir.config import ConfigError, load_config
 from posir.metrics import aggregate
 from posir.published import (
@@ -23,8 +22,9 @@ from posir.published import (
     read_published,
     summaries_from_eval_metrics,
 )
+from posir.results import schemas as results
 from posir.steps.paper import write_paper_tables
-from posir.tables import build
+from posir.tables import build, layout
 from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 from tests.conftest import REPO
 
@@ -48,7 +48,7 @@ PAPER_EXCERPT = {
 
 
 def shown(value: float) -> str:
-    return str(build.display_decimal(value))
+    return str(layout.display_decimal(value))
 
 
 @pytest.fixture(scope="module")

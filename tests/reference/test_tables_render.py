@@ -8,10 +8,10 @@ import re
 import pandas as pd
 import pytest
 
-from posir import results
 from posir.metrics import aggregate
 from posir.published import read_published
-from posir.tables import build, render
+from posir.results import schemas as results
+from posir.tables import build, layout, paper, render
 from tests._realdata import EXCERPT, METRICS, require, squad_bm25_per_query
 
 BUCKETS = METRICS.bucket_names
@@ -33,12 +33,12 @@ HEADERS = {b.name: b.header for b in METRICS.buckets}
     ],
 )
 def test_display_rounds_halves_up(value: float, digits: int, text: str) -> None:
-    assert str(build.display_decimal(value, digits)) == text
+    assert str(layout.display_decimal(value, digits)) == text
 
 
 def test_display_of_missing_values() -> None:
-    assert build.display_decimal(float("nan")) is None
-    assert render.number_cell(pd.NA).text is None
+    assert layout.display_decimal(float("nan")) is None
+    assert layout.number_cell(pd.NA).text is None
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +51,8 @@ def test_average_of_printed_values_differs_from_exact_mean(excerpt_settings: pd.
     displayed = build.position_bias_table(excerpt_settings, BUCKETS, average_of="displayed")
     exact = build.position_bias_table(excerpt_settings, BUCKETS, average_of="exact")
     pick = (displayed["kind"] == results.MONOLINGUAL) & (displayed["row"] == "average")
-    assert str(build.display_decimal(displayed.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.43"
-    assert str(build.display_decimal(exact.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.42"
+    assert str(layout.display_decimal(displayed.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.43"
+    assert str(layout.display_decimal(exact.loc[pick, "ndcg@10_pct"].iloc[0])) == "48.42"
     with pytest.raises(ValueError):
         build.position_bias_table(excerpt_settings, BUCKETS, average_of="median")
 
@@ -61,9 +61,9 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
     ranking, correlation = build.ranking_table(
         excerpt_settings, BUCKETS, {"bge-m3": 54.6}, models=["Qwen3-Embedding-0.6B", "bge-m3"]
     )
-    text = render.render_markdown(
-        render.ranking_rendering(
-            ranking, correlation, "MMTEB", render.PaperLayout(BUCKETS, HEADERS, 20, labels={"bge-m3": "BGE-M3"})
+    text = layout.render_markdown(
+        paper.ranking_rendering(
+            ranking, correlation, "MMTEB", layout.PaperLayout(BUCKETS, HEADERS, 20, labels={"bge-m3": "BGE-M3"})
         )
     )
     lines = text.splitlines()
@@ -76,9 +76,9 @@ def test_ranking_markdown_has_spearman_rows_last(excerpt_settings: pd.DataFrame)
 
 def test_latex_is_booktabs_and_escaped(excerpt_settings: pd.DataFrame) -> None:
     position = build.position_bias_table(excerpt_settings, BUCKETS)
-    layout = render.PaperLayout(BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"})
-    rendering = render.position_bias_rendering(position, layout, caption="PSI 100% by length", label="tab:psi")
-    text = render.render_latex(rendering)
+    page = layout.PaperLayout(BUCKETS, HEADERS, 10, labels={"bge-m3": "bge_m3 & co"})
+    rendering = paper.position_bias_rendering(position, page, caption="PSI 100% by length", label="tab:psi")
+    text = layout.render_latex(rendering)
     for command in (
         r"\toprule",
         r"\midrule",
@@ -105,12 +105,12 @@ def test_psi_flags_mark_sparse_bins(excerpt_settings: pd.DataFrame) -> None:
         assert bool(flags[f"psi_low_bins_{b}"]) == (used[b] < METRICS.n_bins)
     assert bool(flags["psi_low_bins_Q1"])
     settings = build.settings_table({"own": {("bm25", "eng-eng"): summary}}, BUCKETS, METRICS.n_bins)
-    text = render.render_markdown(render.settings_rendering(settings, render.PaperLayout(BUCKETS, HEADERS, 20)))
-    q1_psi = str(build.display_decimal(summary.set_index("bucket").loc["Q1", "psi"]))
+    text = layout.render_markdown(paper.settings_rendering(settings, layout.PaperLayout(BUCKETS, HEADERS, 20)))
+    q1_psi = str(layout.display_decimal(summary.set_index("bucket").loc["Q1", "psi"]))
     assert f"| {q1_psi}† |" in text
     assert "† PSI left out position bins holding fewer than 20 queries." in text
     # published rows carry no flags and no counts
-    text = render.render_markdown(render.settings_rendering(excerpt_settings, render.PaperLayout(BUCKETS, HEADERS, 20)))
+    text = layout.render_markdown(paper.settings_rendering(excerpt_settings, layout.PaperLayout(BUCKETS, HEADERS, 20)))
     assert "†" not in text and "| PosIR paper | bge-m3 | ara-ara | – |" in text
 
 

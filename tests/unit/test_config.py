@@ -11,7 +11,7 @@ from snakemake.utils import validate
 from posir.config import ConfigError, MetricParams, Setting, load_config
 from posir.plan import Wildcards
 from posir.plan.retrieval import RetrievalPlan
-from posir.results import ResultPaths
+from posir.results.paths import ResultPaths
 from tests.conftest import REPO
 
 SCHEMA = str(REPO / "schemas" / "config.schema.yaml")

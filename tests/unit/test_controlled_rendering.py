@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from posir.figures import controlled_curves
-from posir.metrics.bootstrap import MIN_INTERVAL_QUERIES, BootstrapParams
 from posir.metrics.controlled import controlled_statistics
-from posir.tables.render import FEW_QUERIES_MARK, controlled_markdown, natural_vs_controlled_markdown
+from posir.metrics.params import BootstrapParams
+from posir.metrics.resampling import MIN_INTERVAL_QUERIES
+from posir.tables.controlled import FEW_QUERIES_MARK, controlled_markdown, natural_vs_controlled_markdown
 
 PARAMS = BootstrapParams(resamples=200, seed=13, confidence=0.95, interval="percentile")
 GROUPS, TARGETS = ("model", "setting", "length"), [0.0, 0.5, 1.0]  # as posir.steps.controlled groups them

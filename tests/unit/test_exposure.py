@@ -9,14 +9,10 @@ import pandas as pd
 import pytest
 from scipy.stats import chi2
 
-from posir.metrics.exposure import (
-    awrf,
-    expected_exposure,
-    exposure_shares,
-    peer,
-    positions_kruskal_p,
-    target_exposure,
-)
+from posir.metrics.measures.awrf import awrf
+from posir.metrics.measures.expected_exposure import expected_exposure, target_exposure
+from posir.metrics.measures.exposure_share import exposure_shares
+from posir.metrics.measures.peer import peer, positions_kruskal_p
 
 
 def test_exposure_shares_weigh_ranks_by_ndcgs_discount() -> None:
@@ -77,43 +73,34 @@ def test_peer_of_one_relevant_copy_per_language_is_the_singleton_p_value() -> No
 
 
 def test_a_stated_target_gives_every_group_of_the_corpus_a_share_and_a_number_is_no_group() -> None:
-    from posir.metrics.params import BootstrapParams
-    from posir.plan.jobs import ExposureJob
-    from posir.steps.exposure import Corpus, awrf_target
+    from posir.metrics.exposure import DocumentGroups, awrf_target
 
-    def job(targets: dict) -> ExposureJob:
-        return ExposureJob(
-            runs=[],
-            corpora=[],
-            attributes=["length_bucket"],
-            targets=targets,
-            bootstrap=BootstrapParams(),
-            wildcards={"benchmark": "squad-long"},
-        )
-
-    corpus = Corpus("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q2", "c": "Q2"}}, {})
-    assert awrf_target(job({}), corpus, "length_bucket") == pytest.approx({"Q1": 1 / 3, "Q2": 2 / 3})
-    assert awrf_target(job({"length_bucket": {"Q2": 1.0, "Q1": 0.0}}), corpus, "length_bucket") == {"Q1": 0, "Q2": 1}
+    where = "exposure.benchmarks.squad-long"
+    corpus = DocumentGroups("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q2", "c": "Q2"}}, {})
+    assert awrf_target(corpus, "length_bucket", {}, where) == pytest.approx({"Q1": 1 / 3, "Q2": 2 / 3})
+    assert awrf_target(corpus, "length_bucket", {"Q2": 1.0, "Q1": 0.0}, where) == {"Q1": 0, "Q2": 1}
     with pytest.raises(ValueError, match=r"exposure\.benchmarks\.squad-long\.targets\.length_bucket: gives \['Q1'\]"):
-        awrf_target(job({"length_bucket": {"Q1": 1.0}}), corpus, "length_bucket")
-    lengths = Corpus("eng-eng", {"token_length": {f"d{i}": str(i) for i in range(60)}}, {})
+        awrf_target(corpus, "length_bucket", {"Q1": 1.0}, where)
+    lengths = DocumentGroups("eng-eng", {"token_length": {f"d{i}": str(i) for i in range(60)}}, {})
     with pytest.raises(ValueError, match="'token_length' has 60 groups"):
-        awrf_target(job({}).model_copy(update={"attributes": ["token_length"]}), lengths, "token_length")
+        awrf_target(lengths, "token_length", {}, where)
 
 
 def test_queries_without_judgements_are_counted_and_said_beside_the_table(tmp_path) -> None:
+    from posir.metrics.exposure import DocumentGroups, awrf_target, per_query_values
     from posir.metrics.params import BootstrapParams
     from posir.plan.jobs import ExposureJob
-    from posir.steps.exposure import Corpus, per_query_measures
-    from posir.tables.render import exposure_markdown
+    from posir.runs import iter_rankings
+    from posir.tables.exposure import exposure_markdown
 
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 b 1 3.0 t\nq2 Q0 a 2 1.0 t\n")
-    corpus = Corpus("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q4"}}, {"q1": {"b": 1}})
+    corpus = DocumentGroups("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q4"}}, {"q1": {"b": 1}})
     job = ExposureJob(runs=[], corpora=[], attributes=["length_bucket"], bootstrap=BootstrapParams())
-    frame, unjudged = per_query_measures(run, corpus, job)
+    targets = {"length_bucket": awrf_target(corpus, "length_bucket", None, "exposure")}
+    frame, unjudged = per_query_values(iter_rankings(run), corpus, job.measures(), job.attributes, targets)
     assert list(frame.index) == ["q1"] and unjudged == 1
-    assert frame.loc["q1", "length_bucket|Q4|exposure_share@10"] == pytest.approx(
+    assert frame.loc["q1", ("length_bucket", "Q4", "exposure_share@10")] == pytest.approx(
         (1 / math.log2(3)) / (1 + 1 / math.log2(3))
     )
     markdown = exposure_markdown("exposure", pd.DataFrame(), ["bm25 on eng-eng: 1 queries without judgements"])

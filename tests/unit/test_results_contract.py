@@ -5,18 +5,28 @@ Hand-made per-query tables of 48 queries over four length buckets; each producer
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from posir import results
 from posir.config import MetricParams, StatisticsParams
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import BootstrapParams, bootstrap_summary
-from posir.metrics.significance import align_scores, pairwise_tests, psi_differences
+from posir.metrics.correlation import CORRELATION_COLUMNS
+from posir.metrics.significance import (
+    PSI_DIFFERENCE_COLUMNS,
+    SIGNIFICANCE_COLUMNS,
+    align_scores,
+    pairwise_tests,
+    psi_differences,
+)
 from posir.published import summaries_from_eval_metrics
+from posir.results import schemas as results
+from posir.results.io import read_result_tsv
 from posir.steps.evaluation import aggregate_scores, score_run
 from posir.tables import build
 
@@ -49,7 +59,7 @@ def _per_query(seed: int) -> pd.DataFrame:
 
 
 def _columns(path: Path) -> tuple[str, ...]:
-    return tuple(results.read_result_tsv(path).columns)
+    return tuple(read_result_tsv(path).columns)
 
 
 @pytest.fixture(scope="module")
@@ -105,19 +115,19 @@ def test_summaries_from_aggregation_and_publications_share_the_bucket_statistics
 
 def test_paired_comparisons_have_the_contract_columns() -> None:
     aligned = align_scores({"a": _per_query(1), "b": _per_query(2)})
-    assert tuple(pairwise_tests(aligned, ["a", "b"], BUCKETS, 99).columns) == results.SIGNIFICANCE_COLUMNS
+    assert tuple(pairwise_tests(aligned, ["a", "b"], BUCKETS, 99).columns) == SIGNIFICANCE_COLUMNS
     differences = psi_differences(
         aligned, ["a", "b"], BUCKETS, METRICS.n_bins, 1, BootstrapParams.from_config({"resamples": 20})
     )
-    assert tuple(differences.columns) == results.PSI_DIFFERENCE_COLUMNS
+    assert tuple(differences.columns) == PSI_DIFFERENCE_COLUMNS
 
 
 def test_built_tables_have_the_contract_columns(run_files: dict[str, Path]) -> None:
-    summary = results.read_result_tsv(run_files["summary"])
+    summary = read_result_tsv(run_files["summary"])
     summaries = {("bm25", "eng-eng"): summary, ("bm25", "deu-eng"): summary, ("e5", "eng-eng"): summary}
     assert tuple(build.main_table(summaries, BUCKETS).columns) == results.main_columns(BUCKETS)
     assert tuple(build.languages_table(summaries, BUCKETS).columns) == results.languages_columns(BUCKETS)
-    trends = results.read_result_tsv(run_files["trend"])
+    trends = read_result_tsv(run_files["trend"])
     assert tuple(build.trends_table({("bm25", "eng-eng"): trends}).columns) == results.TRENDS_TABLE_COLUMNS
     settings = build.settings_table({"ours": summaries}, BUCKETS, METRICS.n_bins)
     assert tuple(settings.columns) == results.settings_columns(BUCKETS)
@@ -125,7 +135,7 @@ def test_built_tables_have_the_contract_columns(run_files: dict[str, Path]) -> N
     assert tuple(means.columns) == results.macro_mean_columns(BUCKETS)
     ranking, correlation = build.ranking_table(settings, BUCKETS, {"bm25": 30.0})
     assert tuple(ranking.columns) == results.ranking_columns(BUCKETS)
-    assert tuple(correlation.columns) == results.CORRELATION_COLUMNS
+    assert tuple(correlation.columns) == CORRELATION_COLUMNS
     assert tuple(build.position_bias_table(settings, BUCKETS).columns) == results.position_bias_columns(BUCKETS)
     variants = [({"benchmark": b, "label": b, "model": "bm25", "setting": "eng-eng"}, summary, {}) for b in ("x", "y")]
     assert tuple(build.comparison_table(variants, "x", BUCKETS).columns) == results.comparison_columns(BUCKETS)
@@ -168,3 +178,98 @@ def test_analyses_tables_have_the_contract_columns(tmp_path: Path) -> None:
     table = saliency_table(CachedOnly(), "fake", pairs, 10, cache_path=tmp_path / "saliency.sqlite", progress=False)
     assert tuple(table.columns) == (*results.SALIENCY_PAIR_COLUMNS, *bin_columns(10))
     assert tuple(aggregate_curves(table).columns) == results.SALIENCY_CURVE_COLUMNS
+
+
+# --- one place for columns and for reading result files -------------------------------------------------------------
+
+#: The modules that read, build, render or export result tables (the benchmark's own records are its contract's)
+RESULT_HANDLERS = (
+    "src/posir/tables",
+    "src/posir/figures.py",
+    "src/posir/published.py",
+    "src/posir/mteb_results.py",
+    "src/posir/mteb_tasks.py",
+    "src/posir/analyses",
+    "src/posir/tools",
+    "src/posir/steps/evaluation.py",
+    "src/posir/steps/exposure.py",
+    "src/posir/steps/paper.py",
+    "src/posir/steps/export.py",
+    "src/posir/steps/analyses.py",
+    "scripts",
+)
+#: Declared column names that are also ordinary words of the house: wildcards, a rule's output names, config keys,
+#: kinds of text set (``corpus``), labels of rendered headers; a literal of one of them is not taken for a column.
+ORDINARY_WORDS = {
+    "model", "setting", "benchmark", "corpus", "queries", "kind", "source", "backend", "translation", "language",
+    "variant", "run", "bins", "summary", "bootstrap", "bootstrap_bins", "trend", "per_query", "settings", "mean",
+    "reference", "test", "contrast", "false_negatives", "sample", "note", "length", "psi", "table", "share", "column",
+    "row", "round", "interval", "difference", "segment", "alpha", "direction", "measure", "group", "attribute",
+    "cutoff", "rho", "std", "provenance",
+}  # fmt: skip
+
+
+def declared_columns() -> set[str]:
+    """Every column name the measures, the statistics and the results contract declare (their UPPER constants)."""
+    import importlib
+    import pkgutil
+
+    import posir.metrics
+    import posir.results
+
+    names: set[str] = set()
+    for package in (posir.metrics, posir.results):
+        for found in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            for key, value in vars(importlib.import_module(found.name)).items():
+                if key.isupper() and isinstance(value, str):
+                    names.add(value)
+                elif key.isupper() and isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+                    names |= set(value)
+    return names - ORDINARY_WORDS - {""}
+
+
+def _column_literals(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    """String literals of ``names`` where a column goes: a subscript, a dict key (not the display headers of a
+    rendered frame, ``pd.DataFrame({...})``), ``on=``/``columns=``/``index=``/``values=``/``by=``, a list argument."""
+    headers = {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("DataFrame")
+        for arg in node.args[:1]
+        if isinstance(arg, ast.Dict)
+    }
+    found = []
+    for node in ast.walk(tree):
+        places: list[ast.AST] = []
+        if isinstance(node, ast.Subscript):
+            places.append(node.slice)
+        elif isinstance(node, ast.Dict) and id(node) not in headers:
+            places += [key for key in node.keys if key is not None]
+        elif isinstance(node, ast.Call):
+            places += [kw.value for kw in node.keywords if kw.arg in ("on", "columns", "index", "values", "by")]
+            places += [arg for arg in node.args if isinstance(arg, ast.List | ast.Tuple)]
+        for place in places:
+            for item in place.elts if isinstance(place, ast.List | ast.Tuple) else [place]:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
+                    found.append((item.lineno, item.value))
+    return found
+
+
+def test_no_module_that_handles_results_spells_a_column_or_reads_a_result_file_itself() -> None:
+    """Columns are named by the constants of the measures and of posir.results.schemas, and result files are read and
+    written by posir.results.io alone."""
+    repo = Path(__file__).resolve().parents[2]
+    names = declared_columns()
+    assert {"ndcg@10", "psi_ci_low", "n_queries", "ee_r", "corpus_share"} <= names
+    spelled, reads = {}, []
+    for place in RESULT_HANDLERS:
+        root = repo / place
+        for path in sorted([root] if root.is_file() else root.rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            literals = _column_literals(ast.parse(text), names)
+            if literals:
+                spelled[str(path.relative_to(repo))] = literals
+            if re.search(r"\bread_csv\(|\.to_csv\(", text):
+                reads.append(str(path.relative_to(repo)))
+    assert spelled == {}
+    assert reads == []

@@ -17,7 +17,8 @@ from posir.metrics.significance import (
     pairwise_tests,
     psi_differences,
 )
-from posir.tables.render import psi_difference_rendering, render_latex, render_markdown, significance_rendering
+from posir.tables.layout import render_latex, render_markdown
+from posir.tables.pairs import psi_difference_rendering, significance_rendering
 
 
 def _table(scores: list[float], buckets: list[str] | None = None, qids: list[str] | None = None) -> pd.DataFrame:

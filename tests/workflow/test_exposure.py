@@ -9,8 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from posir.results import EXPOSURE_COLUMNS, EXPOSURE_PAIR_COLUMNS
+from posir.metrics.exposure import ExposureParams
+from posir.results.schemas import EXPOSURE_PAIR_COLUMNS, exposure_columns
 from tests.workflow.conftest import shared_build
+
+EXPOSURE_COLUMNS = exposure_columns(ExposureParams().measures())
 
 BENCHMARK = "squad-long"
 

@@ -33,7 +33,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from posir.metrics.aggregate import ALL
+from posir.metrics.columns import ALL, BUCKET, CI_HIGH, CI_LOW, DOC_ID, LENGTH_BUCKET, STD
+from posir.results.schemas import COSINE, MEAN_COSINE, N_DOCUMENTS, N_LEFT_OUT, SEGMENT, SEGMENT_CHARS
 
 Encode = Callable[[Sequence[str], str], np.ndarray]
 _WHITESPACE = re.compile(r"\s+")
@@ -112,11 +113,11 @@ def segment_similarities(documents: pd.DataFrame, encode: Encode, k: int) -> pd.
     cosines = np.einsum("dkh,dh->dk", parts.reshape(len(texts), k, -1), whole) if texts else np.zeros((0, k))
     return pd.DataFrame(
         {
-            "doc_id": np.repeat(frame["doc_id"].to_numpy(), k),
-            "length_bucket": np.repeat(frame["length_bucket"].to_numpy(), k),
-            "segment": np.tile(np.arange(k), len(texts)),
-            "segment_chars": [len(s) for per_doc in segments for s in per_doc],
-            "cosine": cosines.reshape(-1),
+            DOC_ID: np.repeat(frame[DOC_ID].to_numpy(), k),
+            LENGTH_BUCKET: np.repeat(frame[LENGTH_BUCKET].to_numpy(), k),
+            SEGMENT: np.tile(np.arange(k), len(texts)),
+            SEGMENT_CHARS: [len(s) for per_doc in segments for s in per_doc],
+            COSINE: cosines.reshape(-1),
         }
     )
 
@@ -132,32 +133,32 @@ def summarize_segments(
     from scipy import stats
 
     rows = []
-    groups = [(ALL, similarities)] + [(b, similarities[similarities["length_bucket"] == b]) for b in buckets]
-    segments = sorted(similarities["segment"].unique().tolist())
-    kept = similarities.groupby("length_bucket")["doc_id"].nunique() if len(similarities) else pd.Series(dtype=int)
-    total = documents.groupby("length_bucket")["doc_id"].nunique() if documents is not None else kept
+    groups = [(ALL, similarities)] + [(b, similarities[similarities[LENGTH_BUCKET] == b]) for b in buckets]
+    segments = sorted(similarities[SEGMENT].unique().tolist())
+    kept = similarities.groupby(LENGTH_BUCKET)[DOC_ID].nunique() if len(similarities) else pd.Series(dtype=int)
+    total = documents.groupby(LENGTH_BUCKET)[DOC_ID].nunique() if documents is not None else kept
     left_out = {b: int(total.get(b, 0)) - int(kept.get(b, 0)) for b in buckets}
     left_out[ALL] = int(total.sum()) - int(kept.sum())
     for name, frame in groups:
         for segment in segments:
-            values = frame.loc[frame["segment"] == segment, "cosine"].to_numpy(dtype=float)
+            values = frame.loc[frame[SEGMENT] == segment, COSINE].to_numpy(dtype=float)
             n = len(values)
             mean = float(values.mean()) if n else math.nan
             std = float(values.std(ddof=1)) if n > 1 else math.nan
             half = float(stats.t.ppf((1 + confidence) / 2, n - 1) * std / math.sqrt(n)) if n > 1 else math.nan
             rows.append(
                 {
-                    "bucket": name,
-                    "segment": int(segment),
-                    "n_documents": n,
-                    "mean_cosine": mean,
-                    "std": std,
-                    "ci_low": mean - half,
-                    "ci_high": mean + half,
-                    "n_documents_left_out": left_out[name],
+                    BUCKET: name,
+                    SEGMENT: int(segment),
+                    N_DOCUMENTS: n,
+                    MEAN_COSINE: mean,
+                    STD: std,
+                    CI_LOW: mean - half,
+                    CI_HIGH: mean + half,
+                    N_LEFT_OUT: left_out[name],
                 }
             )
     return pd.DataFrame(
         rows,
-        columns=["bucket", "segment", "n_documents", "mean_cosine", "std", "ci_low", "ci_high", "n_documents_left_out"],
+        columns=[BUCKET, SEGMENT, N_DOCUMENTS, MEAN_COSINE, STD, CI_LOW, CI_HIGH, N_LEFT_OUT],
     )

@@ -42,6 +42,30 @@ import pandas as pd
 from posir.analyses.gradients import GradientModel, document_gradients, document_tokens, evidence_position
 from posir.analyses.params import SaliencyParams
 from posir.cache_store import CacheFacade, CacheKind, CacheStore, Table
+from posir.metrics.columns import (
+    BIN_END,
+    BIN_START,
+    CI_HIGH,
+    CI_LOW,
+    DOC_ID,
+    MEAN,
+    POSITION_BIN,
+    QID,
+    RELATIVE_POSITION,
+    STD,
+)
+from posir.results.schemas import (
+    BIN_CENTRE,
+    DOC_TOKEN_LENGTH,
+    EVIDENCE_END,
+    EVIDENCE_START,
+    FROM_CACHE,
+    N_DOCUMENT_TOKENS,
+    N_PAIRS,
+    N_SEEN_TOKENS,
+    SEEN_FRACTION,
+    SIMILARITY,
+)
 
 # Part of every cache key: change it whenever the computation of a curve changes.
 METHOD_VERSION = "saliency-v1"
@@ -71,20 +95,18 @@ def select_pairs(positions: pd.DataFrame, params: SaliencyParams) -> pd.DataFram
     """
     low, high = params.token_length
     start, end = params.position_window
-    fits = positions[
-        positions["doc_token_length"].between(low, high) & positions["relative_position"].between(start, end)
-    ]
+    fits = positions[positions[DOC_TOKEN_LENGTH].between(low, high) & positions[RELATIVE_POSITION].between(start, end)]
     # sorted first, so the draw depends on the seed and the rows, not on the file's row order
-    fits = fits.sort_values("qid", kind="stable")
+    fits = fits.sort_values(QID, kind="stable")
     if len(fits) > params.max_pairs:
         fits = fits.sample(n=params.max_pairs, random_state=params.seed)
-    return fits.sort_values("qid").reset_index(drop=True)
+    return fits.sort_values(QID).reset_index(drop=True)
 
 
 def attach_texts(selected: pd.DataFrame, queries: Mapping[str, str], documents: Mapping[str, str]) -> list[Pair]:
     """Pairs for the selected rows, with the query and document texts (benchmark.read_queries / read_corpus)."""
-    missing_queries = sorted(set(selected["qid"]) - set(queries))
-    missing_documents = sorted(set(selected["doc_id"]) - set(documents))
+    missing_queries = sorted(set(selected[QID]) - set(queries))
+    missing_documents = sorted(set(selected[DOC_ID]) - set(documents))
     if missing_queries or missing_documents:
         raise ValueError(
             f"saliency pairs: {len(missing_queries)} qid(s) without a query text (e.g. {missing_queries[:3]}), "
@@ -277,15 +299,15 @@ def saliency_table(
             tokens = document_tokens(model.tokenizer, prompt, pair.document, None)
             evidence = evidence_position(tokens, pair.span_start, pair.span_end)
         row = {
-            "qid": pair.qid,
-            "doc_id": pair.doc_id,
-            "n_seen_tokens": value.n_seen_tokens,
-            "n_document_tokens": value.n_document_tokens,
-            "seen_fraction": value.n_seen_tokens / value.n_document_tokens if value.n_document_tokens else math.nan,
-            "similarity": value.similarity,
-            "evidence_start": evidence[0],
-            "evidence_end": evidence[1],
-            "from_cache": i in found,
+            QID: pair.qid,
+            DOC_ID: pair.doc_id,
+            N_SEEN_TOKENS: value.n_seen_tokens,
+            N_DOCUMENT_TOKENS: value.n_document_tokens,
+            SEEN_FRACTION: value.n_seen_tokens / value.n_document_tokens if value.n_document_tokens else math.nan,
+            SIMILARITY: value.similarity,
+            EVIDENCE_START: evidence[0],
+            EVIDENCE_END: evidence[1],
+            FROM_CACHE: i in found,
         }
         row.update(zip(bin_columns(n_bins), value.curve.tolist()))
         rows.append(row)
@@ -309,15 +331,15 @@ def aggregate_curves(table: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     edges = np.arange(n_bins + 1) / n_bins
     return pd.DataFrame(
         {
-            "position_bin": np.arange(n_bins),
-            "bin_start": edges[:-1],
-            "bin_end": edges[1:],
-            "bin_centre": (edges[:-1] + edges[1:]) / 2,
-            "n_pairs": n_pairs,
-            "mean": mean,
-            "std": std,
-            "ci_low": mean - half,
-            "ci_high": mean + half,
+            POSITION_BIN: np.arange(n_bins),
+            BIN_START: edges[:-1],
+            BIN_END: edges[1:],
+            BIN_CENTRE: (edges[:-1] + edges[1:]) / 2,
+            N_PAIRS: n_pairs,
+            MEAN: mean,
+            STD: std,
+            CI_LOW: mean - half,
+            CI_HIGH: mean + half,
         }
     )
 
@@ -327,18 +349,18 @@ def evidence_summary(table: pd.DataFrame) -> dict[str, float]:
 
     Median and quartiles of the evidence midpoints (relative token position) and the median seen fraction.
     """
-    midpoints = ((table["evidence_start"] + table["evidence_end"]) / 2).dropna()
+    midpoints = ((table[EVIDENCE_START] + table[EVIDENCE_END]) / 2).dropna()
     if midpoints.empty:
         return {
             "evidence_median": math.nan,
             "evidence_q1": math.nan,
             "evidence_q3": math.nan,
-            "seen_fraction_median": float(table["seen_fraction"].median()) if len(table) else math.nan,
+            "seen_fraction_median": float(table[SEEN_FRACTION].median()) if len(table) else math.nan,
         }
     q1, median, q3 = np.percentile(midpoints, [25, 50, 75])
     return {
         "evidence_median": float(median),
         "evidence_q1": float(q1),
         "evidence_q3": float(q3),
-        "seen_fraction_median": float(table["seen_fraction"].median()),
+        "seen_fraction_median": float(table[SEEN_FRACTION].median()),
     }

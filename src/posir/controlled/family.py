@@ -71,6 +71,7 @@ from posir.controlled.placement import (
 )
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
 from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, Units, split_units
+from posir.metrics.controlled import LENGTH_TARGET, NATURAL_LENGTH_BUCKET, POSITION_INDEX, ROUND, TARGET_POSITION
 from posir.metrics.positions import LengthBucket
 from posir.schema import Entry, Int, Language, PositiveInt, Str
 from posir.text import Span, TokenCounter
@@ -89,10 +90,10 @@ CONTROLLED_TABLE = "controlled.tsv"
 CONTROLLED_FIELDS = (
     "qid",
     "doc_id",
-    "round",
-    "position_index",
-    "target_position",
-    "length_target",
+    ROUND,
+    POSITION_INDEX,
+    TARGET_POSITION,
+    LENGTH_TARGET,
     "unit_kind",
     "n_units",
     "evidence_unit",
@@ -104,7 +105,7 @@ CONTROLLED_FIELDS = (
     "doc_tokens",
     "natural_relative_position",
     "natural_position_bin",
-    "natural_length_bucket",
+    NATURAL_LENGTH_BUCKET,
     "filler_units",
     "filler_documents",
     "filler_max_overlap",
@@ -310,10 +311,10 @@ class ControlledFamily:
                 **self.design(),
                 "variant": {
                     "key": key.slug,
-                    "round": key.round,
-                    "position_index": key.position_index,
-                    "target_position": self.params.targets[key.position_index],
-                    "length_target": key.length,
+                    ROUND: key.round,
+                    POSITION_INDEX: key.position_index,
+                    TARGET_POSITION: self.params.targets[key.position_index],
+                    LENGTH_TARGET: key.length,
                 },
                 "queries": records,
                 "dropped": [_dropped(d) for d in drops],
@@ -375,9 +376,9 @@ class ControlledFamily:
                 for p in layout.placements:
                     placements.append(
                         {
-                            "position_index": p.position_index,
-                            "target_position": p.target,
-                            "length_target": length,
+                            POSITION_INDEX: p.position_index,
+                            TARGET_POSITION: p.target,
+                            LENGTH_TARGET: length,
                             "slot": p.slot,
                             "units_moved": p.units_moved,
                             "span_start": p.span.start,
@@ -386,7 +387,7 @@ class ControlledFamily:
                             **_filler_fields(layout.filler),
                         }
                     )
-            queries.append({**_natural_fields(plan), "round": plan.round, "placements": placements})
+            queries.append({**_natural_fields(plan), ROUND: plan.round, "placements": placements})
         return {
             "controlled": {
                 **self.design(),
@@ -401,10 +402,10 @@ class ControlledFamily:
     ) -> dict[str, Any]:
         return {
             **_natural_fields(plan),
-            "round": plan.round,
-            "position_index": key.position_index,
-            "target_position": placement.target,
-            "length_target": key.length,
+            ROUND: plan.round,
+            POSITION_INDEX: key.position_index,
+            TARGET_POSITION: placement.target,
+            LENGTH_TARGET: key.length,
             "slot": placement.slot,
             "units_moved": placement.units_moved,
             "span_start": placement.span.start,
@@ -424,7 +425,7 @@ def _natural_fields(plan: QueryPlan) -> dict[str, Any]:
         "evidence_unit": plan.evidence_index,
         "natural_relative_position": plan.natural.relative_position,
         "natural_position_bin": plan.natural.position_bin,
-        "natural_length_bucket": plan.natural.length_bucket,
+        NATURAL_LENGTH_BUCKET: plan.natural.length_bucket,
     }
 
 

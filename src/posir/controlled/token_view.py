@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from posir.controlled.family import ControlledFamily, VariantKey
+from posir.metrics.controlled import LENGTH_TARGET, POSITION_INDEX, ROUND
 from posir.text import Span
 
 #: A text -> the (start, end) character offsets of its tokens, in order, without special tokens.
@@ -86,9 +87,9 @@ def hf_token_offsets(tokenizer: Any) -> TokenOffsets:
 TOKEN_VIEW_FIELDS = (
     "qid",
     "variant",
-    "round",
-    "position_index",
-    "length_target",
+    ROUND,
+    POSITION_INDEX,
+    LENGTH_TARGET,
     "first_token",
     "last_token",
     "span_tokens",
@@ -120,9 +121,9 @@ def family_token_views(
                 {
                     "qid": plan.qid,
                     "variant": key.slug,
-                    "round": key.round,
-                    "position_index": key.position_index,
-                    "length_target": key.length,
+                    ROUND: key.round,
+                    POSITION_INDEX: key.position_index,
+                    LENGTH_TARGET: key.length,
                     **asdict(view),
                     "span_tokens": view.span_tokens,
                     "fully_seen": view.fully_seen,

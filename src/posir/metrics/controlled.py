@@ -47,57 +47,84 @@ from __future__ import annotations
 
 import math
 import warnings
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from posir.metrics.bootstrap import CHUNK_ENTRIES, BootstrapParams, interval
+from posir.metrics.columns import (
+    ALL,
+    BOOTSTRAP_BIAS,
+    CI_HIGH,
+    CI_LOW,
+    CONFIDENCE,
+    INTERVAL,
+    MEAN,
+    MODEL,
+    N_QUERIES,
+    N_RESAMPLES,
+    QID,
+    SETTING,
+    suffixed,
+    with_interval,
+)
 from posir.metrics.measures import POSITION_MEASURE
+from posir.metrics.measures.psi import PositionSensitivity, psi
+from posir.metrics.params import BootstrapParams
+from posir.metrics.resampling import generator, interval
+from posir.metrics.resampling import resampled_means as _resampled_means
 from posir.metrics.significance import holm
 
 POSITION_INDEX = "position_index"
 TARGET_POSITION = "target_position"
+LENGTH = "length"  # a group's length: the haystack length (insert mode) or the natural length bucket (move mode)
+LENGTH_TARGET, NATURAL_LENGTH_BUCKET, ROUND = "length_target", "natural_length_bucket", "round"
+VARIANT = "variant"  # the family's variant a score comes from (one per position, length and round)
 NO_VARIATION = "no_variation"
 FEWER_THAN_3_POSITIONS = "fewer_than_3_positions"
 FEWER_THAN_2_QUERIES = "fewer_than_2_queries"
 
+_PSI = PositionSensitivity()
+INCOMPLETE_QUERIES, N_POSITIONS = "incomplete_queries", "n_positions"
+PAGE_L_PRIMACY, PAGE_P_PRIMACY = "page_l_primacy", "page_p_primacy"
+PAGE_L_RECENCY, PAGE_P_RECENCY, PAGE_METHOD = "page_l_recency", "page_p_recency", "page_method"
+FRIEDMAN_STATISTIC, FRIEDMAN_P = "friedman_statistic", "friedman_p"
+NOTE = "note"
 TEST_COLUMNS = [
-    "n_queries",
-    "incomplete_queries",
-    "n_positions",
-    "mean",
-    "psi",
-    "psi_ci_low",
-    "psi_ci_high",
-    "psi_bootstrap_bias",
-    "page_l_primacy",
-    "page_p_primacy",
-    "page_l_recency",
-    "page_p_recency",
-    "page_method",
-    "friedman_statistic",
-    "friedman_p",
-    "note",
-    "n_resamples",
-    "confidence",
-    "interval",
+    N_QUERIES,
+    INCOMPLETE_QUERIES,
+    N_POSITIONS,
+    MEAN,
+    *with_interval(_PSI.column),
+    PAGE_L_PRIMACY,
+    PAGE_P_PRIMACY,
+    PAGE_L_RECENCY,
+    PAGE_P_RECENCY,
+    PAGE_METHOD,
+    FRIEDMAN_STATISTIC,
+    FRIEDMAN_P,
+    NOTE,
+    N_RESAMPLES,
+    CONFIDENCE,
+    INTERVAL,
 ]
+DIFFERENCE_FROM_FIRST = "difference_from_first"
+WILCOXON_STATISTIC, WILCOXON_P, WILCOXON_NONZERO = "wilcoxon_statistic", "wilcoxon_p", "wilcoxon_nonzero"
+WILCOXON_P_HOLM = suffixed(WILCOXON_P, "holm")
 POSITION_COLUMNS = [
     POSITION_INDEX,
     TARGET_POSITION,
-    "n_queries",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "bootstrap_bias",
-    "difference_from_first",
-    "wilcoxon_statistic",
-    "wilcoxon_p",
-    "wilcoxon_p_holm",
-    "wilcoxon_nonzero",
+    N_QUERIES,
+    MEAN,
+    CI_LOW,
+    CI_HIGH,
+    BOOTSTRAP_BIAS,
+    DIFFERENCE_FROM_FIRST,
+    WILCOXON_STATISTIC,
+    WILCOXON_P,
+    WILCOXON_P_HOLM,
+    WILCOXON_NONZERO,
 ]
 
 
@@ -120,12 +147,12 @@ def with_positions(per_query: pd.DataFrame, controlled: pd.DataFrame) -> pd.Data
     variants of a model (and add a ``model`` column) for :func:`controlled_statistics`.
     """
     # the per-query table (posir.steps.evaluation.score_run) already holds the achieved relative_position
-    columns = ["qid", POSITION_INDEX, TARGET_POSITION, "length_target", "natural_length_bucket", "round"]
-    joined = per_query.merge(controlled[columns], on="qid", how="inner", validate="one_to_one")
+    columns = [QID, POSITION_INDEX, TARGET_POSITION, LENGTH_TARGET, NATURAL_LENGTH_BUCKET, ROUND]
+    joined = per_query.merge(controlled[columns], on=QID, how="inner", validate="one_to_one")
     if len(joined) != len(controlled):
         raise ValueError(f"{len(controlled) - len(joined)} controlled queries have no per-query score")
-    target = joined["length_target"]
-    joined["length"] = target.where(target.notna() & (target.astype(str) != ""), joined["natural_length_bucket"])
+    target = joined[LENGTH_TARGET]
+    joined[LENGTH] = target.where(target.notna() & (target.astype(str) != ""), joined[NATURAL_LENGTH_BUCKET])
     return joined
 
 
@@ -136,9 +163,9 @@ def pooled_over_lengths(per_query: pd.DataFrame, metric: str = POSITION_MEASURE.
     the query the paired unit (one row per query and position), so its lengths are averaged. In move mode a
     query has one length (its natural bucket) and the rows are unchanged.
     """
-    keys = [c for c in ("model", "setting") if c in per_query.columns] + ["qid", POSITION_INDEX]
+    keys = [c for c in (MODEL, SETTING) if c in per_query.columns] + [QID, POSITION_INDEX]
     pooled = per_query.groupby(keys, as_index=False, sort=True)[metric].mean()
-    return pooled.assign(length="all")
+    return pooled.assign(**{LENGTH: ALL})
 
 
 def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) -> PositionMatrix:
@@ -146,11 +173,11 @@ def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) 
 
     Raises on a query scored twice at one position (tables of two rounds or models mixed up).
     """
-    repeated = frame.duplicated(["qid", POSITION_INDEX])
+    repeated = frame.duplicated([QID, POSITION_INDEX])
     if repeated.any():
-        example = frame.loc[repeated, "qid"].tolist()[:5]
+        example = frame.loc[repeated, QID].tolist()[:5]
         raise ValueError(f"{int(repeated.sum())} (query, position) pairs are scored twice, e.g. {example}")
-    wide = frame.pivot(index="qid", columns=POSITION_INDEX, values=metric).sort_index().sort_index(axis=1)
+    wide = frame.pivot(index=QID, columns=POSITION_INDEX, values=metric).sort_index().sort_index(axis=1)
     complete = wide.dropna()
     return PositionMatrix(
         [str(q) for q in complete.index],
@@ -158,31 +185,6 @@ def position_matrix(frame: pd.DataFrame, metric: str = POSITION_MEASURE.column) 
         complete.to_numpy(dtype=float),
         len(wide) - len(complete),
     )
-
-
-def controlled_psi(means: np.ndarray) -> np.ndarray:
-    """1 - min/max over the last axis (the positions); NaN where the best mean is not positive."""
-    means = np.asarray(means, dtype=float)
-    best, worst = means.max(axis=-1), means.min(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(best > 0, 1.0 - worst / np.where(best > 0, best, 1.0), np.nan)
-
-
-def resampled_means(scores: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Position means of ``resamples`` resamples of the queries (rows), each drawn whole: shape (resamples, k)."""
-    n, k = scores.shape
-    means = np.empty((resamples, k))
-    chunk = max(1, min(resamples, CHUNK_ENTRIES // max(n * k, 1)))
-    for start in range(0, resamples, chunk):
-        rows = min(chunk, resamples - start)
-        picks = rng.integers(0, n, size=(rows, n))
-        means[start : start + rows] = scores[picks].mean(axis=1)
-    return means
-
-
-def resampling_rng(seed: int, label: str) -> np.random.Generator:
-    """The generator of one group's resamples, fixed by the seed and the group's label."""
-    return np.random.default_rng([seed, zlib.crc32(label.encode("utf-8"))])
 
 
 def page_trend(scores: np.ndarray) -> dict[str, object]:
@@ -193,11 +195,11 @@ def page_trend(scores: np.ndarray) -> dict[str, object]:
     recency = page_trend_test(scores, predicted_ranks=list(range(1, k + 1)))
     primacy = page_trend_test(scores, predicted_ranks=list(range(k, 0, -1)))
     return {
-        "page_l_primacy": float(primacy.statistic),
-        "page_p_primacy": float(primacy.pvalue),
-        "page_l_recency": float(recency.statistic),
-        "page_p_recency": float(recency.pvalue),
-        "page_method": str(primacy.method),
+        PAGE_L_PRIMACY: float(primacy.statistic),
+        PAGE_P_PRIMACY: float(primacy.pvalue),
+        PAGE_L_RECENCY: float(recency.statistic),
+        PAGE_P_RECENCY: float(recency.pvalue),
+        PAGE_METHOD: str(primacy.method),
     }
 
 
@@ -210,13 +212,13 @@ def friedman(scores: np.ndarray) -> tuple[float, float]:
 
 
 #: A Wilcoxon test not run: the first position itself, or a position no query scores differently at.
-NO_WILCOXON = {"wilcoxon_statistic": math.nan, "wilcoxon_p": math.nan, "wilcoxon_nonzero": 0}
-NO_PAGE = {
-    "page_l_primacy": math.nan,
-    "page_p_primacy": math.nan,
-    "page_l_recency": math.nan,
-    "page_p_recency": math.nan,
-    "page_method": "",
+NO_WILCOXON = {WILCOXON_STATISTIC: math.nan, WILCOXON_P: math.nan, WILCOXON_NONZERO: 0}
+NO_PAGE: dict[str, object] = {
+    PAGE_L_PRIMACY: math.nan,
+    PAGE_P_PRIMACY: math.nan,
+    PAGE_L_RECENCY: math.nan,
+    PAGE_P_RECENCY: math.nan,
+    PAGE_METHOD: "",
 }
 
 
@@ -236,9 +238,9 @@ def wilcoxon_against_first(scores: np.ndarray) -> list[dict[str, float]]:
         result = wilcoxon(scores[:, j], scores[:, 0], zero_method="wilcox", alternative="two-sided")
         results.append(
             {
-                "wilcoxon_statistic": float(result.statistic),
-                "wilcoxon_p": float(result.pvalue),
-                "wilcoxon_nonzero": nonzero,
+                WILCOXON_STATISTIC: float(result.statistic),
+                WILCOXON_P: float(result.pvalue),
+                WILCOXON_NONZERO: nonzero,
             }
         )
     return results
@@ -266,43 +268,41 @@ def group_statistics(
         raise ValueError(f"group {label!r} has no query scored at every position")
     note = untestable_reason(scores)
     point = scores.mean(axis=0)
-    boot = resampled_means(scores, params.resamples, resampling_rng(params.seed, label))
-    psi_low, psi_high, psi_bias = interval(controlled_psi(boot), controlled_psi(point), params)
+    boot = _resampled_means(scores, params.resamples, generator(params.seed, label))
+    point_psi = psi(point)
+    psi_low, psi_high, psi_bias = interval(psi(boot), point_psi, params, _PSI.bounds)
     row: dict[str, object] = {
-        "n_queries": n,
-        "incomplete_queries": matrix.incomplete,
-        "n_positions": k,
-        "mean": float(point.mean()),
-        "psi": float(controlled_psi(point)),
-        "psi_ci_low": float(psi_low),
-        "psi_ci_high": float(psi_high),
-        "psi_bootstrap_bias": float(psi_bias),
+        N_QUERIES: n,
+        INCOMPLETE_QUERIES: matrix.incomplete,
+        N_POSITIONS: k,
+        MEAN: float(point.mean()),
     }
+    row.update(zip(with_interval(_PSI.column), map(float, (point_psi, psi_low, psi_high, psi_bias))))
     with warnings.catch_warnings():
         # ties make scipy warn about its approximations; what we report about them is in the module docstring
         warnings.simplefilter("ignore", RuntimeWarning)
         row.update(page_trend(scores) if not note else NO_PAGE)
-        row["friedman_statistic"], row["friedman_p"] = friedman(scores) if not note else (math.nan, math.nan)
+        row[FRIEDMAN_STATISTIC], row[FRIEDMAN_P] = friedman(scores) if not note else (math.nan, math.nan)
         against_first = (
             [dict(NO_WILCOXON) for _ in range(k - 1)] if note == NO_VARIATION else wilcoxon_against_first(scores)
         )
-    row.update(note=note, n_resamples=params.resamples, confidence=params.confidence, interval=params.interval)
-    adjusted = holm([r["wilcoxon_p"] for r in against_first])
+    row.update({NOTE: note, N_RESAMPLES: params.resamples, CONFIDENCE: params.confidence, INTERVAL: params.interval})
+    adjusted = holm([r[WILCOXON_P] for r in against_first])
     tests = [
-        {**NO_WILCOXON, "wilcoxon_p_holm": math.nan},
-        *({**r, "wilcoxon_p_holm": float(a)} for r, a in zip(against_first, adjusted)),
+        {**NO_WILCOXON, WILCOXON_P_HOLM: math.nan},
+        *({**r, WILCOXON_P_HOLM: float(a)} for r, a in zip(against_first, adjusted)),
     ]
-    low, high, bias = interval(boot, point, params)
+    low, high, bias = interval(boot, point, params, POSITION_MEASURE.bounds)
     positions = [
         {
             POSITION_INDEX: position,
             TARGET_POSITION: float(targets[position]) if targets is not None else math.nan,
-            "n_queries": n,
-            "mean": float(point[j]),
-            "ci_low": float(low[j]),
-            "ci_high": float(high[j]),
-            "bootstrap_bias": float(bias[j]),
-            "difference_from_first": float(point[j] - point[0]),
+            N_QUERIES: n,
+            MEAN: float(point[j]),
+            CI_LOW: float(low[j]),
+            CI_HIGH: float(high[j]),
+            BOOTSTRAP_BIAS: float(bias[j]),
+            DIFFERENCE_FROM_FIRST: float(point[j] - point[0]),
             **tests[j],
         }
         for j, position in enumerate(matrix.positions)
@@ -313,8 +313,8 @@ def group_statistics(
 def controlled_statistics(
     per_query: pd.DataFrame,
     params: BootstrapParams,
-    group_columns: Sequence[str] = ("model", "length"),
-    paired_across: Sequence[str] = ("model",),
+    group_columns: Sequence[str] = (MODEL, LENGTH),
+    paired_across: Sequence[str] = (MODEL,),
     metric: str = POSITION_MEASURE.column,
     targets: Sequence[float] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -342,3 +342,18 @@ def controlled_statistics(
         pd.DataFrame(test_rows, columns=[*groups, *TEST_COLUMNS]),
         pd.DataFrame(position_rows, columns=[*groups, *POSITION_COLUMNS]),
     )
+
+
+def family_statistics(
+    per_query: pd.DataFrame, params: BootstrapParams, targets: Sequence[float] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A controlled family's tests and positions per model, setting and length, the lengths pooled first (the
+    ``length="all"`` rows: each query's score at a position averaged over its lengths). ``per_query`` holds every
+    variant's with_positions rows of every model and setting (``model``, ``setting`` columns); models of one
+    length resample the same queries (paired)."""
+    groups = (MODEL, SETTING, LENGTH)
+    tests, positions = controlled_statistics(per_query, params, groups, (MODEL,), targets=targets)
+    overall, overall_positions = controlled_statistics(
+        pooled_over_lengths(per_query), params, groups, (MODEL,), targets=targets
+    )
+    return pd.concat([overall, tests], ignore_index=True), pd.concat([overall_positions, positions], ignore_index=True)

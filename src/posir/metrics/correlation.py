@@ -19,9 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from posir.results import CORRELATION_COLUMNS
+from posir.metrics.columns import P_VALUE
 
 MIN_MODELS = 3
+COLUMN, SCORE_COLUMN, RHO, N_MODELS = "column", "score_column", "rho", "n_models"
+#: PosIR Table 2's last rows: per score column (its display name first), Spearman's rho with the reference.
+CORRELATION_COLUMNS = (COLUMN, SCORE_COLUMN, RHO, P_VALUE, N_MODELS)
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,5 @@ def correlation_table(frame: pd.DataFrame, reference_column: str, columns: Mappi
     rows = []
     for column, name in columns.items():
         result = spearman(frame[reference_column].tolist(), frame[column].tolist())
-        rows.append(
-            {"column": name, "score_column": column, "rho": result.rho, "p_value": result.p_value, "n_models": result.n}
-        )
+        rows.append(dict(zip(CORRELATION_COLUMNS, (name, column, result.rho, result.p_value, result.n))))
     return pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS))

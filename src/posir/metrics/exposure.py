@@ -1,206 +1,220 @@
-"""Who gets seen: how a ranking spreads attention over groups of documents.
+"""Who gets seen in a run: the exposure measures of every query over the groups of the corpus's documents.
 
-Per-query measures of one ranking (document ids best first), each as its authors' public code computes it
-(tests/data/exposure holds their values on their examples and on our runs; tests/unit/test_exposure.py checks ours
-against them at 1e-9):
-
-- :func:`exposure_shares`: each group's share of the ranking's exposure in the top ``depth``, the exposure of
-  rank i being nDCG's discount 1/log2(i+1). Multi-EuP (section 5) counts each language's share of the top 100; this
-  weighs the top more, as a reader does.
-- :func:`awrf`: attention-weighted rank fairness (Sapiezynski et al. 2019) as the TREC Fair Ranking 2022 evaluation
-  code (fair-trec/trec2022-fair-public, ``wptrec/metrics/awrf.py``) computes it: rank weights 1/log2(max(k, 2)) in
-  float32, documents of no known group dropped with their weight, 1 - the Jensen-Shannon divergence (natural log)
-  between the groups' exposure and a target distribution. Its range is [1 - ln 2, 1].
-- :func:`expected_exposure`: EE-L, EE-D and EE-R of Diaz et al. (CIKM 2020, section 4; diazf/expeval) for a
-  deterministic ranking: each document's exposure under a browsing model (RBP, patience 0.5 by default) against
-  the exposure an ideal ranking gives it (equally relevant documents share the exposure of their positions).
-  Unnormalised, as ``expeval -U`` prints them: normalised EE-R is 1 whatever the ranking when a query has one
-  relevance grade, which is every query of a benchmark with one positive per query.
-- :func:`peer`: PEER (Yang et al., SIGIR 2024; hltcoe/peer_measure) for documents of several groups that are equally
-  relevant: per relevance grade, a Kruskal-Wallis statistic over the groups' rank positions in the top ``cutoff``
-  (relevant documents below it placed after the others), its chi-square p-value, weighted over the grades.
+Groups come from the documents of a setting's corpus (:class:`DocumentGroups`: per attribute, each document's group:
+a column of ``documents.tsv`` such as ``length_bucket``, the ``language`` of the directory a document comes from,
+or its ``provenance``). Per query of a run, each group measure (:mod:`posir.metrics.measures`: exposure shares, AWRF,
+expected exposure, PEER) gives its values by attribute and group; :func:`per_query_values` lays them out one row per
+judged query, its columns keyed (attribute, group, column), "" where a value is of the attribute or of the run.
+The tables of those values (means per group, PEER per attribute, paired differences of two runs) are
+:mod:`posir.tables.exposure`'s.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-import numpy as np
+from pydantic import Field, Strict, field_validator, model_validator
 
-#: the browsing models of expected exposure: RBP (exposure p^i at 0-based rank i) and gerr (RBP that also stops
-#: after each relevant document with probability ``utility``), as diazf/expeval names them
-BROWSING_MODELS = ("rbp", "gerr")
+from posir.metrics.columns import QID
+from posir.metrics.measure import RUN_SCOPE, GroupMeasure, RankedQuery
+from posir.metrics.measures.awrf import AWRF
+from posir.metrics.measures.expected_exposure import BROWSING_MODELS, ExpectedExposure
+from posir.metrics.measures.exposure_share import ExposureShare
+from posir.metrics.measures.peer import PEER, default_weights
+from posir.schema import Entry, Int, KeyProblem, PositiveInt, Probability, Str
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def discount(rank: np.ndarray | int) -> np.ndarray | float:
-    """nDCG's discount of a 1-based rank: the exposure of that rank."""
-    return 1.0 / np.log2(np.asarray(rank, dtype=np.float64) + 1.0)
-
-
-def exposure_shares(ranking: Sequence[str], groups: Mapping[str, str], depth: int) -> dict[str, float]:
-    """Each group's share of the exposure of the top ``depth`` documents (documents of no group count in the total,
-    under no group: a share is of everything the reader sees)."""
-    top = list(ranking[:depth])
-    if not top:
-        return {}
-    weights = discount(np.arange(1, len(top) + 1))
-    total = float(weights.sum())
-    shares: dict[str, float] = {}
-    for doc, weight in zip(top, weights):
-        group = groups.get(doc)
-        if group is not None:
-            shares[group] = shares.get(group, 0.0) + float(weight) / total
-    return shares
+#: an attribute with more groups than this is a number, not a group (a length in tokens): bucket it first
+MAX_GROUPS = 50
+CORPUS_SHARE, RELEVANT_SHARE = "corpus_share", "relevant_share"
 
 
-def awrf_weights(n: int) -> np.ndarray:
-    """TREC Fair 2022's rank weights 1/log2(max(k, 2)), k = 1..n, computed in float32 as its code does (float64
-    weights move AWRF by up to 4e-9)."""
-    ranks = np.maximum(np.arange(1, n + 1, dtype=np.float32), np.float32(2))
-    return np.reciprocal(np.log2(ranks)).astype(np.float64)
+def exposure_measures(
+    depths: Sequence[int],
+    awrf_depth: int,
+    browsing: str,
+    patience: float,
+    utility: float,
+    peer_cutoff: int,
+    peer_weights: Mapping[int, float],
+) -> list[GroupMeasure]:
+    """The exposure measures of every run (the ``exposure`` section's parameters), in the order of their per-query
+    columns: expected exposure (of the run), AWRF, the shares at each depth, PEER (of each attribute)."""
+    return [
+        ExpectedExposure(browsing=browsing, patience=patience, utility=utility),
+        AWRF(cutoff=awrf_depth),
+        *(ExposureShare(cutoff=depth) for depth in depths),
+        PEER(cutoff=peer_cutoff, weights=dict(peer_weights)),
+    ]
 
 
-def awrf(ranking: Sequence[str], groups: Mapping[str, str], target: Mapping[str, float], depth: int) -> float:
-    """AWRF@depth of one ranking against ``target`` (group -> share; normalised here); NaN when no document of the
-    top ``depth`` has a group."""
-    from scipy.special import rel_entr
+# --- the exposure section of the config -------------------------------------------------------------------------
 
-    top = list(ranking[:depth])
-    weights = awrf_weights(len(top))
-    names = list(target)
-    index = {name: i for i, name in enumerate(names)}
-    exposure = np.zeros(len(names))
-    for doc, weight in zip(top, weights):
-        group = groups.get(doc)
-        if group is not None:
-            if group not in index:
-                raise ValueError(f"document '{doc}' is in group '{group}', which the target {names} lacks")
-            exposure[index[group]] += weight
-    if exposure.sum() <= 0:
-        return float("nan")
-    p = exposure / exposure.sum()
-    q = np.asarray([target[name] for name in names], dtype=np.float64)
-    q = q / q.sum()
-    m = (p + q) / 2.0
-    return float(1.0 - (rel_entr(p, m).sum() + rel_entr(q, m).sum()) / 2.0)
+#: Attributes every benchmark's documents have without a column for them: the language of the corpus variant a
+#: document comes from (a one-vs-many corpus holds every language's copy) and that variant's provenance
+#: (its card's, e.g. "professional translation (XQuAD)", else its builder).
+LANGUAGE_ATTRIBUTE, PROVENANCE_ATTRIBUTE = "language", "provenance"
+DERIVED_ATTRIBUTES = (LANGUAGE_ATTRIBUTE, PROVENANCE_ATTRIBUTE)
+
+
+class PeerParams(Entry):
+    """``exposure.peer``: PEER's cutoff and the weight of each relevance grade (Yang et al. 2024; the authors' code
+    has no defaults: the top 10, as AWRF, and grades 0 and 1 weighed equally)."""
+
+    cutoff: PositiveInt = PEER.cutoff
+    weights: dict[Int, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(default_factory=default_weights)
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> Self:
+        if abs(sum(self.weights.values()) - 1.0) > 1e-9:
+            raise KeyProblem("weights", f"sum to {sum(self.weights.values())}", "give weights that sum to 1")
+        return self
+
+
+class ExposureBenchmark(Entry):
+    """``exposure.benchmarks.<benchmark>``: the document attributes whose groups are compared, and what with."""
+
+    attributes: Annotated[tuple[Str, ...], Field(min_length=1)]
+    """columns of the benchmark's documents.tsv (length_bucket, a builder's or a user's own), or language, provenance"""
+    targets: dict[Str, dict[Str, Annotated[float, Strict(), Field(ge=0)]]] = Field(default_factory=dict)
+    """AWRF's target per attribute, {group: share} (normalised); by default each group's share of the corpus"""
+    compare: tuple[tuple[Str, Str], ...] = ()
+    """model pairs [a, b] of the benchmark's evaluation: paired bootstrap intervals of a - b per measure"""
+
+    @model_validator(mode="after")
+    def _targets_have_mass(self) -> Self:
+        for attribute, shares in self.targets.items():
+            if sum(shares.values()) <= 0:
+                raise KeyProblem(f"targets.{attribute}", "all shares are 0", "give at least one group a share")
+        return self
+
+
+class ExposureParams(Entry):
+    """``exposure``: who gets seen (posir.metrics.exposure), per benchmark; expected exposure's browsing model."""
+
+    benchmarks: dict[Str, ExposureBenchmark] = Field(default_factory=dict)
+    """{benchmark: entry}; entries of benchmarks a config does not evaluate are skipped; null clears them"""
+    depths: Annotated[tuple[PositiveInt, ...], Field(min_length=1)] = (10, 100)
+    """the depths whose exposure share each group row gives (the top 10 a user reads, the top 100 Multi-EuP counts)"""
+    awrf_depth: PositiveInt = AWRF.cutoff
+    """AWRF's depth (TREC Fair reads the whole ranking; the top 10 is what a user reads, as nDCG@10)"""
+    browsing: Literal[BROWSING_MODELS] = ExpectedExposure.browsing  # type: ignore[valid-type]
+    patience: Probability = ExpectedExposure.patience
+    utility: Probability = ExpectedExposure.utility
+    """gerr only: the chance of stopping after each relevant document"""
+    peer: PeerParams = PeerParams()
+
+    def measures(self) -> list[GroupMeasure]:
+        """The exposure measures of every run (posir.metrics.exposure.exposure_measures)."""
+        return exposure_measures(
+            self.depths,
+            self.awrf_depth,
+            self.browsing,
+            self.patience,
+            self.utility,
+            self.peer.cutoff,
+            self.peer.weights,
+        )
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _cleared(cls, benchmarks: Any) -> Any:
+        return {} if benchmarks is None else benchmarks
+
+
+# --- a setting's documents by group ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ExpectedExposure:
-    """Diaz et al.'s three measures of one query: EE-L = ||t - e||^2 (lower is better), EE-D = ||e||^2 (the
-    disparity: how unequally the ranking spreads exposure), EE-R = t . e (relevance)."""
+class DocumentGroups:
+    """One setting's documents: each attribute's group per document id, and the queries' relevant documents."""
 
-    ee_l: float
-    ee_d: float
-    ee_r: float
+    setting: str
+    groups: dict[str, dict[str, str]]  # attribute -> doc id -> group
+    qrels: dict[str, dict[str, int]]
+
+    def shares(self, attribute: str) -> dict[str, float]:
+        counts = Counter(self.groups[attribute].values())
+        return {group: n / sum(counts.values()) for group, n in sorted(counts.items())}
+
+    def relevant_shares(self, attribute: str) -> dict[str, float]:
+        groups = self.groups[attribute]
+        counts = Counter(groups[doc] for docs in self.qrels.values() for doc, grade in docs.items() if grade > 0)
+        total = sum(counts.values())
+        return {group: n / total for group, n in sorted(counts.items())} if total else {}
+
+    def compared(self, attribute: str) -> bool:
+        """A corpus of one group has nothing to compare (a monolingual corpus by language)."""
+        return len(set(self.groups[attribute].values())) > 1
 
 
-def target_exposure(
-    qrels: Mapping[str, int], patience: float = 0.5, browsing: str = "rbp", utility: float = 0.5
+def awrf_target(
+    corpus: DocumentGroups, attribute: str, given: Mapping[str, float] | None, where: str
 ) -> dict[str, float]:
-    """The exposure an ideal ranking gives each relevant document: a grade's documents share the exposure of the
-    positions they fill below every document of a higher grade (expeval's ``exposure.py``, retrieval setting:
-    grades <= 0 are left out)."""
-    decay = patience * (1.0 - utility) if browsing == "gerr" else patience
-    levels = Counter(grade for grade in qrels.values() if grade > 0)
-    shares: dict[int, float] = {}
-    above = 0
-    for grade in sorted(levels, reverse=True):
-        count = levels[grade]
-        shares[grade] = (decay**above - decay ** (above + count)) / (count * (1.0 - decay))
-        above += count
-    return {doc: shares[grade] for doc, grade in qrels.items() if grade > 0}
+    """AWRF's target for an attribute: ``given`` (the configured one, ``where`` its config key), which must give
+    every group of the corpus a share, or each group's share of the corpus."""
+    groups = corpus.shares(attribute)
+    if len(groups) > MAX_GROUPS:
+        raise ValueError(
+            f"{where}.attributes: '{attribute}' has {len(groups)} groups in the corpus of {corpus.setting}; it looks "
+            "like a number (a length): group it first, e.g. length_bucket"
+        )
+    if not given:
+        return groups
+    if set(given) != set(groups):
+        raise ValueError(
+            f"{where}.targets.{attribute}: gives {sorted(given)}, but the corpus of {corpus.setting} has the groups "
+            f"{sorted(groups)}; give each a share (0 allowed)"
+        )
+    return {group: given[group] for group in groups}
 
 
-def expected_exposure(
-    ranking: Sequence[str],
-    qrels: Mapping[str, int],
-    patience: float = 0.5,
-    browsing: str = "rbp",
-    utility: float = 0.5,
-) -> ExpectedExposure:
-    """EE of one deterministic ranking (every document of it, no cutoff; the browsing model's decay is the cutoff)."""
-    if browsing not in BROWSING_MODELS:
-        raise ValueError(f"browsing model '{browsing}' is not one of {BROWSING_MODELS}")
-    exposure: dict[str, float] = {}
-    relevant_above = 0
-    for i, doc in enumerate(ranking):
-        stop = (1.0 - utility) ** relevant_above if browsing == "gerr" else 1.0
-        exposure[doc] = patience**i * stop
-        if qrels.get(doc, 0) > 0:
-            relevant_above += 1
-    target = target_exposure(qrels, patience, browsing, utility)
-    ee_d = math.fsum(e * e for e in exposure.values())
-    ee_r = math.fsum(t * exposure.get(doc, 0.0) for doc, t in target.items())
-    ee_l = math.fsum((target.get(doc, 0.0) - exposure.get(doc, 0.0)) ** 2 for doc in set(target) | set(exposure))
-    return ExpectedExposure(ee_l=ee_l, ee_d=ee_d, ee_r=ee_r)
+def per_query_values(
+    rankings: Iterable[tuple[str, Sequence[str]]],
+    corpus: DocumentGroups,
+    measures: Sequence[GroupMeasure],
+    attributes: Sequence[str],
+    targets: Mapping[str, Mapping[str, float]],
+) -> tuple[pd.DataFrame, int]:
+    """One row per judged query of a run (``rankings``: qid and document ids, in trec_eval's order), sorted by qid:
+    the run's measures, then per attribute its measures, each column keyed (attribute, group, column); and how many
+    queries had no judgements (no target exposure: left out). ``targets`` are AWRF's, per compared attribute."""
+    compared = [a for a in attributes if corpus.compared(a)]
+    of_run = [m for m in measures if m.scope == RUN_SCOPE]
+    of_attribute = [m for m in measures if m.scope != RUN_SCOPE]
+    applies = {
+        (a, m): not isinstance(m, PEER) or m.applies(corpus.qrels, corpus.groups[a])
+        for a in compared
+        for m in of_attribute
+    }
+    import pandas as pd
 
-
-def positions_kruskal_p(samples: Sequence[Sequence[float]]) -> float:
-    """hltcoe/peer_measure's test of one relevance grade: samples are each group's rank positions, NaN for a relevant
-    document below the cutoff. NaNs take the position N + (U + 1) / 2 (N values, U of them NaN); H = (N - 1) SSB / SST
-    on the positions themselves (no re-ranking), p = chi2.sf(H, groups - 1); 1 when every value is NaN or fewer than
-    two groups hold values; NaN when the values are equal (0 / 0), as the authors' code gives."""
-    from scipy.stats import chi2
-
-    values = [np.asarray(s, dtype=np.float64) for s in samples]
-    pooled = np.concatenate(values) if values else np.zeros(0)
-    if pooled.size == 0 or np.isnan(pooled).all():
-        return 1.0
-    missing = int(np.isnan(pooled).sum())
-    filler = (2 * pooled.size + missing + 1) / 2
-    groups = [np.where(np.isnan(v), filler, v) for v in values if v.size]
-    if len(groups) < 2:
-        return 1.0
-    pooled = np.concatenate(groups)
-    mean = pooled.mean()
-    sizes = np.array([g.size for g in groups], dtype=np.float64)
-    between = (np.array([g.sum() / g.size for g in groups]) - mean) ** 2 @ sizes
-    total = ((pooled - mean) ** 2).sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        statistic = (pooled.size - 1) * between / total
-    return float(chi2.sf(statistic, len(groups) - 1))
-
-
-@dataclass(frozen=True)
-class Peer:
-    """PEER of one query: the weighted sum over its grades, and each grade's p-value."""
-
-    value: float
-    by_grade: dict[int, float]
-
-
-def peer(
-    ranking: Sequence[str],
-    qrels: Mapping[str, int],
-    groups: Mapping[str, str],
-    cutoff: int,
-    weights: Mapping[int, float],
-) -> Peer:
-    """PEER@cutoff of one query (hltcoe/peer_measure's ``_iter_calc``): the grade levels are the grades its judgements
-    hold and 0 (an unjudged document in the top ``cutoff`` is non-relevant, as the authors' code counts it once the
-    unjudged documents are judged 0); every group of ``groups`` is a sample."""
-    names = sorted(set(groups.values()))
-    grades = list(dict.fromkeys([*qrels.values(), 0]))
-    samples: dict[int, dict[str, list[float]]] = {g: {name: [] for name in names} for g in grades}
-    top = list(ranking[:cutoff])
-    for position, doc in enumerate(top, start=1):
-        samples[qrels.get(doc, 0)][_group_of(doc, groups)].append(float(position))
-    retrieved = set(top)
-    for doc, grade in qrels.items():
-        if grade > 0 and doc not in retrieved:
-            samples[grade][_group_of(doc, groups)].append(float("nan"))
-    by_grade = {grade: positions_kruskal_p(list(samples[grade].values())) for grade in grades}
-    # a grade's weight times NaN is NaN even when the weight is 0, as in the authors' sum
-    value = sum(by_grade[grade] * weights.get(grade, 0.0) for grade in grades)
-    return Peer(value=float(value), by_grade=by_grade)
-
-
-def _group_of(doc: str, groups: Mapping[str, str]) -> str:
-    try:
-        return groups[doc]
-    except KeyError:
-        raise ValueError(f"document '{doc}' has no group; PEER needs the group of every ranked document") from None
+    names = {a: list(corpus.shares(a)) for a in compared}
+    rows, unjudged = [], 0
+    for qid, ranking in rankings:
+        qrels = corpus.qrels.get(qid)
+        if not qrels:
+            unjudged += 1
+            continue
+        row: dict[object, object] = {QID: qid}
+        for measure in of_run:
+            values = measure.per_query(RankedQuery(ranking, qrels, {}))
+            row.update({("", group, column): value for (group, column), value in values.items()})
+        for attribute in compared:
+            query = RankedQuery(ranking, qrels, corpus.groups[attribute], names[attribute], targets[attribute])
+            for measure in of_attribute:
+                if applies[(attribute, measure)]:
+                    values = measure.per_query(query)
+                    row.update({(attribute, group, column): value for (group, column), value in values.items()})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame, unjudged
+    frame = frame.set_index(QID).sort_index()
+    frame.columns = pd.MultiIndex.from_tuples(list(frame.columns))
+    return frame, unjudged

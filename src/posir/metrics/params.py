@@ -4,12 +4,17 @@ bootstrap and the statistics of trends and paired tests."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, Strict, field_validator, model_validator
+from pydantic import Field, Strict, model_validator
 
+from posir.metrics.measure import RankingMeasure
+from posir.metrics.measures.psi import PositionSensitivity
 from posir.metrics.positions import LengthBucket, length_buckets
 from posir.schema import Entry, Int, KeyProblem, PositiveInt, Probability, Str
+
+#: the per-query measures of the workflow's tables, by name (posir.metrics.measures.parse)
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
 
 class BootstrapParams(Entry):
@@ -70,15 +75,37 @@ class PositionParams(Entry):
 class TableParams(PositionParams):
     """What tables read besides bins and buckets: the minimum queries a bin needs to count in PSI."""
 
-    min_bin_queries: PositiveInt = 10
+    min_bin_queries: PositiveInt = PositionSensitivity.min_bin_queries
 
 
 class MetricParams(TableParams):
     """``metrics``: position bins, length buckets (PosIR's 512-token buckets, the last open-ended), the PSI minimum
     bin count, the stratified bootstrap and the statistics."""
 
+    measures: tuple[Str, ...] = DEFAULT_MEASURES
+    """the per-query measures of every run (pytrec_eval, trec_eval's semantics): nDCG@k, R@k, RR@k, ... (any family of
+    posir.metrics.measures); bins, buckets and PSI are computed on nDCG@10, which must be among them"""
     bootstrap: BootstrapParams = BootstrapParams()
     statistics: StatisticsParams = StatisticsParams()
+
+    @model_validator(mode="after")
+    def _known_measures(self) -> Self:
+        from posir.metrics.measures import POSITION_MEASURE, parse_ranking
+
+        try:
+            parsed = [parse_ranking(name) for name in self.measures]
+        except ValueError as error:
+            raise KeyProblem("measures", str(error), "name measures as nDCG@10, R@100, RR@10") from None
+        if POSITION_MEASURE not in parsed:
+            raise KeyProblem("measures", f"lacks {POSITION_MEASURE}", f"keep {POSITION_MEASURE}: every table reads it")
+        if len(set(parsed)) < len(parsed):
+            raise KeyProblem("measures", "names a measure twice", "name each once")
+        return self
+
+    def ranking_measures(self) -> tuple[RankingMeasure, ...]:
+        from posir.metrics.measures import parse_ranking
+
+        return tuple(parse_ranking(name) for name in self.measures)
 
     def positions(self) -> PositionParams:
         return PositionParams(position_bins=self.position_bins, length_buckets=self.length_buckets)
@@ -87,58 +114,3 @@ class MetricParams(TableParams):
         return TableParams(
             position_bins=self.position_bins, length_buckets=self.length_buckets, min_bin_queries=self.min_bin_queries
         )
-
-
-#: Attributes every benchmark's documents have without a column for them: the language of the corpus variant a
-#: document comes from (a one-vs-many corpus holds every language's copy) and that variant's provenance
-#: (its card's, e.g. "professional translation (XQuAD)", else its builder).
-DERIVED_ATTRIBUTES = ("language", "provenance")
-
-
-class PeerParams(Entry):
-    """``exposure.peer``: PEER's cutoff and the weight of each relevance grade (Yang et al. 2024; the authors' code
-    has no defaults: the top 10, as AWRF, and grades 0 and 1 weighed equally)."""
-
-    cutoff: PositiveInt = 10
-    weights: dict[Int, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(default_factory=lambda: {0: 0.5, 1: 0.5})
-
-    @model_validator(mode="after")
-    def _weights_sum_to_one(self) -> Self:
-        if abs(sum(self.weights.values()) - 1.0) > 1e-9:
-            raise KeyProblem("weights", f"sum to {sum(self.weights.values())}", "give weights that sum to 1")
-        return self
-
-
-class ExposureBenchmark(Entry):
-    """``exposure.benchmarks.<benchmark>``: the document attributes whose groups are compared, and what with."""
-
-    attributes: Annotated[tuple[Str, ...], Field(min_length=1)]
-    """columns of the benchmark's documents.tsv (length_bucket, a builder's or a user's own), or language, provenance"""
-    targets: dict[Str, dict[Str, Annotated[float, Strict(), Field(ge=0)]]] = Field(default_factory=dict)
-    """AWRF's target per attribute, {group: share} (normalised); by default each group's share of the corpus"""
-    compare: tuple[tuple[Str, Str], ...] = ()
-    """model pairs [a, b] of the benchmark's evaluation: paired bootstrap intervals of a - b per measure"""
-
-    @model_validator(mode="after")
-    def _targets_have_mass(self) -> Self:
-        for attribute, shares in self.targets.items():
-            if sum(shares.values()) <= 0:
-                raise KeyProblem(f"targets.{attribute}", "all shares are 0", "give at least one group a share")
-        return self
-
-
-class ExposureParams(Entry):
-    """``exposure``: who gets seen (posir.metrics.exposure), per benchmark; expected exposure's browsing model."""
-
-    benchmarks: dict[Str, ExposureBenchmark] = Field(default_factory=dict)
-    """{benchmark: entry}; entries of benchmarks a config does not evaluate are skipped; null clears them"""
-    browsing: Literal["rbp", "gerr"] = "rbp"
-    patience: Probability = 0.5
-    utility: Probability = 0.5
-    """gerr only: the chance of stopping after each relevant document"""
-    peer: PeerParams = PeerParams()
-
-    @field_validator("benchmarks", mode="before")
-    @classmethod
-    def _cleared(cls, benchmarks: Any) -> Any:
-        return {} if benchmarks is None else benchmarks

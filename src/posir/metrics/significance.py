@@ -29,27 +29,99 @@ statsmodels provides the reference implementation of Holm's step-down
 procedure. Nothing statistical is re-implemented here.
 
 :func:`pairwise_tests` and :func:`psi_differences` return CSV-ready frames;
-:func:`posir.tables.render.significance_rendering` and
-:func:`posir.tables.render.psi_difference_rendering` lay them out for Markdown and LaTeX.
+:func:`posir.tables.pairs.significance_rendering` and
+:func:`posir.tables.pairs.psi_difference_rendering` lay them out for Markdown and LaTeX.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
 import pandas as pd
 
-from posir.metrics.bootstrap import BootstrapParams, interval, statistics, stratified_totals
+from posir.metrics.bootstrap import BootstrapParams, statistics, stratified_totals
+from posir.metrics.columns import (
+    ALL,
+    ALPHA,
+    BUCKET,
+    CONFIDENCE,
+    DIFFERENCE,
+    INTERVAL,
+    LENGTH_BUCKET,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    N_RESAMPLES,
+    POSITION_BIN,
+    QID,
+    suffixed,
+    with_interval,
+)
 from posir.metrics.measures import POSITION_MEASURE
+from posir.metrics.measures.psi import PositionSensitivity
+from posir.metrics.resampling import interval
 from posir.metrics.trend import two_sided_permutation_p
-from posir.results import ALL, LENGTH_BUCKET, POSITION_BIN, SIGNIFICANCE_COLUMNS
 
 # The columns two models' per-query tables must agree on, query by query, to be compared.
 POSITION_COLUMNS = (LENGTH_BUCKET, POSITION_BIN)
+
+MEAN_A, MEAN_B, MEAN_DIFFERENCE = "mean_a", "mean_b", "mean_difference"
+RANDOMISATION_P, TTEST_P, T_STATISTIC = "randomisation_p", "ttest_p", "t_statistic"
+HOLM = "holm"
+RANDOMISATION_P_HOLM, TTEST_P_HOLM = suffixed(RANDOMISATION_P, HOLM), suffixed(TTEST_P, HOLM)
+SIGNIFICANT = "significant"
+#: Per (bucket, model pair): the paired randomisation test and t-test of per-query nDCG@10, Holm-corrected.
+SIGNIFICANCE_COLUMNS = (
+    BUCKET,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    MEAN_A,
+    MEAN_B,
+    MEAN_DIFFERENCE,
+    RANDOMISATION_P,
+    RANDOMISATION_P_HOLM,
+    T_STATISTIC,
+    TTEST_P,
+    TTEST_P_HOLM,
+    SIGNIFICANT,
+    N_RESAMPLES,
+    ALPHA,
+)
+DEFINED_SHARE, SHARE_A_HIGHER = "defined_share", "share_a_higher"
+
+
+def paired_columns(column: str) -> tuple[str, ...]:
+    """A statistic of both models of a pair, their difference (a - b) with its interval, the share of resamples in
+    which both are defined and in which a's is higher."""
+    difference = suffixed(column, DIFFERENCE)
+    return (
+        suffixed(column, "a"),
+        suffixed(column, "b"),
+        *with_interval(difference),
+        suffixed(column, DEFINED_SHARE),
+        suffixed(column, SHARE_A_HIGHER),
+    )
+
+
+_PSI = PositionSensitivity()
+PSI_DIFFERENCE = suffixed(_PSI.column, DIFFERENCE)
+#: Per (bucket, model pair): paired bootstrap intervals of the PSI and bucket nDCG@10 differences.
+PSI_DIFFERENCE_COLUMNS = (
+    BUCKET,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    *paired_columns(_PSI.column),
+    *paired_columns(_PSI.bin_mean),
+    N_RESAMPLES,
+    CONFIDENCE,
+    INTERVAL,
+)
 
 
 class AlignmentError(ValueError):
@@ -71,16 +143,16 @@ def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = POSITION_MEAS
     aligned: pd.DataFrame | None = None
     for name in names:
         table = tables[name]
-        duplicated = table["qid"][table["qid"].duplicated()].unique().tolist()
+        duplicated = table[QID][table[QID].duplicated()].unique().tolist()
         if duplicated:
             raise AlignmentError(f"model '{name}': {len(duplicated)} qid(s) appear twice, e.g. {duplicated[:5]}")
-        frame = table[["qid", *POSITION_COLUMNS, metric]].rename(columns={metric: name}).sort_values("qid")
+        frame = table[[QID, *POSITION_COLUMNS, metric]].rename(columns={metric: name}).sort_values(QID)
         frame = frame.reset_index(drop=True)
         if aligned is None:
             aligned = frame
             continue
-        missing = sorted(set(aligned["qid"]) - set(frame["qid"]))
-        extra = sorted(set(frame["qid"]) - set(aligned["qid"]))
+        missing = sorted(set(aligned[QID]) - set(frame[QID]))
+        extra = sorted(set(frame[QID]) - set(aligned[QID]))
         if missing or extra:
             raise AlignmentError(
                 f"models '{reference_name}' and '{name}' were scored on different queries: {len(missing)} qid(s) only "
@@ -90,7 +162,7 @@ def align_scores(tables: Mapping[str, pd.DataFrame], metric: str = POSITION_MEAS
         for column in POSITION_COLUMNS:
             differs = aligned[column].astype(str).to_numpy() != frame[column].astype(str).to_numpy()
             if differs.any():
-                example = aligned["qid"][differs].tolist()[:5]
+                example = aligned[QID][differs].tolist()[:5]
                 raise AlignmentError(
                     f"models '{reference_name}' and '{name}' disagree on {column} for "
                     f"{int(differs.sum())} queries (e.g. {example}): not the same benchmark"
@@ -156,7 +228,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
 
 def _groups(aligned: pd.DataFrame, buckets: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
-    return [(ALL, aligned)] + [(b, aligned[aligned["length_bucket"] == b]) for b in buckets]
+    return [(ALL, aligned)] + [(b, aligned[aligned[LENGTH_BUCKET] == b]) for b in buckets]
 
 
 def pairwise_tests(
@@ -166,10 +238,11 @@ def pairwise_tests(
     n_resamples: int = 9999,
     seed: int = 13,
     alpha: float = 0.05,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """Every pair of ``models`` (in the given order, a before b), per bucket and overall, on ``aligned`` scores.
 
-    ``aligned`` is :func:`align_scores`'s table. Columns (``posir.results.SIGNIFICANCE_COLUMNS``):
+    ``aligned`` is :func:`align_scores`'s table. Columns (``SIGNIFICANCE_COLUMNS``):
     ``mean_difference`` is mean(a - b); ``randomisation_p`` / ``ttest_p`` are two-sided; ``*_holm`` are
     Holm-adjusted over the pairs of the row's bucket; ``significant`` is ``randomisation_p_holm < alpha``. A
     bucket with no queries gives NaN tests.
@@ -188,25 +261,25 @@ def pairwise_tests(
             t_statistic, t_p = paired_t(a, b)
             family.append(
                 {
-                    "bucket": name,
-                    "model_a": model_a,
-                    "model_b": model_b,
-                    "n_queries": int(len(a)),
-                    "mean_a": float(a.mean()) if len(a) else math.nan,
-                    "mean_b": float(b.mean()) if len(b) else math.nan,
-                    "mean_difference": float((a - b).mean()) if len(a) else math.nan,
-                    "randomisation_p": randomisation_p(a, b, n_resamples, seed),
-                    "t_statistic": t_statistic,
-                    "ttest_p": t_p,
+                    BUCKET: name,
+                    MODEL_A: model_a,
+                    MODEL_B: model_b,
+                    N_QUERIES: int(len(a)),
+                    MEAN_A: float(a.mean()) if len(a) else math.nan,
+                    MEAN_B: float(b.mean()) if len(b) else math.nan,
+                    MEAN_DIFFERENCE: float((a - b).mean()) if len(a) else math.nan,
+                    RANDOMISATION_P: randomisation_p(a, b, n_resamples, seed),
+                    T_STATISTIC: t_statistic,
+                    TTEST_P: t_p,
                 }
             )
-        for column in ("randomisation_p", "ttest_p"):
+            if progress is not None:
+                progress(1)
+        for column in (RANDOMISATION_P, TTEST_P):
             for row, adjusted in zip(family, holm([r[column] for r in family])):
-                row[f"{column}_holm"] = float(adjusted)
+                row[suffixed(column, HOLM)] = float(adjusted)
         for row in family:
-            row.update(
-                {"significant": bool(row["randomisation_p_holm"] < alpha), "n_resamples": n_resamples, "alpha": alpha}
-            )
+            row.update({SIGNIFICANT: bool(row[RANDOMISATION_P_HOLM] < alpha), N_RESAMPLES: n_resamples, ALPHA: alpha})
         rows += family
     return pd.DataFrame(rows, columns=list(SIGNIFICANCE_COLUMNS))
 
@@ -215,18 +288,7 @@ def pairwise_tests(
 
 
 def _per_query(aligned: pd.DataFrame, model: str, metric: str) -> pd.DataFrame:
-    return aligned[["qid", *POSITION_COLUMNS]].assign(**{metric: aligned[model].to_numpy(dtype=float)})
-
-
-def _difference_interval(replicates: np.ndarray, point: float, params: BootstrapParams) -> tuple[float, float]:
-    """bootstrap.interval for a difference in [-1, 1].
-
-    ``interval`` clips to [0, 1], the range of PSI and nDCG; mapping d -> (d + 1) / 2 and back
-    keeps its percentile and centered conventions exactly (both are affine-equivariant) while
-    clipping to [-1, 1] instead.
-    """
-    low, high, _ = interval((replicates + 1.0) / 2.0, np.asarray((point + 1.0) / 2.0), params)
-    return float(2.0 * low - 1.0), float(2.0 * high - 1.0)
+    return aligned[[QID, *POSITION_COLUMNS]].assign(**{metric: aligned[model].to_numpy(dtype=float)})
 
 
 def psi_differences(
@@ -237,6 +299,7 @@ def psi_differences(
     min_bin_queries: int,
     params: BootstrapParams,
     metric: str = POSITION_MEASURE.column,
+    progress: Callable[[int], None] | None = None,
 ) -> pd.DataFrame:
     """Paired stratified bootstrap of PSI(a) - PSI(b) and bin-mean nDCG(a) - nDCG(b), every pair, every bucket.
 
@@ -248,6 +311,7 @@ def psi_differences(
     (resamples where both PSIs exist), ``share_a_higher`` (resamples with PSI(a) > PSI(b)), the
     same for ``ndcg@10_bin_mean`` (PosIR's bucket score), ``n_resamples``, ``confidence``, ``interval``.
     """
+    position = PositionSensitivity(min_bin_queries=min_bin_queries)
     totals = {m: stratified_totals(_per_query(aligned, m, metric), buckets, n_bins, params, metric) for m in models}
     rows = []
     for bucket in [ALL, *buckets]:
@@ -258,26 +322,22 @@ def psi_differences(
         for model_a, model_b in combinations(models, 2):
             (point_a, boot_a), (point_b, boot_b) = stats[model_a], stats[model_b]
             row: dict[str, object] = {
-                "bucket": bucket,
-                "model_a": model_a,
-                "model_b": model_b,
-                "n_queries": int(totals[model_a][bucket][0].counts.sum()),
+                BUCKET: bucket,
+                MODEL_A: model_a,
+                MODEL_B: model_b,
+                N_QUERIES: int(totals[model_a][bucket][0].counts.sum()),
             }
-            for key, column in (("psi", "psi"), ("bin_mean", f"{metric}_bin_mean")):
+            for key, column in (("psi", position.column), ("bin_mean", f"{metric}_bin_mean")):
                 point = float(point_a[key][0] - point_b[key][0])
                 replicates = boot_a[key] - boot_b[key]
                 defined = np.isfinite(replicates)
-                low, high = _difference_interval(replicates, point, params)
-                row[f"{column}_a"] = float(point_a[key][0])
-                row[f"{column}_b"] = float(point_b[key][0])
-                row[f"{column}_difference"] = point
-                row[f"{column}_difference_ci_low"] = low
-                row[f"{column}_difference_ci_high"] = high
-                row[f"{column}_difference_bootstrap_bias"] = (
-                    float(replicates[defined].mean() - point) if defined.any() else math.nan
-                )
-                row[f"{column}_defined_share"] = float(defined.mean())
-                row[f"{column}_share_a_higher"] = float((replicates[defined] > 0).mean()) if defined.any() else math.nan
-            row.update({"n_resamples": params.resamples, "confidence": params.confidence, "interval": params.interval})
+                low, high, _ = interval(replicates, np.asarray(point), params, position.difference_bounds)
+                bias = float(replicates[defined].mean() - point) if defined.any() else math.nan
+                higher = float((replicates[defined] > 0).mean()) if defined.any() else math.nan
+                values = (point_a[key][0], point_b[key][0], point, low, high, bias, defined.mean(), higher)
+                row.update(zip(paired_columns(column), map(float, values)))
+            row.update({N_RESAMPLES: params.resamples, CONFIDENCE: params.confidence, INTERVAL: params.interval})
             rows.append(row)
+            if progress is not None:
+                progress(1)
     return pd.DataFrame(rows)

@@ -32,23 +32,81 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from posir.metrics.bootstrap import CHUNK_ENTRIES
+from posir.metrics.columns import (
+    ALL,
+    ALPHA,
+    BIN_END,
+    BIN_START,
+    BUCKET,
+    DIFFERENCE,
+    LENGTH_BUCKET,
+    N_QUERIES,
+    P_VALUE,
+    POSITION_BIN,
+    RELATIVE_POSITION,
+)
 from posir.metrics.measures import POSITION_MEASURE
-from posir.results import ALL, TREND_FIT_COLUMNS
+from posir.metrics.measures.psi import PositionSensitivity
+from posir.metrics.resampling import CHUNK_ENTRIES
+
+_PSI = PositionSensitivity()
+BINS_USED, BINS_SKIPPED = "bins_used", "bins_skipped"
+SLOPE, SLOPE_STDERR, SLOPE_P, INTERCEPT = "slope", "slope_stderr", "slope_p", "intercept"
+PEARSON_R, PEARSON_P = "pearson_r", "pearson_p"
+SPEARMAN_RHO, SPEARMAN_P = "spearman_rho", "spearman_p"
+KENDALL_TAU, KENDALL_P = "kendall_tau", "kendall_p"
+#: Per bucket: the bin means against position (PSI's bins): OLS slope, Pearson, Spearman, Kendall with p-values.
+TREND_FIT_COLUMNS = (
+    BUCKET,
+    BINS_USED,
+    BINS_SKIPPED,
+    SLOPE,
+    SLOPE_STDERR,
+    SLOPE_P,
+    INTERCEPT,
+    PEARSON_R,
+    PEARSON_P,
+    SPEARMAN_RHO,
+    SPEARMAN_P,
+    KENDALL_TAU,
+    KENDALL_P,
+)
+DIRECTION, TEST = "direction", "test"
+PRIMACY, RECENCY, NO_DIRECTION = "primacy", "recency", "none"
+# Per bucket of a run's summary: the trend test's p-value, the trend's direction, whether p < alpha
+PSI_TREND_P, PSI_TREND_DIRECTION, PSI_TREND_SIGNIFICANT = (
+    _PSI.of_psi("trend_p"),
+    _PSI.of_psi("trend_direction"),
+    _PSI.of_psi("trend_significant"),
+)
+PSI_TREND_COLUMNS = (PSI_TREND_P, PSI_TREND_DIRECTION, PSI_TREND_SIGNIFICANT)
+#: Per bucket: PSI beside the chosen trend test's p-value and whether it lies below alpha (flag_psi_trends).
+PSI_TREND_FLAG_COLUMNS = (BUCKET, _PSI.column, BINS_USED, DIRECTION, TEST, P_VALUE, ALPHA, PSI_TREND_SIGNIFICANT)
+N_FIRST, N_LAST, MEAN_FIRST, MEAN_LAST = "n_first", "n_last", "mean_first", "mean_last"
+PERMUTATION_P, COHENS_D, CLIFFS_DELTA = "permutation_p", "cohens_d", "cliffs_delta"
+#: Per bucket: per-query nDCG@10 with the evidence in the first third against the last (thirds_test).
+THIRDS_COLUMNS = (BUCKET, N_FIRST, N_LAST, MEAN_FIRST, MEAN_LAST, DIFFERENCE, PERMUTATION_P, COHENS_D, CLIFFS_DELTA)
+THIRDS_PREFIX = "thirds_"
+#: A run's trend file: the fit, the PSI flag, the thirds test (its columns prefixed ``thirds_``).
+TREND_COLUMNS = (
+    *TREND_FIT_COLUMNS,
+    *(c for c in PSI_TREND_FLAG_COLUMNS if c not in (BUCKET, BINS_USED)),
+    *(THIRDS_PREFIX + c for c in THIRDS_COLUMNS if c != BUCKET),
+)
 
 # Fewer bins than this leave no degrees of freedom for a slope's p-value (n - 2 = 0).
 MIN_TREND_BINS = 3
-TREND_TESTS = {"slope": "slope_p", "pearson": "pearson_p", "spearman": "spearman_p", "kendall": "kendall_p"}
+TREND_TESTS = {"slope": SLOPE_P, "pearson": PEARSON_P, "spearman": SPEARMAN_P, "kendall": KENDALL_P}
 
 
 def eligible_bins(bins: pd.DataFrame, min_bin_queries: int) -> pd.Series:
     """Mask of the bins PSI uses: non-empty and holding at least ``min_bin_queries`` queries (aggregate.summarize)."""
-    return bins["n_queries"] >= max(int(min_bin_queries), 1)
+    return bins[N_QUERIES] >= max(int(min_bin_queries), 1)
 
 
 def bin_centres(bins: pd.DataFrame) -> np.ndarray:
     """Relative position of each bin's centre, from the bin table's own edges."""
-    return ((bins["bin_start"] + bins["bin_end"]) / 2).to_numpy(dtype=float)
+    return ((bins[BIN_START] + bins[BIN_END]) / 2).to_numpy(dtype=float)
 
 
 def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -66,16 +124,16 @@ def _trend(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
         spearman = stats.spearmanr(x, y)
         kendall = stats.kendalltau(x, y)
     return {
-        "slope": float(fit.slope),
-        "slope_stderr": float(fit.stderr),
-        "slope_p": float(fit.pvalue),
-        "intercept": float(fit.intercept),
-        "pearson_r": float(pearson.statistic),
-        "pearson_p": float(pearson.pvalue),
-        "spearman_rho": float(spearman.statistic),
-        "spearman_p": float(spearman.pvalue),
-        "kendall_tau": float(kendall.statistic),
-        "kendall_p": float(kendall.pvalue),
+        SLOPE: float(fit.slope),
+        SLOPE_STDERR: float(fit.stderr),
+        SLOPE_P: float(fit.pvalue),
+        INTERCEPT: float(fit.intercept),
+        PEARSON_R: float(pearson.statistic),
+        PEARSON_P: float(pearson.pvalue),
+        SPEARMAN_RHO: float(spearman.statistic),
+        SPEARMAN_P: float(spearman.pvalue),
+        KENDALL_TAU: float(kendall.statistic),
+        KENDALL_P: float(kendall.pvalue),
     }
 
 
@@ -88,14 +146,14 @@ def trend_table(bins: pd.DataFrame, min_bin_queries: int, metric: str = POSITION
     NaN with fewer than three bins or constant bin means.
     """
     rows = []
-    for name, frame in bins.groupby("bucket", sort=False):
+    for name, frame in bins.groupby(BUCKET, sort=False):
         used = frame[eligible_bins(frame, min_bin_queries)]
-        skipped = frame[(frame["n_queries"] > 0) & ~eligible_bins(frame, min_bin_queries)]["position_bin"]
+        skipped = frame[(frame[N_QUERIES] > 0) & ~eligible_bins(frame, min_bin_queries)][POSITION_BIN]
         rows.append(
             {
-                "bucket": name,
-                "bins_used": int(len(used)),
-                "bins_skipped": ",".join(str(b) for b in skipped.tolist()),
+                BUCKET: name,
+                BINS_USED: int(len(used)),
+                BINS_SKIPPED: ",".join(str(b) for b in skipped.tolist()),
                 **_trend(bin_centres(used), used[metric].to_numpy(dtype=float)),
             }
         )
@@ -179,22 +237,22 @@ def thirds_test(
     if not 0.0 < first <= last < 1.0:
         raise ValueError(f"thirds_test: need 0 < first <= last < 1, got first={first}, last={last}")
     rows = []
-    groups = [(ALL, per_query)] + [(b, per_query[per_query["length_bucket"] == b]) for b in buckets]
+    groups = [(ALL, per_query)] + [(b, per_query[per_query[LENGTH_BUCKET] == b]) for b in buckets]
     for name, frame in groups:
-        position = frame["relative_position"].to_numpy(dtype=float)
+        position = frame[RELATIVE_POSITION].to_numpy(dtype=float)
         scores = frame[metric].to_numpy(dtype=float)
         a, b = scores[position <= first], scores[position > last]
         rows.append(
             {
-                "bucket": name,
-                "n_first": int(len(a)),
-                "n_last": int(len(b)),
-                "mean_first": float(np.mean(a)) if len(a) else math.nan,
-                "mean_last": float(np.mean(b)) if len(b) else math.nan,
-                "difference": float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan,
-                "permutation_p": permutation_p(a, b, n_resamples, seed),
-                "cohens_d": cohens_d(a, b),
-                "cliffs_delta": cliffs_delta(a, b),
+                BUCKET: name,
+                N_FIRST: int(len(a)),
+                N_LAST: int(len(b)),
+                MEAN_FIRST: float(np.mean(a)) if len(a) else math.nan,
+                MEAN_LAST: float(np.mean(b)) if len(b) else math.nan,
+                DIFFERENCE: float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan,
+                PERMUTATION_P: permutation_p(a, b, n_resamples, seed),
+                COHENS_D: cohens_d(a, b),
+                CLIFFS_DELTA: cliffs_delta(a, b),
             }
         )
     return pd.DataFrame(rows)
@@ -218,13 +276,13 @@ def flag_psi_trends(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"flag_psi_trends: alpha must lie strictly between 0 and 1, not {alpha}")
     p_column = TREND_TESTS[test]
-    merged = summary[["bucket", "psi"]].merge(
-        trends[["bucket", "bins_used", "spearman_rho", p_column]], on="bucket", how="left", validate="one_to_one"
+    merged = summary[[BUCKET, _PSI.column]].merge(
+        trends[[BUCKET, BINS_USED, SPEARMAN_RHO, p_column]], on=BUCKET, how="left", validate="one_to_one"
     )
-    rho = merged["spearman_rho"]
-    merged["direction"] = np.select([rho < 0, rho > 0], ["primacy", "recency"], default="none")
-    merged["test"] = test
-    merged["alpha"] = alpha
-    merged["p_value"] = merged[p_column]
-    merged["psi_trend_significant"] = merged["p_value"].lt(alpha).fillna(False).astype(bool)
-    return merged[["bucket", "psi", "bins_used", "direction", "test", "p_value", "alpha", "psi_trend_significant"]]
+    rho = merged[SPEARMAN_RHO]
+    merged[DIRECTION] = np.select([rho < 0, rho > 0], [PRIMACY, RECENCY], default=NO_DIRECTION)
+    merged[TEST] = test
+    merged[ALPHA] = alpha
+    merged[P_VALUE] = merged[p_column]
+    merged[PSI_TREND_SIGNIFICANT] = merged[P_VALUE].lt(alpha).fillna(False).astype(bool)
+    return merged[list(PSI_TREND_FLAG_COLUMNS)]

@@ -23,7 +23,7 @@ from posir.plan.checks import check_plan
 from posir.plan.controlled import ControlledPlan
 from posir.plan.evaluation import EvaluationPlan
 from posir.plan.retrieval import RetrievalPlan
-from posir.results import ResultPaths
+from posir.results.paths import ResultPaths
 
 __all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from posir.config import WorkflowConfig
-from posir.results import ResultPaths
+from posir.results.paths import ResultPaths
 
 
 def Wildcards(**values: str) -> Any:  # noqa: N802 - reads like Snakemake's own Wildcards object

@@ -23,7 +23,7 @@ from posir.plan.jobs import (
     PositionsFigureJob,
     TranslateJob,
 )
-from posir.results import GENERATION_STAGES
+from posir.results.paths import GENERATION_STAGES
 from posir.scorers.spec import BiEncoderSpec
 from posir.translate.spec import TranslationEntry
 

@@ -107,7 +107,7 @@ def _check_exposure_attributes(config: WorkflowConfig, results: Path) -> None:
     (language, provenance), or one of the documents.tsv files already there (an imported benchmark's own)."""
     from posir.benchmark import DOCUMENT_FIELDS, DOCUMENTS
     from posir.languages import Setting
-    from posir.metrics.params import DERIVED_ATTRIBUTES
+    from posir.metrics.exposure import DERIVED_ATTRIBUTES
 
     for name, entry in config.exposure_benchmarks().items():
         known = {*DOCUMENT_FIELDS, *DERIVED_ATTRIBUTES} - {"doc_id"}

@@ -122,7 +122,10 @@ class EvaluationPlan(Part):
         }
 
     def mteb_task(self, wildcards: Any) -> MtebTaskJob:
-        return MtebTaskJob(settings=[str(e.setting) for e in self._runs_of(wildcards.benchmark, wildcards.model)])
+        return MtebTaskJob(
+            settings=[str(e.setting) for e in self._runs_of(wildcards.benchmark, wildcards.model)],
+            measures=list(self.config.metrics.measures),
+        )
 
     def mteb_model(self, wildcards: Any) -> MtebModelJob:
         spec = self.config.models.get(wildcards.model)
@@ -209,6 +212,8 @@ class EvaluationPlan(Part):
             attributes=list(entry.attributes),
             targets={attribute: dict(shares) for attribute, shares in entry.targets.items()},
             compare=[tuple(pair) for pair in entry.compare],
+            depths=list(params.depths),
+            awrf_depth=params.awrf_depth,
             browsing=params.browsing,
             patience=params.patience,
             utility=params.utility,

@@ -20,7 +20,8 @@ from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.controlled.family import ControlledBenchmark
 from posir.llm.config import LLMConfig
-from posir.metrics.params import BootstrapParams, MetricParams, PositionParams, TableParams
+from posir.metrics.measure import GroupMeasure, RankingMeasure
+from posir.metrics.params import DEFAULT_MEASURES, BootstrapParams, MetricParams, PositionParams, TableParams
 from posir.models.spec import ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
 from posir.rerank import PipelineSpec
@@ -235,6 +236,13 @@ class MtebTaskJob(Job):
 
     settings: list[Str]
     """the settings, in the order of every input list"""
+    measures: list[Str] = Field(default_factory=lambda: list(DEFAULT_MEASURES))
+    """the per-query measures of the runs (metrics.measures): the retrieval scores of each subset"""
+
+    def ranking_measures(self) -> list[RankingMeasure]:
+        from posir.metrics.measures import parse_ranking
+
+        return [parse_ranking(name) for name in self.measures]
 
 
 class MtebModelJob(Job):
@@ -265,6 +273,8 @@ class ExposureJob(Job):
     attributes: list[Str]
     targets: dict[Str, dict[Str, float]] = Field(default_factory=dict)
     compare: list[tuple[Str, Str]] = Field(default_factory=list)
+    depths: list[int] = Field(default_factory=lambda: [10, 100])
+    awrf_depth: int = 10
     browsing: Str = "rbp"
     patience: float = 0.5
     utility: float = 0.5
@@ -272,6 +282,20 @@ class ExposureJob(Job):
     peer_weights: list[tuple[int, float]] = Field(default_factory=list)
     """(grade, weight): pairs, not a mapping, so that the grades stay integers in the job's plain data"""
     bootstrap: BootstrapParams
+
+    def measures(self) -> list[GroupMeasure]:
+        """The exposure measures of every run (posir.metrics.exposure.exposure_measures)."""
+        from posir.metrics.exposure import exposure_measures
+
+        return exposure_measures(
+            self.depths,
+            self.awrf_depth,
+            self.browsing,
+            self.patience,
+            self.utility,
+            self.peer_cutoff,
+            dict(self.peer_weights),
+        )
 
 
 class LanguageBiasJob(Job):

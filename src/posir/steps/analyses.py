@@ -10,8 +10,10 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.metrics.columns import DOC_ID, LENGTH_BUCKET
 from posir.plan.jobs import RepresentationJob, SaliencyJob
-from posir.results import read_result_tsv
+from posir.results.io import read_result_tsv, write_tsv
+from posir.results.schemas import FROM_CACHE
 
 logger = logging.getLogger("posir.analyses")
 
@@ -38,7 +40,7 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
             f"with the evidence within {params.position_window}; widen token_length or position_window"
         )
     queries = {q.qid: q.text for q in fmt.read_queries(Path(paths["queries"]))}
-    wanted = set(selected["doc_id"])
+    wanted = set(selected[DOC_ID])
     documents = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"])) if d.doc_id in wanted}
     model = gradient_model(load_encoder(spec, job.threads))
     table = saliency_table(
@@ -49,9 +51,9 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
         params.batch_size,
         cache_path,
     )
-    table.to_csv(outputs["pairs"], sep="\t", index=False)
+    write_tsv(table, outputs["pairs"])
     curve = aggregate_curves(table, params.confidence)
-    curve.to_csv(outputs["bins"], sep="\t", index=False)
+    write_tsv(curve, outputs["bins"])
     low, high = params.token_length
     saliency_curves(
         {name: curve},
@@ -59,7 +61,7 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
         Path(outputs["figure"]),
         {name: evidence_summary(table)},
     )
-    logger.info("%s on %s: %d pairs (%d from the cache)", name, benchmark, len(table), int(table["from_cache"].sum()))
+    logger.info("%s on %s: %d pairs (%d from the cache)", name, benchmark, len(table), int(table[FROM_CACHE].sum()))
     return table
 
 
@@ -95,7 +97,7 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
 
     table = read_result_tsv(Path(paths["documents"]))
     texts = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"]))}
-    documents = table.assign(text=table["doc_id"].map(texts))[["doc_id", "length_bucket", "text"]].dropna()
+    documents = table.assign(text=table[DOC_ID].map(texts))[[DOC_ID, LENGTH_BUCKET, "text"]].dropna()
     similarities = segment_similarities(documents, encode, segments)
     if similarities.empty:
         shortest = int(documents["text"].str.len().min()) if len(documents) else 0
@@ -105,8 +107,8 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
             f"there is nothing to compare; lower analyses.representation.segments"
         )
     summary = summarize_segments(similarities, metrics.bucket_names, job.section.confidence, documents)
-    similarities.to_csv(outputs["segments"], sep="\t", index=False)
-    summary.to_csv(outputs["summary"], sep="\t", index=False)
+    write_tsv(similarities, outputs["segments"])
+    write_tsv(summary, outputs["summary"])
     segment_similarity(
         {name: summary},
         metrics.bucket_names,
@@ -117,8 +119,8 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
         "%s on %s: %d documents, %d left out as too short for %d segments",
         name,
         benchmark,
-        similarities["doc_id"].nunique(),
-        len(documents) - similarities["doc_id"].nunique(),
+        similarities[DOC_ID].nunique(),
+        len(documents) - similarities[DOC_ID].nunique(),
         segments,
     )
     return summary

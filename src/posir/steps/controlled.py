@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.metrics.columns import ALL, MODEL, SETTING
 from posir.plan.jobs import ControlledJob, ControlledTablesJob
-from posir.results import read_result_tsv
+from posir.results.io import read_result_tsv, write_table, write_text
 
 logger = logging.getLogger("posir.controlled")
 
@@ -92,62 +93,27 @@ def write_controlled_tables(job: ControlledTablesJob) -> pd.DataFrame:
     against the first position with Holm, controlled PSI with bootstrap intervals), the natural PSI of the source
     beside the controlled one, and the figures."""
     from posir.figures import controlled_curves, controlled_heatmap
-    from posir.metrics.controlled import controlled_statistics, pooled_over_lengths, with_positions
-    from posir.tables.render import controlled_markdown, natural_vs_controlled_markdown
+    from posir.metrics.controlled import LENGTH, VARIANT, family_statistics, with_positions
+    from posir.tables.controlled import controlled_markdown, natural_vs_controlled, natural_vs_controlled_markdown
 
     entry, metrics = job.entry, job.metrics
     frames = []
     for (variant, model, setting), scores, controlled in zip(job.runs, job.paths("scores"), job.paths("controlled")):
         table = with_positions(read_result_tsv(scores), read_result_tsv(controlled))
-        frames.append(table.assign(model=model, setting=setting, variant=variant))
-    long = pd.concat(frames, ignore_index=True)
-    targets = entry.controlled.targets
-    tests, positions = controlled_statistics(
-        long, metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
+        frames.append(table.assign(**{MODEL: model, SETTING: setting, VARIANT: variant}))
+    tests, positions = family_statistics(
+        pd.concat(frames, ignore_index=True), metrics.bootstrap, entry.controlled.targets
     )
-    overall, overall_positions = controlled_statistics(
-        pooled_over_lengths(long), metrics.bootstrap, ("model", "setting", "length"), ("model",), targets=targets
-    )
-    tests = pd.concat([overall, tests], ignore_index=True)
-    positions = pd.concat([overall_positions, positions], ignore_index=True)
     out = {name: Path(path) for name, path in job.output.items()}
-    tests.to_csv(out["tests_csv"], index=False)
-    positions.to_csv(out["positions_csv"], index=False)
+    write_table(tests, out["tests_csv"])
+    write_table(positions, out["positions_csv"])
     title = f"{entry.name}: {entry.controlled.mode} of {entry.source_benchmark}"
-    out["tests_md"].write_text(controlled_markdown(tests, title), encoding="utf-8")
-    comparison = natural_vs_controlled(tests, dict(zip([tuple(n) for n in job.natural], job.paths("natural"))))
-    comparison.to_csv(out["comparison_csv"], index=False)
-    out["comparison_md"].write_text(natural_vs_controlled_markdown(comparison, title), encoding="utf-8")
-    controlled_curves(positions[positions["length"].astype(str) != "all"], title, out["curves"])
-    controlled_heatmap(positions[positions["length"].astype(str) != "all"], title, out["heatmap"])
+    write_text(controlled_markdown(tests, title), out["tests_md"])
+    natural = {tuple(key): read_result_tsv(path) for key, path in zip(job.natural, job.paths("natural"))}
+    comparison = natural_vs_controlled(tests, natural)
+    write_table(comparison, out["comparison_csv"])
+    write_text(natural_vs_controlled_markdown(comparison, title), out["comparison_md"])
+    by_length = positions[positions[LENGTH].astype(str) != ALL]
+    controlled_curves(by_length, title, out["curves"])
+    controlled_heatmap(by_length, title, out["heatmap"])
     return tests
-
-
-def natural_vs_controlled(tests: pd.DataFrame, natural: dict[tuple[str, str], Path]) -> pd.DataFrame:
-    """Per model, setting and bucket: the source's natural-data PSI (its bin means, PosIR 5.2) beside the controlled
-    PSI of the same queries' positions (move mode: the bucket is the positive's natural length bucket)."""
-    from posir.results import BUCKET, PSI
-
-    rows = []
-    for (model, setting), path in natural.items():
-        summary = read_result_tsv(path).set_index(BUCKET)
-        for _, row in tests[(tests["model"] == model) & (tests["setting"] == setting)].iterrows():
-            bucket = str(row["length"])
-            natural_psi = float(summary.loc[bucket, PSI]) if bucket in summary.index else float("nan")
-            rows.append(
-                {
-                    "model": model,
-                    "setting": setting,
-                    "bucket": bucket,
-                    "natural_psi": natural_psi,
-                    "controlled_psi": row["psi"],
-                    "controlled_psi_ci_low": row["psi_ci_low"],
-                    "controlled_psi_ci_high": row["psi_ci_high"],
-                    "difference": row["psi"] - natural_psi,
-                    "controlled_queries": row["n_queries"],
-                    "page_p_primacy": row["page_p_primacy"],
-                    "friedman_p": row["friedman_p"],
-                    "note": row["note"],
-                }
-            )
-    return pd.DataFrame(rows)

@@ -1,4 +1,8 @@
-"""Steps: score a run per query, aggregate into bins and buckets, tables and figures."""
+"""Steps: score a run per query and aggregate it; a benchmark's tables and figures; a setting's paired tests.
+
+Each step reads its inputs (posir.results.io), calls the library (posir.metrics, posir.tables, posir.figures) and
+writes its outputs.
+"""
 
 from __future__ import annotations
 
@@ -8,29 +12,15 @@ from pathlib import Path
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.metrics import aggregate
+from posir.metrics.columns import QID
 from posir.metrics.language_bias import expand_qrels, language_shares
-from posir.metrics.measures import POSITION_MEASURE
-from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
+from posir.metrics.measure import RankingMeasure
+from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
+from posir.metrics.params import MetricParams, StatisticsParams, TableParams
 from posir.metrics.per_query import score_queries
 from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingTablesJob
-from posir.results import (
-    BINS_USED,
-    BUCKET,
-    DIRECTION,
-    DOC_INPUT_TOKENS,
-    ID_COLUMNS,
-    LANGUAGES_OUTSIDE_MODEL,
-    P_VALUE,
-    PSI_BINS_USED,
-    PSI_LOW_BINS,
-    PSI_TREND_DIRECTION,
-    PSI_TREND_P,
-    PSI_TREND_SIGNIFICANT,
-    SCORE_COLUMNS,
-    THIRDS_PREFIX,
-    read_result_tsv,
-)
+from posir.progress import Progress
+from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
 from posir.runs import read_trec_run
 
 
@@ -44,6 +34,7 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
     """
     w, out = job.wildcards, {name: Path(path) for name, path in job.output.items()}
     run = job.path("run") if "run" in job.input else out["run"]  # a first stage scores the run it just wrote
+    metrics = job.metrics
     per_query = score_run(
         job.path("qrels"),
         job.path("positions"),
@@ -52,8 +43,8 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
         job.path("corpus_embeddings") if "corpus_embeddings" in job.input else None,
         job.id_prefixes,
         job.path("evaluated") if "evaluated" in job.input else None,
+        metrics.ranking_measures(),
     )
-    metrics = job.metrics
     aggregate_scores(
         per_query,
         metrics,
@@ -83,34 +74,29 @@ def score_run(
     corpus_embeddings: Path | None = None,
     id_prefixes: Sequence[str] = (),
     evaluated: Path | None = None,
+    measures: Sequence[RankingMeasure] = PER_QUERY,
 ) -> pd.DataFrame:
-    """Per-query table: every qrels query (of ``evaluated``, when given), its metrics and its position fields.
+    """Per-query table (posir.tables.run_tables.per_query_table): every qrels query (of ``evaluated``, when given),
+    its measures and its position fields. With ``id_prefixes`` (a one-vs-many corpus) every language copy of the
+    positive is relevant."""
+    from posir.tables.run_tables import per_query_table
 
-    With ``id_prefixes`` (a one-vs-many corpus) every language copy of the positive is relevant.
-    """
     qrels = fmt.read_qrels(qrels_path)
     if evaluated is not None:
-        kept = {row["qid"] for row in fmt.read_table(evaluated)}
+        kept = {row[QID] for row in fmt.read_table(evaluated)}
         qrels = {qid: docs for qid, docs in qrels.items() if qid in kept}
     if id_prefixes:
         qrels = expand_qrels(qrels, list(id_prefixes))
-    scores = score_queries(qrels, read_trec_run(run_path))
-    positions = read_result_tsv(positions_path)
-    metrics = pd.DataFrame([{"qid": q, **s} for q, s in scores.items()])
-    table = positions.merge(metrics, on="qid", how="right", validate="one_to_one")
-    if table["doc_id"].isna().any() or (table["doc_id"] == "").any():
-        missing = table.loc[table["doc_id"].isna() | (table["doc_id"] == ""), "qid"].head(5).tolist()
-        raise ValueError(f"{positions_path}: no position for qrels queries {missing}; rebuild the benchmark")
+    scores = score_queries(qrels, read_trec_run(run_path), measures)
+    input_tokens = None
     if corpus_embeddings is not None:
         from posir.embeddings import load_embeddings
 
-        doc_ids, _, input_tokens = load_embeddings(corpus_embeddings)
+        doc_ids, _, tokens = load_embeddings(corpus_embeddings)
         # summed per document: a chunked corpus has a row per window (token positions processed, as window_mean)
-        seen = pd.Series(input_tokens, index=doc_ids).groupby(level=0).sum()
-        table[DOC_INPUT_TOKENS] = table["doc_id"].map(seen)
-    columns = list(SCORE_COLUMNS)
-    table = table[columns + [c for c in table.columns if c not in columns]]
-    table.to_csv(out_path, sep="\t", index=False)
+        input_tokens = pd.Series(tokens, index=doc_ids).groupby(level=0).sum()
+    table = per_query_table(scores, read_result_tsv(positions_path), measures, str(positions_path), input_tokens)
+    write_tsv(table, out_path)
     return table
 
 
@@ -123,59 +109,25 @@ def aggregate_scores(
     statistics: StatisticsParams | None = None,
     trend_path: Path | None = None,
 ) -> None:
-    """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2).
+    """A run's bins and summary (posir.tables.run_tables.run_aggregates), and with ``statistics`` its trend tests."""
+    from posir.tables.run_tables import run_aggregates
 
-    With ``statistics``, each bucket's position trend and first-against-last-third test go to
-    ``trend_path``, and the summary says whether its PSI rests on a significant trend.
-    """
-    bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
-    summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
-    summary[LANGUAGES_OUTSIDE_MODEL] = " ".join(languages_outside_model)
-    if statistics is not None:
-        trends = position_trends(per_query, bins, summary, metrics, statistics)
-        flags = trends.set_index(BUCKET)
-        summary[PSI_TREND_P] = summary[BUCKET].map(flags[P_VALUE])
-        summary[PSI_TREND_DIRECTION] = summary[BUCKET].map(flags[DIRECTION])
-        summary[PSI_TREND_SIGNIFICANT] = summary[BUCKET].map(flags[PSI_TREND_SIGNIFICANT])
-        if trend_path is not None:
-            trends.to_csv(trend_path, sep="\t", index=False)
-    bins.to_csv(bins_path, sep="\t", index=False)
-    summary.to_csv(summary_path, sep="\t", index=False)
-
-
-def position_trends(
-    per_query: pd.DataFrame,
-    bins: pd.DataFrame,
-    summary: pd.DataFrame,
-    metrics: TableParams,
-    statistics: StatisticsParams,
-) -> pd.DataFrame:
-    """Per bucket: the trend of the bin means against position, the PSI flag, and first third against last."""
-    from posir.metrics.trend import flag_psi_trends, thirds_test, trend_table
-
-    trends = trend_table(bins, metrics.min_bin_queries)
-    flags = flag_psi_trends(summary, trends, statistics.alpha, statistics.trend_test)
-    thirds = thirds_test(per_query, metrics.bucket_names, statistics.resamples, statistics.seed)
-    merged = trends.merge(flags.drop(columns=[BINS_USED]), on=BUCKET, validate="one_to_one")
-    return merged.merge(
-        thirds.add_prefix(THIRDS_PREFIX).rename(columns={THIRDS_PREFIX + BUCKET: BUCKET}),
-        on=BUCKET,
-        how="left",
-        validate="one_to_one",
-    )
+    aggregates = run_aggregates(per_query, metrics, languages_outside_model, statistics)
+    if aggregates.trends is not None and trend_path is not None:
+        write_tsv(aggregates.trends, trend_path)
+    write_tsv(aggregates.bins, bins_path)
+    write_tsv(aggregates.summary, summary_path)
 
 
 def bootstrap_scores(
     per_query: pd.DataFrame, metrics: MetricParams, summary_path: Path, bins_path: Path
 ) -> pd.DataFrame:
     """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
-    from posir.metrics.bootstrap import bootstrap_summary
+    from posir.tables.run_tables import run_intervals
 
-    summary, bins = bootstrap_summary(
-        per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
-    )
-    summary.to_csv(summary_path, sep="\t", index=False)
-    bins.to_csv(bins_path, sep="\t", index=False)
+    summary, bins = run_intervals(per_query, metrics)
+    write_tsv(summary, summary_path)
+    write_tsv(bins, bins_path)
     return summary
 
 
@@ -206,15 +158,17 @@ def write_main_table(
     """Wide main table (CSV, Markdown) and its long form, with bootstrap intervals when given."""
     from posir.tables.build import long_table, main_table
     from posir.tables.render import main_markdown
+    from posir.tables.run_tables import with_intervals
 
     frames = {key: read_result_tsv(path) for key, path in summaries.items()}
     table = main_table(frames, metrics.bucket_names)
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(main_markdown(table, metrics.bucket_names), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(main_markdown(table, metrics.bucket_names), markdown_path)
     long = long_table(frames)
     if bootstraps:
-        long = add_intervals(long, bootstraps, metrics)
-    long.to_csv(long_path, index=False)
+        intervals = {key: read_result_tsv(path) for key, path in bootstraps.items()}
+        long = with_intervals(long, intervals, metrics.n_bins)
+    write_table(long, long_path)
 
 
 def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, markdown_path: Path) -> None:
@@ -223,14 +177,16 @@ def write_trend_table(trends: Mapping[tuple[str, str], Path], csv_path: Path, ma
     from posir.tables.render import trend_markdown
 
     table = trends_table({key: read_result_tsv(path) for key, path in trends.items()})
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(trend_markdown(table), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(trend_markdown(table), markdown_path)
 
 
 def write_setting_tables(job: SettingTablesJob) -> pd.DataFrame:
     """A setting's grid of position curves and the paired tests of its models (the job's models, in its inputs'
     order). With fewer than two models answering every query there is nothing to compare: the test tables are
     written empty, and their Markdown says why."""
+    from posir.metrics.significance import PSI_DIFFERENCE_COLUMNS, SIGNIFICANCE_COLUMNS
+
     w = job.wildcards
     title = f"{w['benchmark']}, {w['setting']}"
     plot_position_grid(
@@ -242,16 +198,14 @@ def write_setting_tables(job: SettingTablesJob) -> pd.DataFrame:
     )
     outputs = {name: Path(job.output[name]) for name in ("tests", "psi", "markdown", "latex")}
     if len(job.compared) < 2:
-        from posir.results import PSI_DIFFERENCE_COLUMNS, SIGNIFICANCE_COLUMNS
-
         note = (
             f"{title}: {len(job.compared)} model(s) answer every query ({', '.join(job.compared) or 'none'}); "
             f"paired tests need two.\n"
         )
-        pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS)).to_csv(outputs["tests"], index=False)
-        pd.DataFrame(columns=list(PSI_DIFFERENCE_COLUMNS)).to_csv(outputs["psi"], index=False)
-        outputs["markdown"].write_text(note, encoding="utf-8")
-        outputs["latex"].write_text("% " + note, encoding="utf-8")
+        write_table(pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS)), outputs["tests"])
+        write_table(pd.DataFrame(columns=list(PSI_DIFFERENCE_COLUMNS)), outputs["psi"])
+        write_text(note, outputs["markdown"])
+        write_text("% " + note, outputs["latex"])
         return pd.DataFrame(columns=list(SIGNIFICANCE_COLUMNS))
     return write_significance(dict(zip(job.compared, job.paths("scores"))), job.metrics, title, outputs)
 
@@ -262,50 +216,45 @@ def write_significance(
     """Paired tests between the models of one benchmark and setting, and paired PSI-difference intervals.
 
     Writes ``tests`` and ``psi`` (CSV) and one Markdown and one LaTeX file holding both tables; the
-    resamples are raised where Holm over the model pairs needs finer p-values (family_resamples).
+    resamples are raised where Holm over the model pairs needs finer p-values (family_resamples). Both parts log
+    their progress (every model pair of every bucket), for a setting of many models takes minutes.
     """
     from math import comb
 
     from posir.metrics.significance import align_scores, family_resamples, pairwise_tests, psi_differences
-    from posir.tables.render import psi_difference_rendering, render_latex, render_markdown, significance_rendering
+    from posir.tables.layout import render_latex, render_markdown
+    from posir.tables.pairs import psi_difference_rendering, significance_rendering
 
     statistics = metrics.statistics
     models = list(scores)
     aligned = align_scores({model: read_result_tsv(path) for model, path in scores.items()})
+    pairs = comb(len(models), 2) * (1 + len(metrics.bucket_names))
     resamples = family_resamples(statistics.resamples, comb(len(models), 2), statistics.alpha)
-    tests = pairwise_tests(aligned, models, metrics.bucket_names, resamples, statistics.seed, statistics.alpha)
-    differences = psi_differences(
-        aligned, models, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
+    progress = Progress(f"{title}: paired tests ({resamples} resamples)", pairs, unit="pairs x buckets", every_s=10)
+    tests = pairwise_tests(
+        aligned, models, metrics.bucket_names, resamples, statistics.seed, statistics.alpha, progress.advance
     )
-    tests.to_csv(outputs["tests"], index=False)
-    differences.to_csv(outputs["psi"], index=False)
+    progress = Progress(f"{title}: PSI differences", pairs, unit="pairs x buckets", every_s=10)
+    differences = psi_differences(
+        aligned,
+        models,
+        metrics.bucket_names,
+        metrics.n_bins,
+        metrics.min_bin_queries,
+        metrics.bootstrap,
+        progress=progress.advance,
+    )
+    write_table(tests, outputs["tests"])
+    write_table(differences, outputs["psi"])
     renderings = [
         significance_rendering(
             tests, metrics.bucket_names, statistics.alpha, caption=f"{title}: {POSITION_MEASURE.name}"
         ),
         psi_difference_rendering(differences, metrics.bucket_names, caption=f"{title}: PSI"),
     ]
-    Path(outputs["markdown"]).write_text(
-        "\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings), encoding="utf-8"
-    )
-    Path(outputs["latex"]).write_text("\n".join(render_latex(r) for r in renderings), encoding="utf-8")
+    write_text("\n".join(f"### {r.caption}\n\n{render_markdown(r)}" for r in renderings), outputs["markdown"])
+    write_text("\n".join(render_latex(r) for r in renderings), outputs["latex"])
     return tests
-
-
-def add_intervals(
-    long: pd.DataFrame, bootstraps: Mapping[tuple[str, str], Path], metrics: PositionParams
-) -> pd.DataFrame:
-    """Long main table plus bootstrap interval columns and the PSI low-count flag (``psi_low_bins``)."""
-    from posir.metrics.bootstrap import interval_columns
-
-    parts = [
-        read_result_tsv(path).assign(model=model, setting=setting) for (model, setting), path in bootstraps.items()
-    ]
-    intervals = pd.concat(parts, ignore_index=True)
-    keys = [*ID_COLUMNS, BUCKET]
-    merged = long.merge(intervals[keys + interval_columns(intervals)], on=keys, how="left", validate="one_to_one")
-    merged[PSI_LOW_BINS] = merged[PSI_BINS_USED] < metrics.n_bins
-    return merged
 
 
 def plot_positional_distribution(job: PositionsFigureJob) -> None:
@@ -369,8 +318,8 @@ def write_languages_table(job: PanelsJob) -> None:
     summaries = dict(zip([tuple(p) for p in job.panels], job.paths("summaries")))
     buckets = job.metrics.bucket_names
     table = languages_table({key: read_result_tsv(path) for key, path in summaries.items()}, buckets)
-    table.to_csv(job.path("csv", "output"), index=False)
-    job.path("markdown", "output").write_text(languages_markdown(table, buckets), encoding="utf-8")
+    write_table(table, job.path("csv", "output"))
+    write_text(languages_markdown(table, buckets), job.path("markdown", "output"))
 
 
 def write_language_bias_table(job: LanguageBiasJob) -> None:
@@ -393,6 +342,6 @@ def write_language_bias(
     from posir.tables.render import language_bias_markdown
 
     table = language_bias_table({key: language_shares(read_trec_run(path), depth) for key, path in runs.items()})
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(language_bias_markdown(table), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(language_bias_markdown(table), markdown_path)
     language_bias_heatmaps(table, f"share of document languages in the top-{depth}", figure_path)

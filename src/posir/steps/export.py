@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from posir.metrics.measures import POSITION_MEASURE
 from posir.mteb_results import RunFiles, cards_revision, model_meta, task_result, write_json
 from posir.plan.jobs import MtebModelJob, MtebTaskJob
 
@@ -16,9 +17,10 @@ def write_mteb_task_result(job: MtebTaskJob) -> None:
     }
     per_query_names = {setting: str(files["per_query"][i]) for i, setting in enumerate(job.settings)}
     revision = cards_revision(job.paths("cards"))
-    result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision)
+    result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision, job.ranking_measures())
     write_json(result, job.path("result", side="output"))
-    print(f"{job.path('result', side='output')}: {len(runs)} setting(s), main score (nDCG@10) {result.get_score():.4f}")
+    written = job.path("result", side="output")
+    print(f"{written}: {len(runs)} setting(s), main score ({POSITION_MEASURE}) {result.get_score():.4f}")
 
 
 def write_mteb_model_meta(job: MtebModelJob) -> None:

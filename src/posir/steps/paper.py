@@ -11,7 +11,7 @@ from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import TableParams
 from posir.plan.jobs import PaperTablesJob, PublishedJob
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry, published_summaries
-from posir.results import read_result_tsv
+from posir.results.io import read_result_tsv, write_table, write_text
 
 
 def write_published_table(job: PublishedJob) -> pd.DataFrame:
@@ -24,8 +24,8 @@ def write_published_table(job: PublishedJob) -> pd.DataFrame:
     table = main_table(
         published_summaries(entry.name, entry, job.path("results"), metrics.bucket_names), metrics.bucket_names
     )
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(main_markdown(table, metrics.bucket_names), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(main_markdown(table, metrics.bucket_names), markdown_path)
     return table
 
 
@@ -51,7 +51,7 @@ def write_paper_tables(
     ``own_summaries`` maps (benchmark, model, setting) to a summary TSV;
     ``published`` maps a published entry's name to (entry, file).
     """
-    from posir.tables import build, render
+    from posir.tables import build, layout, paper
 
     buckets = metrics.bucket_names
     sources: dict[str, dict[tuple[str, str], pd.DataFrame]] = {}
@@ -72,35 +72,35 @@ def write_paper_tables(
     )
     position = build.position_bias_table(settings, buckets, models, average_of=average_of, incomplete=incomplete)
 
-    layout = render.PaperLayout(buckets, headers, metrics.min_bin_queries, labels)
+    page = layout.PaperLayout(buckets, headers, metrics.min_bin_queries, labels)
     renderings = {
-        "settings": render.settings_rendering(
+        "settings": paper.settings_rendering(
             settings,
-            layout,
+            page,
             caption=f"{name}: {POSITION_MEASURE.name} and PSI per model and language setting",
             label=f"tab:{name}-settings",
         ),
-        "ranking": render.ranking_rendering(
+        "ranking": paper.ranking_rendering(
             ranking,
             correlation,
             reference_label,
-            layout,
+            page,
             caption=f"{name}: {POSITION_MEASURE.name} by document length and rank correlation with {reference_label}",
             label=f"tab:{name}-ranking",
         ),
-        "position_bias": render.position_bias_rendering(
+        "position_bias": paper.position_bias_rendering(
             position,
-            layout,
+            page,
             caption=f"{name}: position sensitivity (PSI) by document length",
             label=f"tab:{name}-position-bias",
             average_of=average_of,
         ),
     }
-    settings.to_csv(outputs["settings_csv"], index=False)
-    ranking.to_csv(outputs["ranking_csv"], index=False)
-    correlation.to_csv(outputs["correlation_csv"], index=False)
-    position.to_csv(outputs["position_bias_csv"], index=False)
+    write_table(settings, outputs["settings_csv"])
+    write_table(ranking, outputs["ranking_csv"])
+    write_table(correlation, outputs["correlation_csv"])
+    write_table(position, outputs["position_bias_csv"])
     for key, rendering in renderings.items():
-        Path(outputs[f"{key}_md"]).write_text(render.render_markdown(rendering), encoding="utf-8")
-        Path(outputs[f"{key}_tex"]).write_text(render.render_latex(rendering), encoding="utf-8")
+        write_text(layout.render_markdown(rendering), outputs[f"{key}_md"])
+        write_text(layout.render_latex(rendering), outputs[f"{key}_tex"])
     return {"settings": settings, "ranking": ranking, "correlation": correlation, "position_bias": position}

@@ -18,6 +18,7 @@ import pandas as pd
 from posir import benchmark as fmt
 from posir.llm.client import open_client
 from posir.plan.jobs import ComparisonJob, JudgeJob, JudgeTableJob, TranslateJob
+from posir.results.io import read_tsv, write_table, write_text, write_tsv
 from posir.translate import filters as flt
 
 
@@ -128,7 +129,7 @@ def judge_translation(job: JudgeJob) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows, columns=["doc_id", "length_bucket", "ok", "error_kind", *DIMENSIONS, "overall"])
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out_path, sep="\t", index=False)
+    write_tsv(frame, out_path)
     Path(out_path).with_suffix(".usage.json").write_text(json.dumps(usage, indent=2) + "\n", encoding="utf-8")
     return frame
 
@@ -156,14 +157,14 @@ def write_judge_table(judged: Mapping[tuple[str, str, str], Path], csv_path: Pat
 
     rows = []
     for (benchmark, language, backend), path in judged.items():
-        frame = pd.read_csv(path, sep="\t", keep_default_na=True)
+        frame = read_tsv(path)
         frame["ok"] = frame["ok"].astype(bool)
         rows.append(
             summarize(frame.to_dict("records"), {"benchmark": benchmark, "language": language, "backend": backend})
         )
     table = pd.DataFrame(rows)
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(judge_markdown(table), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(judge_markdown(table), markdown_path)
     return table
 
 
@@ -177,7 +178,7 @@ def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
     The job's ``rows[i]`` (keys ``benchmark``, ``label``, ``model``, ``setting``) describes its ``summaries[i]``;
     ``cards`` maps a benchmark to the card of its translated variant.
     """
-    from posir.results import read_result_tsv
+    from posir.results.io import read_result_tsv
     from posir.tables.build import comparison_table
     from posir.tables.render import comparison_markdown
 
@@ -190,6 +191,6 @@ def write_translation_comparison(job: ComparisonJob) -> pd.DataFrame:
         for row, path in zip(rows, summaries)
     ]
     table = comparison_table(variants, reference, metrics.bucket_names)
-    table.to_csv(csv_path, index=False)
-    Path(markdown_path).write_text(comparison_markdown(table, metrics.bucket_names), encoding="utf-8")
+    write_table(table, csv_path)
+    write_text(comparison_markdown(table, metrics.bucket_names), markdown_path)
     return table

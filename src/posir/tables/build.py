@@ -21,35 +21,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 
 from posir.languages import Setting
+from posir.metrics.columns import ALL, BUCKET, ID_COLUMNS, MODEL, N_QUERIES, SETTING, bucket_columns, suffixed
 from posir.metrics.correlation import correlation_table
 from posir.metrics.measures import POSITION_MEASURE
-from posir.results import (
-    ALL,
+from posir.metrics.trend import PSI_TREND_DIRECTION, PSI_TREND_P, PSI_TREND_SIGNIFICANT
+from posir.results.io import flag_set
+from posir.results.schemas import (
     AVERAGE_MODEL,
     AVERAGE_ROW,
     BACKEND,
     BENCHMARK,
     BIN_MEAN,
-    BUCKET,
     CORPUS_LANGUAGE,
     CROSS_LINGUAL,
     DOCUMENTS_KEPT,
     DOCUMENTS_SOURCE,
-    ID_COLUMNS,
     KIND,
     LANGUAGE_BIAS_COLUMNS,
     LANGUAGES_OUTSIDE_MODEL,
     MISSING_SETTINGS,
-    MODEL,
     MODEL_ROW,
     MONOLINGUAL,
-    N_QUERIES,
     N_QUERIES_OUTSIDE_BUCKETS,
     N_SETTINGS,
     NDCG,
@@ -59,31 +57,24 @@ from posir.results import (
     PSI_BINS_USED,
     PSI_LOW_BINS,
     PSI_TREND,
-    PSI_TREND_DIRECTION,
-    PSI_TREND_P,
-    PSI_TREND_SIGNIFICANT,
     QUERY_LANGUAGE,
     QUERY_MEAN,
     REFERENCE,
     ROW,
-    SETTING,
     SETTING_TYPE,
     SETTINGS,
     SOURCE,
     TRANSLATION,
-    bucket_columns,
     comparison_columns,
     delta,
-    flag_set,
     headline_columns,
     main_columns,
     psi_flag_columns,
-    suffixed,
 )
+from posir.tables.layout import DIGITS, display_decimal
 
 #: How paper tables average a model's Average row: the values as printed (PosIR's convention) or unrounded.
 AVERAGE_OF = ("displayed", "exact")
-DIGITS = 2  # PosIR prints nDCG@10 (in percent), PSI and Spearman statistics with two decimals
 INCOMPLETE_POLICIES = ("mark", "refuse")
 
 RunFrames = Mapping[tuple[str, str], pd.DataFrame]  # (model, setting) -> one frame of that run
@@ -347,14 +338,6 @@ def ranking_table(
         table[suffixed(PCT, b)] = means[suffixed(NDCG, b)] * 100
     columns = {PCT: POSITION_MEASURE.name, **{suffixed(PCT, b): b for b in buckets}}
     return table, correlation_table(table, REFERENCE, columns)
-
-
-def display_decimal(value: Any, digits: int = DIGITS) -> Decimal | None:
-    """``value`` rounded as printed: halves up, after snapping away binary noise beyond 10 decimals."""
-    if value is None or pd.isna(value) or math.isinf(float(value)):
-        return None
-    snapped = Decimal(repr(float(value))).quantize(Decimal("1e-10"), rounding=ROUND_HALF_EVEN)
-    return snapped.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
 
 
 def _average(values: pd.Series, average_of: str, digits: int = DIGITS) -> float:
