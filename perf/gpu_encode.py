@@ -64,10 +64,10 @@ def gpu_entries(repo: Path) -> dict[str, tuple[Any, Any]]:
 
 def compare_to_cpu(repo: Path, results: Path, cpu_results: Path) -> list[dict[str, Any]]:
     """Per entry configs/gpu.yaml puts on cuda: its score files in both runs, their queries, how many moved
-    (nDCG@10 beyond perf.compare_models.TOLERANCE), the largest per-query move and the largest move of a run's mean."""
+    (nDCG@10 beyond compare_models.TOLERANCE), the largest per-query move and the largest move of a run's mean."""
     import pandas as pd
 
-    from perf.compare_models import per_query_difference
+    from posir.tools.compare_models import per_query_difference
 
     _, gpu = merged_config(repo)
     rows = []
