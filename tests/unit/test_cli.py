@@ -5,6 +5,7 @@ columns and real dry-run lines."""
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,11 +92,15 @@ def test_compare_models_measures_each_family_member_against_the_reference(tmp_pa
     assert len(compare_models.compare(tmp_path, "minilm-l6")) == 3  # no family: every other model
 
 
-def test_compare_models_names_the_file_missing_a_reference_query(tmp_path):
+def test_compare_models_names_the_file_missing_a_reference_query(tmp_path, capsys):
     write_run(tmp_path, "minilm-l6", {"1": 1.0, "2": 0.5}, 0.75, 0.0)
     write_run(tmp_path, "minilm-l6-onnx", {"1": 1.0}, 1.0, 0.0)
-    with pytest.raises(ValueError, match=r"minilm-l6-onnx/eng-eng\.tsv: 1 of .*minilm-l6/eng-eng\.tsv's queries"):
+    missing = r"minilm-l6-onnx/eng-eng\.tsv: 1 of .*minilm-l6/eng-eng\.tsv's queries are missing"
+    with pytest.raises(ValueError, match=missing):
         compare_models.compare(tmp_path, "minilm-l6")
+    with pytest.raises(SystemExit):
+        compare_models.main([str(tmp_path), "--reference", "minilm-l6"])
+    assert re.search(missing + "; narrow the models with --family", capsys.readouterr().err)
 
 
 def test_compare_models_refuses_a_folder_without_scores(tmp_path, capsys):

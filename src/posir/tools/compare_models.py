@@ -79,7 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not (args.results / "scores").is_dir():
         parser.error(f"{args.results} holds no scores/: give a finished run's results directory")
-    table = compare(args.results, args.reference, args.family)
+    try:
+        table = compare(args.results, args.reference, args.family)
+    except ValueError as error:  # a model that evaluated fewer queries (a sample pipeline): not comparable
+        parser.error(f"{error}; narrow the models with --family")
     if table.empty:
         parser.error(f"{args.results}: no score file of {args.reference!r} with another model's beside it")
     print(table.to_markdown(index=False, floatfmt=".4g"))
