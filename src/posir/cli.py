@@ -31,7 +31,7 @@ def summary(target: str) -> str:
     if spec is None or spec.origin is None:
         return f"(no module {module})"
     docstring = ast.get_docstring(ast.parse(Path(spec.origin).read_text(encoding="utf-8"))) or ""
-    return docstring.splitlines()[0] if docstring else ""
+    return docstring.partition("\n")[0]
 
 
 def parser() -> argparse.ArgumentParser:
