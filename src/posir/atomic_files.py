@@ -308,9 +308,9 @@ def sweep(trees: Iterable[Path] = (), folders: Iterable[Path] = (), earlier: Seq
     walks = [(Path(t), True, earlier_names) for t in trees] + [(Path(f), False, None) for f in folders]
     for tree, recursive, names in walks:
         for path, partial in _candidates(tree, recursive, names):
-            if path in seen:
-                continue
-            seen.add(path)
+            if path.absolute() in seen:
+                continue  # a folder swept alone that is also under a tree
+            seen.add(path.absolute())
             try:
                 modified = path.lstat().st_mtime
             except FileNotFoundError:

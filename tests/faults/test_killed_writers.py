@@ -84,11 +84,25 @@ def finish(writer: subprocess.Popen) -> None:
 
 
 def partials_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if parse_partial(p) is not None)
+    """The partials under ``root`` (not those inside a partial folder); a writer may add and remove files meanwhile."""
+    found = []
+    for folder, folders, files in os.walk(root):
+        found += [Path(folder, name) for name in files if parse_partial(Path(name))]
+        found += [Path(folder, name) for name in folders if parse_partial(Path(name))]
+        folders[:] = [name for name in folders if not parse_partial(Path(name))]
+    return sorted(found)
 
 
 def size_of(path: Path) -> int:
-    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    """Bytes of a file or a folder's files (those a writer removes meanwhile left out)."""
+    files = [path] if path.is_file() else [Path(d, f) for d, _, names in os.walk(path) for f in names]
+    total = 0
+    for file in files:
+        try:
+            total += file.stat().st_size
+        except FileNotFoundError:
+            pass
+    return total
 
 
 @pytest.fixture(autouse=True)
