@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.plan.jobs import RepresentationJob, SaliencyJob
 from posir.results import read_result_tsv
+
+if TYPE_CHECKING:
+    # only annotations: the rule's script types its own job, a step need not import the job's declarations
+    from posir.jobs.evaluation import RepresentationJob, SaliencyJob
 
 logger = logging.getLogger("posir.analyses")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,8 +13,11 @@ from posir import benchmark as fmt
 from posir.embeddings import load_embeddings, save_embeddings
 from posir.languages import Setting
 from posir.models.spec import ModelSpec
-from posir.plan.jobs import EncodeJob, RetrieveJob
 from posir.runs import write_trec_run
+
+if TYPE_CHECKING:
+    # only annotations: the rule's script types its own job, a step need not import the job's declarations
+    from posir.jobs.retrieval import EncodeJob, RetrieveJob
 
 
 @dataclass(frozen=True)
