@@ -46,6 +46,8 @@ REPO = Path(__file__).resolve().parents[1]
 PREAMBLE_END = "######## snakemake preamble end #########\n"
 PHASES = ("python", "snakemake object", "script imports", "XJob.of", "imports in the work", "work")
 STARTUP = PHASES[:-1]
+#: Libraries a job may import without using them, each a large part of a start: which ones a job ended up with.
+HEAVY = ("pandas", "scipy.stats", "matplotlib", "sklearn", "torch", "sentence_transformers", "openai", "posir.config")
 
 # Runs in the measured child: as few imports of its own as possible (sys, time, builtins, importlib and json are
 # loaded by Python's start or are cheap), so that what it measures is the job's.
@@ -112,8 +114,9 @@ for path in (getattr(snakemake, "output", None) or []):
             outputs[str(path)] = __import__("hashlib").sha256(handle.read()).hexdigest()
     except OSError:
         pass
+heavy = [m for m in HEAVY if m in sys.modules]
 with open(out_file, "w") as handle:
-    json.dump({"phases": marks, "outputs": outputs}, handle)
+    json.dump({"phases": marks, "outputs": outputs, "heavy": heavy}, handle)
 """
 
 
@@ -178,7 +181,7 @@ def run_child(job: Job, checkout: Checkout, scratch: Path, importtime: bool = Fa
         files[name] = str(scratch / f"{name}.py")
         Path(files[name]).write_text(text, encoding="utf-8")
     out = scratch / "phases.json"
-    command = [sys.executable, *(["-X", "importtime"] if importtime else []), "-c", CHILD]
+    command = [sys.executable, *(["-X", "importtime"] if importtime else []), "-c", f"HEAVY = {HEAVY!r}\n{CHILD}"]
     command += [files["preamble"], files["imports"], files["rest"], str(script), str(out)]
     child = subprocess.Popen(
         command,
@@ -244,15 +247,17 @@ def report(jobs: list[Job], checkouts: list[Checkout], runs: dict, plan: dict[st
     """Per job and checkout: the phases' median CPU seconds; per rule, start-up weighed by the plan's jobs."""
     shown = [p for p in PHASES if any(p != "work" or j.preamble for j in jobs)]
     print(f"{sys.executable}; CPU seconds (user + system), median of {len(next(iter(runs.values())))} per cell\n")
-    print("| job | checkout | " + " | ".join(shown) + " | start-up | child CPU s |")
-    print("|---|---|" + "---:|" * (len(shown) + 2))
+    print("| job | checkout | " + " | ".join(shown) + " | start-up | child CPU s | imported |")
+    print("|---|---|" + "---:|" * (len(shown) + 2) + "---|")
     per_rule: dict[tuple[str, str], list[float]] = defaultdict(list)
     for job in jobs:
         for checkout in checkouts:
             phases = median_phases(runs[(job.name, checkout.label)])
             per_rule[(job.rule, checkout.label)].append(phases["start-up"])
             cells = " | ".join(f"{phases[p]:.2f}" for p in shown)
-            print(f"| {job.name} | {checkout.label} | {cells} | {phases['start-up']:.2f} | {phases['cpu_s']:.2f} |")
+            heavy = ", ".join(runs[(job.name, checkout.label)][-1]["heavy"])
+            totals = f"{phases['start-up']:.2f} | {phases['cpu_s']:.2f}"
+            print(f"| {job.name} | {checkout.label} | {cells} | {totals} | {heavy} |")
     _compare_outputs(jobs, checkouts, runs)
     print("\n| rule | " + " | ".join(f"start-up s ({c.label})" for c in checkouts), end="")
     print(" | ratio | jobs in the plan |" if len(checkouts) == 2 else " | jobs in the plan |")
