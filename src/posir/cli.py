@@ -20,6 +20,7 @@ from pathlib import Path
 #: subcommand -> "module:function"
 COMMANDS: dict[str, str] = {
     "compare-models": "posir.tools.compare_models:main",
+    "gpu-encode": "posir.tools.gpu_encode:main",
     "slurm-jobs": "posir.tools.slurm_jobs:main",
 }
 
