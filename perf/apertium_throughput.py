@@ -1,8 +1,8 @@
 """Throughput of the apertium backend: null-flush batches against one ``apertium -u`` call per text.
 
-Not a test: run it by hand on an idle machine and copy the figures into the README.
+Not a test: run it by hand on an idle machine and copy the figures into docs/performance.md.
 
-    python perf/apertium_throughput.py [--squad ../shared/data/squad/dev-v1.1.json] [--chunk 200]
+    python perf/apertium_throughput.py [--squad $POSIR_MIRROR/squad/dev-v1.1.json] [--chunk 200]
 
 1. Batched: every SQuAD v1.1 dev paragraph and question through
    ``posir.translate.apertium.Apertium.translate_batch`` in batches of ``--chunk``
@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
+from posir.sources import MIRROR_ENV
 from posir.translate.apertium import Apertium
+
+#: the first mirror directory (as the workflow reads POSIR_MIRROR), else ../shared/data
+MIRROR = Path(os.environ.get(MIRROR_ENV, "").split(os.pathsep)[0] or "../shared/data")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--squad", type=Path, default=Path("../shared/data/squad/dev-v1.1.json"))
+    parser.add_argument("--squad", type=Path, default=MIRROR / "squad" / "dev-v1.1.json")
     parser.add_argument("--pair", default="eng-spa")
     parser.add_argument("--chunk", type=int, default=200)
     parser.add_argument("--single", type=int, default=40)

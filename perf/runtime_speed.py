@@ -1,4 +1,4 @@
-"""A dense model on torch, ONNX Runtime, OpenVINO and int8 side by side, on the same texts (issues 20 and 31).
+"""A dense model on torch, ONNX Runtime, OpenVINO and int8 side by side, on the same texts.
 
 Encodes real SQuAD dev texts, truncated as the model's default entry truncates them (MiniLM 256 tokens,
 multilingual-e5-small 512): ``--texts`` paragraphs, half as many documents of eight paragraphs (all at the

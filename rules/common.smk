@@ -1,12 +1,14 @@
 # Glue between Snakemake and the plan (posir.plan): the config typed and checked once, when the workflow starts,
-# the wildcard constraints, the cache mode every job reads, the two helpers every rules file uses (job, reported) and
-# the driver's fold of cache shards (fold_caches). Everything a job needs comes from PLAN.
+# the wildcard constraints, the cache mode every job reads, the two helpers every rules file uses (job, reported),
+# the driver's fold of cache shards (fold_caches) and its sweep of what killed writers left (sweep_partials).
+# Everything a job needs comes from PLAN.
 import os
 from pathlib import Path
 
 from snakemake.utils import validate
 
 from posir import benchmark as fmt
+from posir.atomic_files import EARLIER_NAMES, sweep
 from posir.cache_store import MODE_VARIABLE as CACHE_MODE_VARIABLE
 from posir.cache_shards import fold_all as fold_cache_shards
 from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
@@ -39,6 +41,14 @@ def fold_caches():
     for report in fold_cache_shards(PLAN.cache_files(), PLAN.config.cache_mode):
         if report.changed:
             logger.info(report.summary())
+
+
+def sweep_partials():
+    """Remove the partial files and folders of writers that died mid-write, under results/ and beside the caches,
+    keeping every live writer's (the driver, at the run's start; posir.atomic_files, docs/caches.md)."""
+    swept = sweep([PATHS.root], {Path(path).parent for path in PLAN.cache_files().values()}, EARLIER_NAMES)
+    if swept.removed:
+        logger.info(swept.summary())
 
 
 def job(make):

@@ -30,11 +30,12 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from posir.atomic_files import atomic_file, host_name, partials_of, process_alive, sweep, writer_gone
 from posir.cache_store import (
     TEMPORARY_PREFIX,
     CacheKind,
@@ -42,14 +43,11 @@ from posir.cache_store import (
     ShardReader,
     cache_mode,
     complete_shards,
-    fsync_path,
-    host_name,
     shard_dir,
 )
 
 logger = logging.getLogger("posir.cache")
 
-STALE_TEMPORARY_S = 3600.0  # a temporary shard of another host this old belongs to a dead job
 LOCK_WAIT_S = 600.0
 
 #: cache kind name -> "module:attribute" of its CacheKind, imported only when a fold meets that kind
@@ -95,29 +93,18 @@ def kind_named(name: str) -> CacheKind:
     return getattr(importlib.import_module(module), attribute)
 
 
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _stale_temporaries(directory: Path) -> list[Path]:
-    """Unfinished shards whose writer is gone: on this host its process has ended; elsewhere it is an hour old."""
-    host, now, stale = host_name(), time.time(), []
+    """Unfinished shards named as before :mod:`posir.atomic_files` (``.tmp-<host>-<pid>-<hex>.sqlite``) whose writer
+    is gone, by that module's rule: on this host its process has ended; elsewhere it is an hour old."""
+    stale = []
     for path in directory.glob(f"{TEMPORARY_PREFIX}*"):
         match = re.fullmatch(rf"{re.escape(TEMPORARY_PREFIX)}(.+)-(\d+)-[0-9a-f]+\.sqlite", path.name)
         try:
-            age = now - path.stat().st_mtime
+            modified = path.stat().st_mtime
         except FileNotFoundError:
             continue
-        if match and match.group(1) == host:
-            if not _process_alive(int(match.group(2))):
-                stale.append(path)
-        elif age > STALE_TEMPORARY_S:
+        host, pid = (match.group(1), int(match.group(2))) if match else ("", 0)  # no writer named: judged by age
+        if writer_gone(host, pid, modified):
             stale.append(path)
     return stale
 
@@ -141,7 +128,7 @@ def fold_lock(directory: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
                 held = (lock / "owner").read_text().split()
             except OSError:
                 held = []
-            if len(held) == 2 and held[0] == host_name() and not _process_alive(int(held[1])):
+            if len(held) == 2 and held[0] == host_name() and not process_alive(int(held[1])):
                 logger.warning("%s: taking over the fold lock of process %s, which has ended", directory, held[1])
                 (lock / "owner").unlink(missing_ok=True)
                 lock.rmdir()
@@ -184,37 +171,28 @@ def fold(path: str | Path, kind: CacheKind, *, mode: str | None = None) -> FoldR
     if not directory.is_dir():
         return report
     with fold_lock(directory):
+        report.stale_temporaries += len(sweep(folders=[directory]).removed)
         for temporary in _stale_temporaries(directory):
             temporary.unlink(missing_ok=True)
             report.stale_temporaries += 1
-        # only the lock's holder writes a copy: any other is left by a fold killed midway
-        for copy in path.parent.glob(f".{path.name}.fold-*"):
+        # only the lock's holder writes a copy: any other is left by a fold killed midway (and so are the copies
+        # named as before posir.atomic_files, ``.<file>.fold-<host>-<pid>``)
+        for copy in [*partials_of(path), *path.parent.glob(f".{path.name}.fold-*")]:
             copy.unlink(missing_ok=True)
             report.stale_temporaries += 1
         shards = complete_shards(directory)
         if not shards:
             return report
         in_place = cache_mode(mode) == "single"
-        target_path = path if in_place else path.with_name(f".{path.name}.fold-{host_name()}-{os.getpid()}")
-        if not in_place:
-            if path.exists():
-                _copy_database(path, target_path)
-            else:
-                target_path.unlink(missing_ok=True)
         reader = ShardReader(directory, kind)
         try:
-            with CacheStore(target_path, kind, mode="single") as target:
-                for shard in shards:
-                    _fold_shard(reader, shard, target, report)
-                report.corrupt_rows += target.counts.corrupt
-            if not in_place:
-                fsync_path(target_path)
-                os.replace(target_path, path)
-                fsync_path(path.parent)
-        except BaseException:
-            if not in_place:
-                target_path.unlink(missing_ok=True)
-            raise
+            with nullcontext(path) if in_place else atomic_file(path, sync=True) as target_path:
+                if not in_place and path.exists():
+                    _copy_database(path, target_path)
+                with CacheStore(target_path, kind, mode="single") as target:
+                    for shard in shards:
+                        _fold_shard(reader, shard, target, report)
+                    report.corrupt_rows += target.counts.corrupt
         finally:
             reader.close()
         for shard in shards:

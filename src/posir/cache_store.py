@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import socket
 import sqlite3
 import threading
 import time
@@ -49,6 +47,9 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
+
+from posir.atomic_files import HOST_VARIABLE as HOST_VARIABLE  # where the host is named: partials and shards alike
+from posir.atomic_files import atomic_file, host_name
 
 logger = logging.getLogger("posir.cache")
 
@@ -264,12 +265,10 @@ def row_checksum(row: Sequence[Any], blobs: Sequence[int] = ()) -> int:
 
 CACHE_MODES = ("single", "shards")
 MODE_VARIABLE = "POSIR_CACHE_MODE"
-#: overrides the host name in shard names (tests simulate two hosts on one machine)
-HOST_VARIABLE = "POSIR_CACHE_HOST"
 FLUSH_S = 10.0  # a buffered write reaches a shard at the first put this long after the last shard
 FLUSH_ROWS = 20_000  # ... or once this many rows wait
 SHARD_SUFFIX = ".shard"
-TEMPORARY_PREFIX = ".tmp-"
+TEMPORARY_PREFIX = ".tmp-"  # unfinished shards before posir.atomic_files named them (the fold still sweeps these)
 _OPEN_SHARDS = 256  # connections a reader keeps open; beyond that it reopens shards as needed
 
 
@@ -282,12 +281,6 @@ def cache_mode(mode: str | None = None) -> str:
             f"{', '.join(CACHE_MODES)}; use single on one host and shards where jobs run on several hosts"
         )
     return chosen
-
-
-def host_name() -> str:
-    """This host's name as it appears in shard names: letters, digits, dot, dash and underscore only."""
-    name = os.environ.get(HOST_VARIABLE) or socket.gethostname() or "host"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
 def shard_dir(path: Path) -> Path:
@@ -310,15 +303,6 @@ def complete_shards(directory: Path) -> list[Path]:
 # --- writing -----------------------------------------------------------------------------------------
 
 
-def fsync_path(path: Path) -> None:
-    """A file or directory synced to disk."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def create_layout(db: sqlite3.Connection, kind: CacheKind) -> None:
     """The tables of ``kind`` and the meta table naming it, in an empty database (a shard, an empty main file)."""
     for table in kind.tables:
@@ -329,15 +313,15 @@ def create_layout(db: sqlite3.Connection, kind: CacheKind) -> None:
 
 def write_shard(directory: Path, kind: CacheKind, rows: Mapping[str, list[tuple[Any, ...]]]) -> Path:
     """A new shard holding ``rows`` (table -> rows of key, value and checksum columns), written whole and then
-    renamed into ``directory``; its name says when and where (host, process) it was written.
+    renamed into ``directory`` (:func:`posir.atomic_files.atomic_file`); its name says when and where (host,
+    process) it was written.
 
     Raises ``OSError`` or ``sqlite3.Error`` (a full disk: ``database or disk is full``) with nothing left behind.
     """
     directory.mkdir(parents=True, exist_ok=True)
     host, pid = host_name(), os.getpid()
-    temporary = directory / f"{TEMPORARY_PREFIX}{host}-{pid}-{uuid.uuid4().hex}.sqlite"
     final = directory / f"{time.time_ns():020d}-{host}-{pid}-{uuid.uuid4().hex[:8]}{SHARD_SUFFIX}"
-    try:
+    with atomic_file(final, sync=True) as temporary:
         db = sqlite3.connect(temporary, isolation_level=None)
         try:
             # written once by one process and never changed: no journal, and the sync happens below
@@ -352,12 +336,6 @@ def write_shard(directory: Path, kind: CacheKind, rows: Mapping[str, list[tuple[
             db.execute("COMMIT")
         finally:
             db.close()
-        fsync_path(temporary)
-        os.replace(temporary, final)
-        fsync_path(directory)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
     return final
 
 

@@ -203,10 +203,11 @@ def write_json(obj: Any, path: Path) -> None:
     """``obj`` (a TaskResult, or ModelMeta's dict) written whole, then renamed into place."""
     import json
 
+    from posir.atomic_files import atomic_file
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    if hasattr(obj, "to_disk"):
-        obj.to_disk(temporary)
-    else:
-        temporary.write_text(json.dumps(obj, default=str, indent=2))
-    temporary.replace(path)
+    with atomic_file(path) as temporary:
+        if hasattr(obj, "to_disk"):
+            obj.to_disk(temporary)
+        else:
+            temporary.write_text(json.dumps(obj, default=str, indent=2))

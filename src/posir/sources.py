@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import model_validator
 
+from posir.atomic_files import atomic_file
 from posir.schema import NamedEntry, Sha256, Str
 
 MIRROR_ENV = "POSIR_MIRROR"
@@ -102,14 +102,13 @@ def fetch(source: Source, destination: Path, mirrors: Sequence[Path], timeout: f
     for candidate in mirror_candidates(source, mirrors):
         if candidate.is_file():
             _verify(candidate, source, f"mirror file {candidate}")
-            shutil.copyfile(candidate, destination)
+            with atomic_file(destination) as partial:
+                shutil.copyfile(candidate, partial)
             return str(candidate)
 
-    with tempfile.NamedTemporaryFile(dir=destination.parent, delete=False) as tmp:
-        tmp_path = Path(tmp.name)
-    try:
+    with atomic_file(destination) as partial:
         try:
-            _download(source.url, tmp_path, timeout)
+            _download(source.url, partial, timeout)
         except (urllib.error.URLError, OSError, TimeoutError) as error:
             looked = "\n".join(f"  {c}" for c in mirror_candidates(source, mirrors)) or "  (no mirror configured)"
             raise SourceError(
@@ -118,8 +117,5 @@ def fetch(source: Source, destination: Path, mirrors: Sequence[Path], timeout: f
                 f"Fix: go online, or put the file in a directory and name it with "
                 f"{MIRROR_ENV}=/path/to/mirror (or the 'mirrors' list in config.yaml)."
             ) from error
-        _verify(tmp_path, source, f"download from {source.url}")
-        tmp_path.replace(destination)
-    finally:
-        tmp_path.unlink(missing_ok=True)
+        _verify(partial, source, f"download from {source.url}")
     return source.url

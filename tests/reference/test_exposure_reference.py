@@ -1,7 +1,7 @@
 """Exposure measures against their authors' own code (tests/data/exposure, made by
-perf/make_exposure_references.py): expected exposure (diazf/expeval), AWRF (fair-trec/trec2022-fair-public) and PEER
-(hltcoe/peer_measure), on hand-made examples (no authors' repository ships example data) and on the top of our runs
-(squad-long by length bucket, xquad-parallel eng-mul by language; MiniLM), each per query to 1e-9."""
+tests/fixtures/exposure_references.py): expected exposure (diazf/expeval), AWRF (fair-trec/trec2022-fair-public)
+and PEER (hltcoe/peer_measure), on hand-made examples (no authors' repository ships example data) and on the top of
+our runs (squad-long by length bucket, xquad-parallel eng-mul by language; MiniLM), each per query to 1e-9."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The synthetic PosIR-layout collection that perf/make_posir_collection.py writes (docs/posir-synthetic-collection.md)
-imports without drops; ids are shared as PosIR shares them. Real XQuAD text from the data mirror."""
+"""The synthetic PosIR-layout collection that tests/fixtures/posir_collection.py writes
+(docs/posir-synthetic-collection.md) imports without drops; ids are shared as PosIR shares them. Real XQuAD text from
+the data mirror."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from perf.check_posir_collection import check_cross_lingual, check_subset
-from perf.make_posir_collection import FOLDERS, main
 from posir.text import qwen3_token_counter
+from tests.fixtures.posir_collection import main
+from tests.fixtures.posir_collection_check import check_cross_lingual, check_subset
+from tests.fixtures.posir_sources import FOLDERS
 
 DOMAINS = ["game", "fineweb"]
 LANGUAGES = ["eng", "deu", "ita", "kor", "cmn"]

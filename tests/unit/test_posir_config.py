@@ -1,12 +1,13 @@
-"""perf/posir_config.py: PosIR's 310 datasets and 18 settings in today's config shapes."""
+"""tests/fixtures/posir_config.py: PosIR's 310 datasets and 18 settings in today's config shapes."""
 
 from __future__ import annotations
 
 import yaml
 
-from perf.posir_config import CROSS_LINGUAL, DEFAULT_MODELS, merged, posir_config, posir_domains
 from posir.config import Evaluation, Setting, load_config
 from tests.conftest import REPO
+from tests.fixtures.posir_config import CROSS_LINGUAL, DEFAULT_MODELS, merged, posir_config
+from tests.fixtures.posir_sources import posir_domains
 
 
 def test_posir_has_310_datasets_and_18_settings():

@@ -2,8 +2,9 @@
 
 Every test that runs Snakemake lives under tests/workflow/ or tests/faults/runs/, whose tests tests/conftest.py marks
 `workflow`: the
-fast lane (`pytest -m "not workflow"`) runs no Snakemake. tests/ holds tests and their helpers, perf/ holds
-measurement scripts, and no perf module takes the name of a posir module.
+fast lane (`pytest -m "not workflow"`) runs no Snakemake. tests/ holds tests, their helpers and the fixture makers
+(tests/fixtures/, one command line: `python -m tests.fixtures`), perf/ holds measurement scripts, which neither the
+package nor the tests import, and no perf module takes the name of a posir module.
 """
 
 from __future__ import annotations
@@ -43,7 +44,20 @@ def test_tests_hold_no_scripts_and_perf_holds_no_tests() -> None:
     main_block = re.compile(r"^if __name__ == .__main__.:", re.M)
     scripts = [p for p in TESTS.rglob("*.py") if main_block.search(p.read_text(encoding="utf-8"))]
     assert not scripts, f"measurement scripts belong in perf/: {scripts}"
+    assert sorted(TESTS.rglob("__main__.py")) == [TESTS / "fixtures" / "__main__.py"], "one command line: the fixtures'"
     assert not list((REPO / "perf").rglob("test_*.py")), "tests belong in tests/"
+
+
+def test_neither_the_package_nor_the_tests_import_a_measurement() -> None:
+    """A fixture maker or tool that a test or the package needs lives in tests/fixtures/ or posir.tools, not perf/."""
+    imports_perf = re.compile(r"^\s*(?:from|import)\s+perf\b", re.M)
+    importers = [
+        p.relative_to(REPO).as_posix()
+        for folder in (TESTS, REPO / "src", REPO / "scripts")
+        for p in folder.rglob("*.py")
+        if imports_perf.search(p.read_text(encoding="utf-8"))
+    ]
+    assert not importers, f"these import perf/, which holds measurements only: {importers}"
 
 
 def test_no_perf_module_shares_a_name_with_a_posir_module() -> None:

@@ -1,12 +1,12 @@
-"""The config perf/posir_config.py writes plans PosIR's settings: X->eng searches the English corpus."""
+"""The config tests/fixtures/posir_config.py writes plans PosIR's settings: X->eng searches the English corpus."""
 
 from __future__ import annotations
 
 import yaml
 
-from perf.posir_config import posir_config
 from tests._snakemake import planned_jobs, snakemake
 from tests.conftest import REPO
+from tests.fixtures.posir_config import posir_config
 
 
 def test_posir_config_plans_monolingual_and_cross_lingual_settings(tmp_path, mirror):

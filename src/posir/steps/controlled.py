@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.controlled import ControlledJob, ControlledTablesJob
 from posir.metrics.columns import ALL, MODEL, SETTING
-from posir.plan.jobs import ControlledJob, ControlledTablesJob
 from posir.results.io import read_result_tsv, write_table, write_text
 
 logger = logging.getLogger("posir.controlled")

@@ -12,13 +12,14 @@ from pathlib import Path
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.evaluation import LanguageBiasJob, PanelsJob, PositionsFigureJob, SettingTablesJob
+from posir.jobs.retrieval import ScoreJob
 from posir.metrics.columns import QID
 from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.measure import RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.metrics.params import MetricParams, StatisticsParams, TableParams
 from posir.metrics.per_query import score_queries
-from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingTablesJob
 from posir.progress import Progress
 from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
 from posir.runs import read_trec_run

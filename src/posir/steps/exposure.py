@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.evaluation import ExposureCorpus, ExposureJob
 from posir.metrics.columns import DOC_ID
 from posir.metrics.exposure import (
     LANGUAGE_ATTRIBUTE,
@@ -23,7 +24,6 @@ from posir.metrics.exposure import (
 )
 from posir.metrics.language_bias import LANGUAGE_SEPARATOR, expand_qrels
 from posir.metrics.measures.exposure_share import ExposureShare
-from posir.plan.jobs import ExposureCorpus, ExposureJob
 from posir.progress import Progress
 from posir.results.io import read_text_table, write_table, write_text
 from posir.runs import iter_rankings

@@ -31,9 +31,9 @@ from posir.builders import generation as gen
 from posir.builders import quality as qc
 from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
 from posir.builders.sampling import LengthAwareSampler
+from posir.jobs.benchmarks import GenerationJob, ImportJob
 from posir.languages import display_name
 from posir.llm.client import open_client
-from posir.plan.jobs import GenerationJob, ImportJob
 from posir.text import locate_reference, remove_span
 
 logger = logging.getLogger("posir.generation")

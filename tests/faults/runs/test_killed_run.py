@@ -1,7 +1,7 @@
 """A run killed with SIGKILL at random moments (the driver and every job at once, as a node or a laptop dies) and
 resumed as the README says (`snakemake --unlock`, then the same command with `--rerun-incomplete`) ends with the
 uninterrupted run's tables, scores and runs, byte for byte; no cache reports a corrupt value; no job that had
-finished runs again.
+finished runs again; no partial write of a killed writer is left.
 
 The first two lives run in the shards cache mode (a cluster's), the last ones in the single mode (a laptop's): a
 run resumed on another executor folds what the killed one left in shards. The kill moments are drawn with a fixed
@@ -16,6 +16,7 @@ import signal
 import time
 from pathlib import Path
 
+from posir.atomic_files import parse_partial
 from tests._snakemake import Build
 from tests.faults.runs.conftest import (
     OVERLAYS,
@@ -63,3 +64,6 @@ def test_a_run_killed_at_random_moments_resumes_to_the_uninterrupted_tables(
     print(f"\nfinished before the kills: {len(finished)} jobs; cut short and run again, per kill: {recomputed}")
     assert_same_outputs(killed.workdir, uninterrupted.workdir)
     assert_caches_sound(killed.workdir, "\n".join(logs))
+    # what writers the kills cut short left was swept at the resume's start (posir.atomic_files)
+    left = [path for path in (killed.workdir / "results").rglob("*") if parse_partial(path) is not None]
+    assert not left, f"partial writes left after the resumed run: {left}"

@@ -1,8 +1,8 @@
 """How many SLURM jobs a run submits, with and without the SLURM profile's groups (docs/cluster.md).
 
-Not a test: a dry run, no cluster needed.
+A dry run, no cluster needed:
 
-    python -m perf.slurm_job_count [--configfile FILE] [--profile profiles/slurm]
+    posir slurm-jobs [--configfile FILE] [--profile profiles/slurm]
 
 A dry run with the profile prints each group job as "Group job <group>" followed by its members
 (indented); every other job as "rule <name>:". Without groups each job but the local rules (those
@@ -16,9 +16,22 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-from perf.resources_from_benchmarks import REPO, local_rules
+#: The checkout this package is installed from (editable): its Snakefile, rules/ and profiles/.
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+
+def local_rules(workflow: Path) -> set[str]:
+    """Rules marked `localrule: True` (a dry run does not say which run on the driver's machine)."""
+    found = set()
+    for path in [workflow / "Snakefile", *sorted((workflow / "rules").glob("*.smk"))]:
+        for block in re.split(r"\n(?=rule \w+:)", path.read_text()):
+            name = re.match(r"rule (\w+):", block)
+            if name and re.search(r"^\s+localrule: True", block, re.M):
+                found.add(name.group(1))
+    return found
 
 
 def count(text: str, local: set[str]) -> tuple[Counter, Counter, dict[str, Counter]]:
@@ -48,18 +61,23 @@ def count(text: str, local: set[str]) -> tuple[Counter, Counter, dict[str, Count
     return jobs, slurm, members
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default=str(REPO / "profiles" / "slurm"))
+    parser.add_argument("--workflow", type=Path, default=CHECKOUT, help="the checkout holding the Snakefile")
+    parser.add_argument("--profile", type=Path, help="default: the checkout's profiles/slurm")
     parser.add_argument("--configfile", type=Path, help="instead of the workflow's config.yaml")
-    args = parser.parse_args()
-    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--profile", args.profile]
+    args = parser.parse_args(argv)
+    workflow = args.workflow.resolve()
+    if not (workflow / "Snakefile").is_file():
+        parser.error(f"no Snakefile in {workflow}: give the workflow's checkout with --workflow")
+    profile = (args.profile or workflow / "profiles" / "slurm").resolve()
+    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--profile", str(profile)]
     if args.configfile:
         command += ["--configfile", str(args.configfile.resolve())]
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=workflow, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
-    local = local_rules(REPO)
+    local = local_rules(workflow)
     jobs, slurm, members = count(done.stdout + done.stderr, local)
     remote = sum(n for rule, n in jobs.items() if rule not in local)
     print(
@@ -72,7 +90,4 @@ def main() -> None:
         inside = members.get(name.removeprefix("group "), Counter()) if name.startswith("group ") else None
         held = f" holding {', '.join(f'{k} {r}' for r, k in inside.items())} jobs" if inside else ""
         print(f"  {name}: {n}{held}")
-
-
-if __name__ == "__main__":
-    main()
+    return 0
