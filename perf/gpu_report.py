@@ -44,7 +44,8 @@ def encode_throughput(results: Path) -> pd.DataFrame:
 
 def compare_entries(repo: Path, results: Path, cpu_results: Path) -> list[dict[str, Any]]:
     """Per entry configs/gpu.yaml puts on cuda: its score files in both runs, their queries, how many moved
-    (nDCG@10 beyond posir.tools.compare_models.TOLERANCE), the largest per-query move and the largest move of a run's mean."""
+    (nDCG@10 beyond posir.tools.compare_models.TOLERANCE), the largest per-query move and the largest move of a
+    run's mean."""
     _, gpu = merged_config(repo)
     rows = []
     for name, entry in sorted(gpu["models"].items()):
