@@ -38,6 +38,7 @@ from typing import Any
 from posir.atomic_files import atomic_file, host_name, partials_of, process_alive, sweep, writer_gone
 from posir.cache_store import (
     TEMPORARY_PREFIX,
+    UNUSABLE_ROW,
     CacheKind,
     CacheStore,
     ShardReader,
@@ -200,8 +201,8 @@ def fold(path: str | Path, kind: CacheKind, *, mode: str | None = None) -> FoldR
     return report
 
 
-def _fold_shard(reader: ShardReader, shard: Path, target: Any, report: FoldReport) -> None:
-    """The sound rows of one shard into ``target`` (a :class:`~posir.cache_store.CacheStore`) where it lacks them."""
+def _fold_shard(reader: ShardReader, shard: Path, target: CacheStore, report: FoldReport) -> None:
+    """The sound rows of one shard into ``target`` where it lacks them."""
     try:
         per_table: dict[str, list[tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
         for table in reader.kind.tables:
@@ -210,7 +211,7 @@ def _fold_shard(reader: ShardReader, shard: Path, target: Any, report: FoldRepor
                 key, values = tuple(row[:width]), tuple(row[width:-1])
                 try:
                     table.checked(key, values, row[-1])
-                except (ValueError, TypeError, OverflowError):
+                except UNUSABLE_ROW:
                     report.corrupt_rows += 1
                     continue
                 good.append((key, values))
