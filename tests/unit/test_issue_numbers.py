@@ -1,8 +1,9 @@
 """No code, comment or docstring cites an issue number: the tracker is not the code's reader's, so a sentence says
 what the issue stood for (what went wrong, what a change is for), which stays true when the tracker is gone.
 
-Every text file git tracks (or would: new files not ignored) in the code's folders counts (Python, rules, configs, scripts, prompts, report captions),
-and the README and docs too: there a number may stand for a measurement, never for an issue.
+Every text file git tracks (or would: new files not ignored) in the code's folders counts (Python, rules, configs,
+scripts, prompts, report captions), and the README and docs too: there a number may stand for a measurement, never
+for an issue.
 """
 
 from __future__ import annotations
