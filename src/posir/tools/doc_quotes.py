@@ -326,7 +326,7 @@ QUOTES: list[Quote] = [
     ),
     Quote(
         README,
-        "takes {exposure.xquad-parallel.bm25.own_language} % of the top-10 exposure under BM25, "
+        "takes on average {exposure.xquad-parallel.bm25.own_language} % of the top-10 exposure under BM25, "
         "{exposure.xquad-parallel.minilm-l6.own_language} % under MiniLM, "
         "{exposure.xquad-parallel.me5-small.own_language} % under me5-small and "
         "{exposure.xquad-parallel.use-m3.own_language} % under USE",
