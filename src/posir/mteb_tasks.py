@@ -39,7 +39,7 @@ from posir.metrics.per_query import trec_eval_order
 from posir.models.mteb_backend import SPLIT, retrieval_metadata
 from posir.mteb_results import POSIR_KEY, cards_revision, mteb_language, position_bias, task_name
 from posir.results.paths import MTEB_NO_REVISION
-from posir.runs import read_trec_run
+from posir.results.runs import read_trec_run
 
 #: MTEB's per-query measure (``pytrec_eval``'s name) that the position breakdown is computed from
 MTEB_NDCG_AT_10 = POSITION_MEASURE.result

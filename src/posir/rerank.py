@@ -113,7 +113,7 @@ def rerank(
     (ties keep the first stage's order: the sort is stable); unscored ones follow in the first stage's order,
     then the first stage's tail in its order. Each document comes with its scorer score (``None`` for the
     unscored and the tail): the order is the decision, the scores are kept beside the run
-    (:func:`posir.runs.write_ranked_run` writes the order so that every evaluator reads exactly it).
+    (:func:`posir.results.runs.write_ranked_run` writes the order so that every evaluator reads exactly it).
     """
     head, tail = list(first_stage[:depth]), list(first_stage[depth:])
     for doc, _ in head:

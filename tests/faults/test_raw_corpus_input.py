@@ -19,7 +19,7 @@ from posir.benchmark import BenchmarkError, original_id, safe_id
 from posir.builders.generation import GenerationBenchmark
 from posir.builders.raw_corpus import RawCorpusSpec, read_raw_corpus, write_documents
 from posir.plan.jobs import GenerationJob
-from posir.runs import write_trec_run
+from posir.results.runs import write_trec_run
 from posir.steps.generation import read_corpus_step
 
 

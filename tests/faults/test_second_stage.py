@@ -26,7 +26,7 @@ from posir.models.spec import ModelSpec
 from posir.plan.jobs import RerankJob
 from posir.remote import EndpointOutage, redact_url, url_credentials
 from posir.rerank import PipelineSpec
-from posir.runs import read_trec_run
+from posir.results.runs import read_trec_run
 from posir.scorers.rerank_api import RerankAPIError
 from posir.scorers.spec import ScorerSpec
 from posir.steps.rerank import rerank_run

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity
-from posir.embeddings import load_embeddings
 from posir.models.spec import ModelSpec
 from posir.plan.jobs import EncodeJob
+from posir.results.embeddings import load_embeddings
 from posir.steps.retrieval import EncodeCounts, encode_text_set
 
 ENTRY = {

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, window_identity
-from posir.embeddings import load_embeddings, sidecar_path
 from posir.models.device import DeviceUnavailableError, require_device
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
+from posir.results.embeddings import load_embeddings, sidecar_path
 from posir.scorers import ScorerSpec, load_scorer
 from posir.steps.retrieval import encode_texts
 

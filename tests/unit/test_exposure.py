@@ -90,7 +90,7 @@ def test_queries_without_judgements_are_counted_and_said_beside_the_table(tmp_pa
     from posir.metrics.exposure import DocumentGroups, awrf_target, per_query_values
     from posir.metrics.params import BootstrapParams
     from posir.plan.jobs import ExposureJob
-    from posir.runs import iter_rankings
+    from posir.results.runs import iter_rankings
     from posir.tables.exposure import exposure_markdown
 
     run = tmp_path / "run.trec"

@@ -19,16 +19,7 @@ CITATION = re.compile(r"\b[Ii]ssues?[ \t]*[-#:]?[ \t]*#?\d+")
 FOLDERS = ("src", "scripts", "rules", "tests", "perf", "configs", "profiles", "envs", "report", "prompts", "schemas")
 FILES = ("Snakefile", "Makefile", "config.yaml", "pyproject.toml", ".ci/run", "README.md")
 #: Lines another branch rewrites, each (file, the line's text); an entry whose line is gone fails, so it is removed.
-ALLOWED: set[tuple[str, str]] = {
-    (
-        "src/posir/steps/controlled.py",
-        '"""Steps: a controlled-position variant of a benchmark, and a controlled family\'s statistics (issue 22)."""',
-    ),
-    (
-        "src/posir/tables/render.py",
-        "# --- controlled-position families (issue 22) " + "-" * 69,
-    ),
-}
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def tracked_text_files() -> list[Path]:

@@ -91,8 +91,8 @@ def test_apply_to_search_inputs_uses_one_mean_for_both_sides() -> None:
 
 
 def test_workflow_helpers_round_trip(tmp_path: Path) -> None:
-    from posir.embeddings import save_embeddings
     from posir.models.spec import ModelSpec
+    from posir.results.embeddings import save_embeddings
 
     collection = tmp_path / "embeddings" / "minilm" / "squad-train-sentences" / "corpus.npy"
     save_embeddings(collection, ["s1", "s2", "s3"], COLLECTION, [3, 3, 3])

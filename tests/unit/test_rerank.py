@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from posir.rerank import PipelineSpec, SampleError, SampleSpec, rerank, stratified_sample
-from posir.runs import ranked, read_trec_run, write_ranked_run
+from posir.results.runs import ranked, read_trec_run, write_ranked_run
 from posir.schema import ConfigError
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.results.runs import read_trec_run, write_trec_run
 from posir.retrieval import exact_inner_product_search
-from posir.runs import read_trec_run, write_trec_run
 
 
 def bm25_params(**overrides: object) -> dict:

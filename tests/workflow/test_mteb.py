@@ -71,7 +71,7 @@ def per_query_ndcg(workdir: Path, model: str) -> pd.Series:
 
 
 def test_an_mteb_entry_gives_the_direct_entrys_vectors_and_scores(built: Build) -> None:
-    from posir.embeddings import load_embeddings
+    from posir.results.embeddings import load_embeddings
 
     embeddings = built.workdir / "results" / "embeddings"
     for kind in ("corpus", "queries"):

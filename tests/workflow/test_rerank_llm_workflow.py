@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from posir.runs import ranked, read_trec_run
+from posir.results.runs import ranked, read_trec_run
 from tests._snakemake import Build, cores, merged_config, planned_jobs
 from tests.conftest import REPO
 from tests.workflow.conftest import shared_build

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from posir import benchmark as fmt
-from posir.runs import ranked, read_trec_run
+from posir.results.runs import ranked, read_trec_run
 from tests._snakemake import Build, cores
 from tests.workflow.conftest import shared_build
 

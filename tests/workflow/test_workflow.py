@@ -10,7 +10,7 @@ import pytest
 import pytrec_eval
 
 from posir.benchmark import read_qrels
-from posir.runs import read_trec_run
+from posir.results.runs import read_trec_run
 from tests._snakemake import Build, cores, planned_jobs
 from tests.workflow.conftest import shared_build
 

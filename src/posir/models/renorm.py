@@ -198,7 +198,7 @@ def apply_to_search_inputs(
 
 def write_collection_mean(model: str, collection: str, embeddings_path: Path, out_path: Path | None = None) -> Path:
     """Estimate ``mu`` from the renorm collection's cached embeddings and store it (default: next to them)."""
-    from posir.embeddings import load_embeddings
+    from posir.results.embeddings import load_embeddings
 
     ids, vectors, _ = load_embeddings(Path(embeddings_path))
     path = Path(out_path) if out_path is not None else mean_path(Path(embeddings_path))

@@ -1,4 +1,5 @@
-"""Steps: a controlled-position variant of a benchmark, and a controlled family's statistics (issue 22)."""
+"""Steps: a controlled-position variant of a benchmark (each query's evidence moved to every position, all else held
+equal), and a controlled family's statistics."""
 
 from __future__ import annotations
 

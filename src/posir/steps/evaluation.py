@@ -22,7 +22,7 @@ from posir.metrics.params import MetricParams, StatisticsParams, TableParams
 from posir.metrics.per_query import score_queries
 from posir.progress import Progress
 from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
-from posir.runs import read_trec_run
+from posir.results.runs import read_trec_run
 
 
 def evaluate_run(job: ScoreJob) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def score_run(
     scores = score_queries(qrels, read_trec_run(run_path), measures)
     input_tokens = None
     if corpus_embeddings is not None:
-        from posir.embeddings import load_embeddings
+        from posir.results.embeddings import load_embeddings
 
         doc_ids, _, tokens = load_embeddings(corpus_embeddings)
         # summed per document: a chunked corpus has a row per window (token positions processed, as window_mean)

@@ -26,7 +26,7 @@ from posir.metrics.language_bias import LANGUAGE_SEPARATOR, expand_qrels
 from posir.metrics.measures.exposure_share import ExposureShare
 from posir.progress import Progress
 from posir.results.io import read_text_table, write_table, write_text
-from posir.runs import iter_rankings
+from posir.results.runs import iter_rankings
 from posir.tables.exposure import exposure_rows, exposure_tables, pair_rows, peer_rows
 
 

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from posir import benchmark as fmt
 from posir.rerank import SampleError, rerank, stratified_sample
-from posir.runs import ranked, read_trec_run, write_ranked_run, write_ranking_scores
+from posir.results.runs import ranked, read_trec_run, write_ranked_run, write_ranking_scores
 from posir.scorers.base import ScorerError
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from posir import benchmark as fmt
-from posir.embeddings import load_embeddings, save_embeddings
 from posir.languages import Setting
 from posir.models.spec import ModelSpec
-from posir.runs import write_trec_run
+from posir.results.embeddings import load_embeddings, save_embeddings
+from posir.results.runs import write_trec_run
 
 if TYPE_CHECKING:
     # only annotations: the rule's script types its own job, a step need not import the job's declarations
