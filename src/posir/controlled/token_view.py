@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from posir.controlled.family import ControlledFamily, VariantKey
+from posir.controlled.family import ControlledFamily
+from posir.controlled.spec import VariantKey
 from posir.text import Span
 
 #: A text -> the (start, end) character offsets of its tokens, in order, without special tokens.

@@ -18,7 +18,7 @@ from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
-from posir.controlled.family import ControlledBenchmark
+from posir.controlled.spec import ControlledBenchmark
 from posir.llm.config import LLMConfig
 from posir.metrics.params import BootstrapParams, MetricParams, PositionParams, TableParams
 from posir.models.spec import ModelSpec
