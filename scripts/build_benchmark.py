@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import BuildJob
 from posir.logs import log_to
-from posir.plan.jobs import BuildJob
 from posir.steps.benchmarks import build_benchmark
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.controlled import ControlledJob
 from posir.logs import log_to
-from posir.plan.jobs import ControlledJob
 from posir.steps.controlled import build_controlled_variant
 
 with log_to(snakemake.log[0]) as log:

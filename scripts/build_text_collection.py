@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import CollectionJob
 from posir.logs import log_to
-from posir.plan.jobs import CollectionJob
 from posir.steps.benchmarks import build_text_collection
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.controlled import ControlledTablesJob
 from posir.logs import log_to
-from posir.plan.jobs import ControlledTablesJob
 from posir.steps.controlled import write_controlled_tables
 
 with log_to(snakemake.log[0]) as log:

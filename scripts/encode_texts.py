@@ -1,5 +1,5 @@
+from posir.jobs.retrieval import EncodeJob
 from posir.logs import log_to
-from posir.plan.jobs import EncodeJob
 from posir.steps.retrieval import encode_text_set
 
 with log_to(snakemake.log[0]) as log:

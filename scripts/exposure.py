@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import ExposureJob
 from posir.logs import log_to
-from posir.plan.jobs import ExposureJob
 from posir.steps.exposure import write_exposure
 
 with log_to(snakemake.log[0]):

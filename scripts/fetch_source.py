@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import FetchJob
 from posir.logs import log_to
-from posir.plan.jobs import FetchJob
 from posir.steps.sources import fetch_source
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import ImportJob
 from posir.logs import log_to
-from posir.plan.jobs import ImportJob
 from posir.steps.generation import import_posir_step
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import JudgeJob
 from posir.logs import log_to
-from posir.plan.jobs import JudgeJob
 from posir.steps.translation import judge_translation
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import LanguageBiasJob
 from posir.logs import log_to
-from posir.plan.jobs import LanguageBiasJob
 from posir.steps.evaluation import write_language_bias_table
 
 with log_to(snakemake.log[0]):

@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import PanelsJob
 from posir.logs import log_to
-from posir.plan.jobs import PanelsJob
 from posir.steps.evaluation import write_languages_table
 
 with log_to(snakemake.log[0]):

@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import GenerationJob
 from posir.logs import log_to
-from posir.plan.jobs import GenerationJob
 from posir.steps.generation import locate_spans_step
 
 with log_to(snakemake.log[0]) as log:

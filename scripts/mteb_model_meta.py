@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import MtebModelJob
 from posir.logs import log_to
-from posir.plan.jobs import MtebModelJob
 from posir.steps.export import write_mteb_model_meta
 
 with log_to(snakemake.log[0]):

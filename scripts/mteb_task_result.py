@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import MtebTaskJob
 from posir.logs import log_to
-from posir.plan.jobs import MtebTaskJob
 from posir.steps.export import write_mteb_task_result
 
 with log_to(snakemake.log[0]):

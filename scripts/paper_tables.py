@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import PaperTablesJob
 from posir.logs import log_to
-from posir.plan.jobs import PaperTablesJob
 from posir.steps.paper import write_paper_table_files
 
 with log_to(snakemake.log[0]) as log:

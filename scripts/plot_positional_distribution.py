@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import PositionsFigureJob
 from posir.logs import log_to
-from posir.plan.jobs import PositionsFigureJob
 from posir.steps.evaluation import plot_positional_distribution
 
 with log_to(snakemake.log[0]):

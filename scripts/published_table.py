@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import PublishedJob
 from posir.logs import log_to
-from posir.plan.jobs import PublishedJob
 from posir.steps.paper import write_published_table
 
 with log_to(snakemake.log[0]) as log:

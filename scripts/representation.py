@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import RepresentationJob
 from posir.logs import log_to
-from posir.plan.jobs import RepresentationJob
 from posir.steps.analyses import representation_of_model
 
 with log_to(snakemake.log[0]):

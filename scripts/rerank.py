@@ -1,5 +1,5 @@
+from posir.jobs.rerank import RerankJob
 from posir.logs import log_to
-from posir.plan.jobs import RerankJob
 from posir.steps.rerank import rerank_run
 
 with log_to(snakemake.log[0]) as log:

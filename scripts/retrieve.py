@@ -1,6 +1,6 @@
+from posir.jobs.retrieval import RetrieveJob
 from posir.logs import log_to
 from posir.metrics.measures import NDCG_10
-from posir.plan.jobs import RetrieveJob
 from posir.steps.evaluation import evaluate_run
 from posir.steps.retrieval import retrieve
 

@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import SaliencyJob
 from posir.logs import log_to
-from posir.plan.jobs import SaliencyJob
 from posir.steps.analyses import saliency_of_model
 
 with log_to(snakemake.log[0]):

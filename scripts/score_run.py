@@ -1,6 +1,6 @@
+from posir.jobs.retrieval import ScoreJob
 from posir.logs import log_to
 from posir.metrics.measures import NDCG_10
-from posir.plan.jobs import ScoreJob
 from posir.steps.evaluation import evaluate_run
 
 with log_to(snakemake.log[0]) as log:

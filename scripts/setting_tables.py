@@ -1,5 +1,5 @@
+from posir.jobs.evaluation import SettingTablesJob
 from posir.logs import log_to
-from posir.plan.jobs import SettingTablesJob
 from posir.steps.evaluation import write_setting_tables
 
 with log_to(snakemake.log[0]) as log:

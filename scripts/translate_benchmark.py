@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import TranslateJob
 from posir.logs import log_to
-from posir.plan.jobs import TranslateJob
 from posir.steps.translation import translate_benchmark
 
 with log_to(snakemake.log[0]) as log:

@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import ComparisonJob
 from posir.logs import log_to
-from posir.plan.jobs import ComparisonJob
 from posir.steps.translation import write_translation_comparison
 
 with log_to(snakemake.log[0]) as log:

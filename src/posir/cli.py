@@ -20,6 +20,8 @@ from pathlib import Path
 #: subcommand -> "module:function"
 COMMANDS: dict[str, str] = {
     "compare-models": "posir.tools.compare_models:main",
+    "doc-numbers": "posir.tools.doc_numbers:main",
+    "gpu-encode": "posir.tools.gpu_encode:main",
     "slurm-jobs": "posir.tools.slurm_jobs:main",
 }
 

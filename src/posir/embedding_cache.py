@@ -13,6 +13,10 @@ encoding modules. Encoders are called in length-homogeneous batches
 (``posir.models.registry.encode_by_length``), so a text's vector does not depend
 on which other texts it was encoded with either: whatever the cache holds, a text
 set's embeddings are the bytes an uncached encode gives.
+
+This module is the cache: its keys (:func:`encoding_identity`, :func:`text_key`) and its file
+(:class:`EmbeddingCache`). Jobs encode through it with :class:`posir.encoding.EncodingService`,
+which opens the file once per job and loads a model only for texts the cache lacks.
 """
 
 from __future__ import annotations
@@ -21,19 +25,17 @@ import ast
 import hashlib
 import importlib.util
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from posir.cache_store import CacheCounts, CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
+from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
 from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.models.versions import installed_version
-from posir.progress import Progress
 
 # Entry keys that do not change the vectors a model returns for a text.
 NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
@@ -216,135 +218,3 @@ class EmbeddingCache(CacheFacade):
 
     def set_window_budget(self, identity: str, role: str, budget: int) -> None:
         self._store.put("dimensions", (f"{identity}:window-budget:{role}",), (int(budget),))
-
-
-ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
-
-
-class ReportingEncoder:
-    """An encoder that reports each encoded group to a :class:`~posir.progress.Progress` (the rule's log says how
-    far a long encode job is); it adds no computation, so the vectors are the wrapped encoder's own."""
-
-    def __init__(self, encoder: Any, progress: Progress) -> None:
-        self._encoder, self._progress = encoder, progress
-
-    def encode(self, texts: Sequence[str], role: str) -> Any:
-        vectors = self._encoder.encode(texts, role)
-        self._progress.advance(len(texts))
-        return vectors
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._encoder, name)
-
-
-def cached_encode(
-    encoder: Callable[[], Any],
-    identity: str,
-    texts: Sequence[str],
-    role: str,
-    cache_path: Path | None,
-    *,
-    counts: CacheCounts | None = None,
-) -> tuple[np.ndarray, list[int], int]:
-    """Vectors and input-token counts of ``texts``, and how many came from the cache.
-
-    Only texts this model encoding has not embedded before are encoded (once each, in
-    length-homogeneous batches: posir.models.registry.encode_by_length), and ``encoder()`` is
-    called, loading the model, only when there are any. Without ``cache_path`` everything is encoded.
-    A stored vector found corrupt is encoded again like a miss; ``counts`` (when given) adds the
-    cache's hits, misses and corrupt values.
-    """
-    from posir.models.registry import encode_by_length
-
-    if cache_path is None:
-        model = encoder()
-        tokens = model.input_tokens(list(texts), role)
-        return encode_by_length(model, list(texts), role, tokens), list(tokens), 0
-    keys = [text_key(identity, role, text) for text in texts]
-    with EmbeddingCache(Path(cache_path)) as cache:
-        dim = cache.dimension(identity)
-        found = cache.get_many(keys, dim=dim)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        from_cache = sum(k in found for k in keys)
-        if missing:
-            text_of = dict(zip(keys, texts))
-            model = encoder()
-            model = ReportingEncoder(model, Progress(f"encoding {role} texts", len(missing)))
-            for start in range(0, len(missing), ENCODE_CHUNK):
-                chunk = missing[start : start + ENCODE_CHUNK]
-                chunk_texts = [text_of[k] for k in chunk]
-                tokens = model.input_tokens(chunk_texts, role)
-                vectors = encode_by_length(model, chunk_texts, role, tokens)
-                if dim is None:
-                    dim = int(np.asarray(vectors).shape[-1])
-                    cache.set_dimension(identity, dim)
-                cache.put_many(chunk, vectors, tokens)
-                found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
-        if counts is not None:
-            counts.add(cache.counts)
-    matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
-    return matrix, [found[k][1] for k in keys], from_cache
-
-
-@dataclass(frozen=True)
-class KnownBudget:
-    """A window budget already known (:func:`cached_window_budget`), handed to
-    ``posir.models.registry.window_size`` where it asks an encoder for one. That module is part of every
-    encoding identity (:data:`ENCODING_MODULES`), so it is left as it is: a change there re-keys every cached
-    vector."""
-
-    budget: int | None
-
-    def window_budget(self, role: str) -> int | None:
-        return self.budget
-
-
-def cached_window_budget(encoder: Callable[[], Any], identity: str, role: str, cache_path: Path | None) -> int | None:
-    """The text tokens one pass of the model holds for ``role`` (``encoder().window_budget``), kept in the cache.
-
-    Looking cached windows up needs the window size, which needs this number; kept beside the vector length,
-    it spares a job whose windows are all cached the model: every rerank job of the default run imported
-    sentence-transformers and loaded its model for this number alone (about 9 of its 13 s). ``None`` (a
-    model without a limit) is not kept.
-    """
-    if cache_path is None:
-        return encoder().window_budget(role)
-    with EmbeddingCache(Path(cache_path)) as cache:
-        budget = cache.window_budget(identity, role)
-        if budget is None:
-            budget = encoder().window_budget(role)
-            if budget is not None:
-                cache.set_window_budget(identity, role, budget)
-    return budget
-
-
-def cached_window_spans(
-    encoder: Callable[[], Any],
-    identity: str,
-    texts: Sequence[str],
-    role: str,
-    window: int,
-    stride: int,
-    cache_path: Path | None,
-    *,
-    counts: CacheCounts | None = None,
-) -> list[list[tuple[int, int]]]:
-    """Each text's window spans (``encoder().window_spans``), kept in the cache beside the embeddings.
-
-    Engines that only count tokens find window ends by search (posir.windows.count_window_spans), which
-    costs far more than encoding a known window's embedding lookup: a chunked corpus and every passage
-    scorer reading it compute each document's windows once. ``counts`` as in :func:`cached_encode`.
-    """
-    keys = [text_key(identity, f"{role}-windows-{window}-{stride}", text) for text in texts]
-    if cache_path is None:
-        return [encoder().window_spans(text, role, window, stride) for text in texts]
-    with EmbeddingCache(Path(cache_path)) as cache:
-        found = cache.get_spans(keys)
-        missing = {k: t for k, t in zip(keys, texts) if k not in found}
-        if missing:
-            computed = {k: encoder().window_spans(t, role, window, stride) for k, t in missing.items()}
-            cache.put_spans(computed)
-            found.update(computed)
-        if counts is not None:
-            counts.add(cache.counts)
-    return [found[k] for k in keys]

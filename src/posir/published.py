@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
-import pandas as pd
 from pydantic import Field, model_validator
 
 from posir.languages import Setting
@@ -30,7 +29,7 @@ from posir.results import PSI as PSI_COLUMN
 from posir.schema import Entry, KeyProblem, NamedEntry, Number, Sha256, Str
 
 if TYPE_CHECKING:
-    pass
+    import pandas as pd
 
 FORMAT_POSIR = "posir_eval_metrics"
 FORMATS = (FORMAT_POSIR,)
@@ -38,7 +37,7 @@ FORMATS = (FORMAT_POSIR,)
 NDCG, PSI = NDCG_10.name, "PSI"
 _BUCKET_KEY = re.compile(rf"^({re.escape(NDCG)}|{PSI})\((?P<bucket>[^()]+)\)$")
 
-SummaryFrames = dict[tuple[str, str], pd.DataFrame]
+SummaryFrames = dict[tuple[str, str], "pd.DataFrame"]
 
 
 class PublishedError(ValueError):
@@ -84,6 +83,8 @@ def summaries_from_eval_metrics(
             f"{origin}: its length buckets {present} differ from metrics.length_buckets {list(buckets)}; "
             f"published rows can share a table only with evaluations bucketed the same way"
         )
+    import pandas as pd
+
     frames: SummaryFrames = {}
     for model, settings in data.items():
         if not isinstance(settings, Mapping):

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from posir import benchmark as fmt
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # --- shared columns and values -------------------------------------------------------------------
 
@@ -674,10 +675,14 @@ TEXT_COLUMNS = {
 
 def read_result_tsv(path: Path) -> pd.DataFrame:
     """Our result TSVs (per-query scores, aggregates): empty cells are missing numbers, ids and labels stay text."""
+    import pandas as pd
+
     frame = pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""], dtype=TEXT_COLUMNS)
     return frame.fillna({c: "" for c in TEXT_COLUMNS if c in frame.columns})
 
 
 def flag_set(value: Any) -> bool:
     """Whether a flag cell (PSI_TREND_SIGNIFICANT, PSI_LOW_BINS) is set; a missing value (NA) is not."""
+    import pandas as pd
+
     return value is not None and not pd.isna(value) and bool(value)

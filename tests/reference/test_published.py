@@ -30,7 +30,7 @@ from tests.conftest import REPO
 
 BUCKETS = METRICS.bucket_names
 
-# The reference values: PosIR Tables 2 and 3 for the two models of the excerpt.
+# The reference values: PosIR Tables 2 and 3 as printed, for the two models of the excerpt.
 PAPER_EXCERPT = {
     "bge-m3": {
         "ndcg": "43.22",

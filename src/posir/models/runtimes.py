@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 import warnings
 from collections.abc import Mapping
@@ -31,7 +32,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from posir.atomic_files import atomic_file, scratch_folder
 from posir.models.conversion import conversion_identity
 from posir.models.spec import ModelSpec
 from posir.models.versions import installed_version
@@ -96,7 +96,7 @@ def export_graph(st_model: Any, spec: ModelSpec, model_path: str, path: Path) ->
     names = _input_names(st_model.tokenizer)
     probe = _features(st_model, ["a probe", "a longer probe text"])
     wrapped = _positional_module(modules, names)
-    with scratch_folder(path) as work:
+    with tempfile.TemporaryDirectory(dir=path.parent) as work:
         graph = Path(work) / "model.onnx"
         with torch.inference_mode(), warnings.catch_warnings():
             # the tracer's notes on Python branches it froze: the outputs are checked against torch's instead
@@ -134,8 +134,9 @@ def export_graph(st_model: Any, spec: ModelSpec, model_path: str, path: Path) ->
         "seconds": round(time.monotonic() - start, 1),
         "bytes": path.stat().st_size,
     }
-    with atomic_file(_sidecar(path)) as partial:
-        partial.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    partial = _sidecar(path).with_suffix(".json.part")
+    partial.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(partial, _sidecar(path))
     logger.info("exported %s to %s in %.1f s (%d MB)", spec.name, path, record["seconds"], record["bytes"] >> 20)
     return record
 

@@ -5,8 +5,8 @@ entry), ``window_tokens`` and ``stride_tokens`` (in that model's tokens; by
 default everything one pass reads, and half a window), ``aggregation``
 (``firstp``, ``maxp``, ``sump`` or ``mean``: Dai and Callan, SIGIR 2019).
 
-Each window is a text the model reads whole, embedded through the embedding
-cache under the model's window identity
+Each window is a text the model reads whole, embedded through the encoding
+service (:mod:`posir.encoding`) under the model's window identity
 (:func:`posir.embedding_cache.window_identity`): a window is encoded once per
 model whatever uses it, this scorer in generation quality control or in a
 reranking pipeline, or the model's chunked first stage (``long_input:
@@ -20,13 +20,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from posir.scorers.base import check_pairs
 from posir.scorers.spec import ScorerSpec
 from posir.windows import aggregate
+
+if TYPE_CHECKING:
+    from posir.encoding import Encoded
 
 
 @dataclass
@@ -41,7 +44,11 @@ class EmbeddingCounts:
 
 
 class ModelBiEncoderScorer:
-    """A dense model of the registry scoring (query, document) by its windows, aggregated."""
+    """A dense model of the registry scoring (query, document) by its windows, aggregated.
+
+    It encodes through one :class:`posir.encoding.EncodingService` under the model's window identity, open for the
+    scorer's life: :meth:`close` it (the rerank step does) to close the embedding cache.
+    """
 
     def __init__(
         self,
@@ -50,8 +57,7 @@ class ModelBiEncoderScorer:
         cache_path: str | Path | None = None,
         threads: int | None = None,
     ) -> None:
-        from posir.embedding_cache import KnownBudget, cached_window_budget, window_identity
-        from posir.models.registry import window_size
+        from posir.encoding import EncodingService
         from posir.models.spec import ModelSpec
 
         self.name = spec.name
@@ -61,13 +67,10 @@ class ModelBiEncoderScorer:
             raise ValueError(
                 f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder scores with embeddings)"
             )
-        self.threads = threads
-        self._encoder: Any = None
-        self.window_identity = window_identity(self.model_spec)
-        self.cache_path = Path(cache_path) if cache_path else None
-        budget = cached_window_budget(lambda: self.encoder, self.window_identity, "document", self.cache_path)
-        self.window, self.stride = window_size(
-            KnownBudget(budget), "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
+        self.service = EncodingService(self.model_spec, cache_path, threads=threads, keyed="window")
+        self.window_identity = self.service.identity
+        self.window, self.stride = self.service.window_size(
+            "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
         )
         self._windows: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
@@ -77,11 +80,7 @@ class ModelBiEncoderScorer:
     @property
     def encoder(self) -> Any:
         """The model, loaded the first time a text is not in the cache (a rerank over cached windows never does)."""
-        if self._encoder is None:
-            from posir.models.registry import load_encoder
-
-            self._encoder = load_encoder(self.model_spec, self.threads)
-        return self._encoder
+        return self.service.encoder
 
     def __repr__(self) -> str:
         return f"ModelBiEncoderScorer(name={self.name!r}, model={self.model_spec.name!r})"
@@ -96,44 +95,27 @@ class ModelBiEncoderScorer:
             "score": "inner product",
         }
 
-    def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
-        from posir.embedding_cache import cached_encode
-
-        vectors, _, from_cache = cached_encode(
-            lambda: self.encoder, self.window_identity, list(texts), role, self.cache_path
-        )
-        self.counts.from_cache += from_cache
-        self.counts.encoded += len(texts) - from_cache
-        return vectors
+    def _count(self, encoded: Encoded) -> np.ndarray:
+        self.counts.from_cache += encoded.from_cache
+        self.counts.encoded += encoded.encoded
+        return encoded.vectors
 
     def _prepare(self, queries: Sequence[str], documents: Sequence[str]) -> None:
         new_queries = list(dict.fromkeys(q for q in queries if q not in self._queries))
         if new_queries:
-            self._queries.update(zip(new_queries, self._embed(new_queries, "query")))
+            self._queries.update(zip(new_queries, self._count(self.service.encode(new_queries, "query"))))
         new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
         if not new_documents:
             return
-        from posir.embedding_cache import cached_window_spans
-
-        spans = cached_window_spans(
-            lambda: self.encoder,
-            self.window_identity,
-            new_documents,
-            "document",
-            self.window,
-            self.stride,
-            self.cache_path,
-        )
         # FirstP: only the first window counts, so no other is embedded
-        pieces = [
-            [text[s:e] for s, e in (doc_spans[:1] if self.spec.aggregation == "firstp" else doc_spans)]
-            for text, doc_spans in zip(new_documents, spans)
-        ]
-        vectors = self._embed([w for ws in pieces for w in ws], "document")
+        windows = self.service.encode_windows(
+            new_documents, "document", self.window, self.stride, first_only=self.spec.aggregation == "firstp"
+        )
+        vectors = self._count(windows.encoded)
         cursor = 0
-        for text, ws in zip(new_documents, pieces):
-            self._windows[text] = vectors[cursor : cursor + len(ws)]
-            cursor += len(ws)
+        for text, doc_spans in zip(new_documents, windows.spans):
+            self._windows[text] = vectors[cursor : cursor + len(doc_spans)]
+            cursor += len(doc_spans)
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         check_pairs(queries, documents)
@@ -142,3 +124,7 @@ class ModelBiEncoderScorer:
             aggregate([float(s) for s in self._windows[d] @ self._queries[q]], self.spec.aggregation)
             for q, d in zip(queries, documents)
         ]
+
+    def close(self) -> None:
+        """Close the embedding cache; the scorer encodes nothing more."""
+        self.service.close()

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.plan.jobs import RepresentationJob, SaliencyJob
 from posir.results import read_result_tsv
+
+if TYPE_CHECKING:
+    # only annotations: the rule's script types its own job, a step need not import the job's declarations
+    from posir.jobs.evaluation import RepresentationJob, SaliencyJob
 
 logger = logging.getLogger("posir.analyses")
 
@@ -72,31 +75,22 @@ def representation_of_model(job: RepresentationJob) -> pd.DataFrame:
     per-bucket summary (``summary``) and the ``figure``.
     """
     from posir.analyses.representation import segment_similarities, summarize_segments
-    from posir.embedding_cache import cached_encode, encoding_identity
+    from posir.encoding import EncodingService
     from posir.figures import segment_similarity
-    from posir.models.registry import load_encoder
 
     spec, metrics, benchmark, name = job.model, job.metrics, job.wildcards["benchmark"], job.model.name
     segments, paths, outputs, threads = job.section.segments, job.input, job.output, job.threads
     cache_path = Path(job.cache) if job.cache else None
     if not spec.is_dense:
         raise ValueError(f"analyses.representation.runs.{benchmark}: '{name}' is not a dense model")
-    identity = encoding_identity(spec)
-    encoder: list[Any] = []
-
-    def load() -> Any:
-        if not encoder:
-            encoder.append(load_encoder(spec, threads))
-        return encoder[0]
-
-    def encode(texts: Any, role: str) -> Any:
-        vectors, _, _ = cached_encode(load, identity, list(texts), role, cache_path)
-        return vectors
-
     table = read_result_tsv(Path(paths["documents"]))
     texts = {d.doc_id: d.text for d in fmt.read_corpus(Path(paths["corpus"]))}
     documents = table.assign(text=table["doc_id"].map(texts))[["doc_id", "length_bucket", "text"]].dropna()
-    similarities = segment_similarities(documents, encode, segments)
+    # documents and segments under the entry's own encoding: its embeddings of whole documents are the cache's
+    with EncodingService(spec, cache_path, threads=threads, keyed="entry") as service:
+        similarities = segment_similarities(
+            documents, lambda texts, role: service.encode(list(texts), role).vectors, segments
+        )
     if similarities.empty:
         shortest = int(documents["text"].str.len().min()) if len(documents) else 0
         raise ValueError(

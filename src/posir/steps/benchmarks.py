@@ -10,9 +10,9 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.builders import BenchmarkSpec
 from posir.builders.squad_format import load_squad_file
+from posir.jobs.benchmarks import BuildJob, CollectionJob
 from posir.metrics.params import PositionParams
 from posir.metrics.positions import bucket_of
-from posir.plan.jobs import BuildJob, CollectionJob
 
 
 def _finish(

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.plan.jobs import ControlledJob, ControlledTablesJob
+from posir.jobs.controlled import ControlledJob, ControlledTablesJob
 from posir.results import read_result_tsv
 
 logger = logging.getLogger("posir.controlled")

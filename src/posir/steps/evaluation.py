@@ -8,12 +8,13 @@ from pathlib import Path
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.evaluation import LanguageBiasJob, PanelsJob, PositionsFigureJob, SettingTablesJob
+from posir.jobs.retrieval import ScoreJob
 from posir.metrics import aggregate
 from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import MetricParams, PositionParams, StatisticsParams, TableParams
 from posir.metrics.per_query import score_queries
-from posir.plan.jobs import LanguageBiasJob, PanelsJob, PositionsFigureJob, ScoreJob, SettingTablesJob
 from posir.results import (
     BINS_USED,
     BUCKET,

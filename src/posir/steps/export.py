@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from posir.jobs.evaluation import MtebModelJob, MtebTaskJob
 from posir.mteb_results import RunFiles, cards_revision, model_meta, task_result, write_json
-from posir.plan.jobs import MtebModelJob, MtebTaskJob
 
 
 def write_mteb_task_result(job: MtebTaskJob) -> None:

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.evaluation import ExposureCorpus, ExposureJob
 from posir.metrics.bootstrap import interval
 from posir.metrics.exposure import awrf, expected_exposure, exposure_shares, peer
 from posir.metrics.language_bias import LANGUAGE_SEPARATOR
 from posir.metrics.params import BootstrapParams
-from posir.plan.jobs import ExposureCorpus, ExposureJob
 from posir.progress import Progress
 from posir.results import (
     ATTRIBUTE,

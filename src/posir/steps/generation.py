@@ -36,10 +36,10 @@ from posir.builders.raw_corpus import (
     write_documents,
 )
 from posir.builders.sampling import LengthAwareSampler
+from posir.jobs.benchmarks import GenerationJob, ImportJob
 from posir.languages import display_name
 from posir.llm.client import open_client
 from posir.llm.usage import usage_total
-from posir.plan.jobs import GenerationJob, ImportJob
 from posir.text import locate_reference, remove_span
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from posir.jobs.evaluation import PaperTablesJob, PublishedJob
 from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import TableParams
-from posir.plan.jobs import PaperTablesJob, PublishedJob
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry, published_summaries
 from posir.results import read_result_tsv
 

@@ -6,16 +6,18 @@ import logging
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from posir import benchmark as fmt
-from posir.llm.client import open_client
-from posir.plan.jobs import RerankJob
 from posir.rerank import SampleError, rerank, stratified_sample
 from posir.runs import ranked, read_trec_run, write_ranked_run, write_ranking_scores
 from posir.scorers.base import ScorerError
+
+if TYPE_CHECKING:
+    # only annotations: the rule's script types its own job, a step need not import the job's declarations
+    from posir.jobs.rerank import RerankJob
 
 logger = logging.getLogger("posir.rerank")
 
@@ -49,12 +51,13 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
     first = ranked(read_trec_run(first_stage_run))
     pairs = [(qid, doc) for qid in evaluated for doc, _ in first.get(qid, [])[: pipeline.depth]]
 
-    client = (
-        open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
-        if spec.backend == "llm-grade"
-        else None
-    )
+    client = None
+    if spec.backend == "llm-grade":
+        from posir.llm.client import open_client  # the HTTP client's libraries, for an LLM second stage only
+
+        client = open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
     cache = ScoreCache(Path(job.score_cache)) if job.score_cache and spec.backend != "bi-encoder" else None
+    scorer: Any = None
     try:
         scorer = load_scorer(
             spec,
@@ -83,6 +86,8 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
         usage = client.usage() if client is not None else None
         counts = _counts(scorer, len(pairs))
     finally:
+        if hasattr(scorer, "close"):
+            scorer.close()  # a bi-encoder's embedding cache
         if client is not None:
             client.close()
         if cache is not None:

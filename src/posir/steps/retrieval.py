@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,8 +13,11 @@ from posir import benchmark as fmt
 from posir.embeddings import load_embeddings, save_embeddings
 from posir.languages import Setting
 from posir.models.spec import ModelSpec
-from posir.plan.jobs import EncodeJob, RetrieveJob
 from posir.runs import write_trec_run
+
+if TYPE_CHECKING:
+    # only annotations: the rule's script types its own job, a step need not import the job's declarations
+    from posir.jobs.retrieval import EncodeJob, RetrieveJob
 
 
 @dataclass(frozen=True)
@@ -64,14 +67,7 @@ def encode_texts(
     exported: Path | None = None,
 ) -> EncodeCounts:
     """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
-    from posir.embedding_cache import (
-        KnownBudget,
-        cached_encode,
-        cached_window_budget,
-        cached_window_spans,
-        whole_text_identity,
-    )
-    from posir.models.registry import load_encoder, window_size
+    from posir.encoding import EncodingService
 
     if kind == "corpus":
         documents = fmt.read_corpus(texts_path)
@@ -79,38 +75,18 @@ def encode_texts(
     else:
         queries = fmt.read_queries(texts_path)
         ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
-    loaded: list[Any] = []
-    tokenizing: list[Any] = []
-
-    def encoder() -> Any:
-        if not loaded:
-            loaded.append(load_encoder(spec, threads, exported))
-        return loaded[0]
-
-    def windowing() -> Any:
-        # Windows are tokenizer work: a GPU entry finds them with its CPU copy, so a job whose window vectors are
-        # all cached loads nothing onto a GPU and can run where there is none.
-        if not spec.uses_gpu:
-            return encoder()
-        if not tokenizing:
-            tokenizing.append(load_encoder(spec.on_cpu(), threads, exported))
-        return tokenizing[0]
-
     # chunked: queries are encoded whole, documents as their windows, under the identity of a window
-    identity = whole_text_identity(spec)
-    if not spec.is_chunked or role == "query":
-        vectors, tokens, from_cache = cached_encode(encoder, identity, texts, role, cache_path)
-        save_embeddings(Path(out_path), ids, vectors, tokens)
-        return EncodeCounts(len(texts), from_cache, len(texts) - from_cache)
-    budget = cached_window_budget(windowing, identity, role, cache_path)
-    window, stride = window_size(
-        KnownBudget(budget), role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}"
-    )
-    spans = cached_window_spans(windowing, identity, texts, role, window, stride, cache_path)
-    rows = [(doc_id, text[s:e], (s, e)) for doc_id, text, doc_spans in zip(ids, texts, spans) for s, e in doc_spans]
-    vectors, tokens, from_cache = cached_encode(encoder, identity, [r[1] for r in rows], role, cache_path)
-    save_embeddings(Path(out_path), [r[0] for r in rows], vectors, tokens, [r[2] for r in rows])
-    return EncodeCounts(len(rows), from_cache, len(rows) - from_cache)
+    with EncodingService(spec, cache_path, threads=threads, exported=exported) as service:
+        if not spec.is_chunked or role == "query":
+            encoded = service.encode(texts, role)
+            save_embeddings(Path(out_path), ids, encoded.vectors, encoded.input_tokens)
+            return EncodeCounts(len(texts), encoded.from_cache, encoded.encoded)
+        window, stride = service.window_size(role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+        windows = service.encode_windows(texts, role, window, stride)
+    rows = [(doc_id, span) for doc_id, doc_spans in zip(ids, windows.spans) for span in doc_spans]
+    encoded = windows.encoded
+    save_embeddings(Path(out_path), [r[0] for r in rows], encoded.vectors, encoded.input_tokens, [r[1] for r in rows])
+    return EncodeCounts(len(rows), encoded.from_cache, encoded.encoded)
 
 
 def dense_search(

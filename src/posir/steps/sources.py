@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posir.plan.jobs import FetchJob
+from posir.jobs.benchmarks import FetchJob
 from posir.sources import fetch, mirror_directories
 
 

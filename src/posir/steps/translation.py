@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
+from posir.jobs.benchmarks import ComparisonJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.llm.client import open_client
-from posir.plan.jobs import ComparisonJob, JudgeJob, JudgeTableJob, TranslateJob
 from posir.translate import filters as flt
 
 

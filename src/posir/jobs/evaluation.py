@@ -1,0 +1,109 @@
+"""The jobs of evaluation (posir.plan.evaluation, and the positions figure of a benchmark): scores, tables, figures,
+paired tests, exposure, analyses and paper tables."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from posir.analyses.params import RepresentationParams, SaliencyParams
+from posir.jobs import Job
+from posir.metrics.params import BootstrapParams, MetricParams, TableParams
+from posir.models.spec import ModelSpec
+from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
+from posir.schema import Entry, Str
+
+
+class PositionsFigureJob(Job):
+    metrics: TableParams
+
+
+class PanelsJob(Job):
+    """A table or figure over several runs of a benchmark: (model, setting) of each input, in input order."""
+
+    panels: list[tuple[Str, Str]]
+    metrics: TableParams
+
+
+class SettingTablesJob(Job):
+    """A setting's grid of every model's position curve, and the paired tests between the models that answer
+    every query (one job: both read the same runs' results and are always built together)."""
+
+    models: list[Str]
+    """every model of the setting, in the order of the grid's inputs"""
+    compared: list[Str]
+    """the models the paired tests compare, in the order of the scores' inputs"""
+    metrics: MetricParams
+
+
+class MtebTaskJob(Job):
+    """One model's runs on one benchmark as an MTEB TaskResult (posir.mteb_results): a subset per setting."""
+
+    settings: list[Str]
+    """the settings, in the order of every input list"""
+
+
+class MtebModelJob(Job):
+    """A model entry's ``model_meta.json`` in MTEB's results layout."""
+
+    entry: Str
+    adapted_from: Str | None = None
+    """the public model (MTEB's name for it) whose weights the entry runs, where we know it"""
+    languages: list[Str] | None = None
+
+
+class ExposureCorpus(Entry):
+    """The corpus of one setting: its benchmark directories (the ``documents`` and ``cards`` inputs, in order) and the
+    language of each; a one-vs-many corpus prefixes its document ids with it (``deu:<doc>``)."""
+
+    setting: Str
+    languages: list[Str]
+    one_vs_many: bool = False
+
+
+class ExposureJob(Job):
+    """Who gets seen on one benchmark (posir.steps.exposure): every run's exposure by group of each attribute."""
+
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of the ``runs`` input"""
+    corpora: list[ExposureCorpus]
+    """one per setting, in the order of the ``qrels`` input"""
+    attributes: list[Str]
+    targets: dict[Str, dict[Str, float]] = Field(default_factory=dict)
+    compare: list[tuple[Str, Str]] = Field(default_factory=list)
+    browsing: Str = "rbp"
+    patience: float = 0.5
+    utility: float = 0.5
+    peer_cutoff: int = 10
+    peer_weights: list[tuple[int, float]] = Field(default_factory=list)
+    """(grade, weight): pairs, not a mapping, so that the grades stay integers in the job's plain data"""
+    bootstrap: BootstrapParams
+
+
+class LanguageBiasJob(Job):
+    runs: list[tuple[Str, Str]]
+    depth: int
+
+
+class SaliencyJob(Job):
+    model: ModelSpec
+    section: SaliencyParams
+
+
+class RepresentationJob(Job):
+    model: ModelSpec
+    section: RepresentationParams
+    metrics: TableParams
+    cache: Str = ""
+
+
+class PublishedJob(Job):
+    entry: PublishedEntry
+    metrics: TableParams
+
+
+class PaperTablesJob(Job):
+    entry: PaperTableEntry
+    summary_keys: list[tuple[Str, Str, Str]]
+    published: dict[str, PublishedEntry]
+    reference: ReferenceEntry | None = None
+    metrics: TableParams
