@@ -17,8 +17,10 @@ import pytest
 
 from posir.benchmark import Provenance, finish, read_qrels
 from posir.builders.squad import SquadParams, build_squad_long
-from posir.controlled.family import CONTROLLED_TABLE, ControlledParams, Source, VariantKey, plan_family
+from posir.controlled.family import CONTROLLED_TABLE, Source
+from posir.controlled.planning import plan_family
 from posir.controlled.sampling import NOT_SAMPLED
+from posir.controlled.spec import ControlledParams, VariantKey
 from posir.controlled.token_view import family_token_views, hf_token_offsets
 from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.controlled import NO_VARIATION, controlled_statistics, with_positions

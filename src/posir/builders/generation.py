@@ -10,21 +10,22 @@ from __future__ import annotations
 import copy
 import hashlib
 import zlib
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
-from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, StageCount
+from posir.benchmark import BenchmarkError, BuiltBenchmark, Document, Drop, Position, Query, StageCount
 from posir.builders import BenchmarkSpec, BuilderParams
 from posir.builders.quality import GradingParams
 from posir.builders.raw_corpus import RawCorpusSpec
 from posir.builders.sampling import LengthAwareSampler
 from posir.metrics.positions import LengthBucket, relative_position
 from posir.schema import Entry, Float, Int, Language, PositiveInt, Str, Weight
-from posir.text import Span, SpanMatch
+from posir.text import Span, SpanMatch, locate_reference
 
 STAGE_SAMPLE = "sample_documents"
 STAGE_GENERATE = "generate_queries"
@@ -310,6 +311,13 @@ def span_decision(
     return located
 
 
+def constraints_honoured(spans: Iterable[tuple[str, bool]]) -> dict[str, dict[str, int]]:
+    """Per position constraint, how many of the ``(constraint, honours_constraint)`` pairs lie in the third asked
+    for and how many do not (PosIR section 3.2 reports how well the model keeps the constraint)."""
+    honours = Counter(spans)
+    return {c: {"honoured": honours[(c, True)], "not_honoured": honours[(c, False)]} for c in CONSTRAINTS}
+
+
 # --- the benchmark ---------------------------------------------------------------------------------
 
 
@@ -347,3 +355,13 @@ def assemble_benchmark(
         {d.doc_id: token_lengths[d.doc_id] for d in documents},
         evidence,
     )
+
+
+def verify_span(doc: Document, located: LocatedSpan) -> None:
+    """Re-locate the model's reference in the final document text: it must give the recorded span."""
+    again = locate_reference(doc.text, located.reference)
+    if again.span != located.span or again.status != located.match:
+        raise BenchmarkError(
+            f"query {located.candidate.qid}: reference no longer locates to [{located.span.start}, {located.span.end}) "
+            f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun"
+        )

@@ -24,6 +24,7 @@ exactly this text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -303,3 +304,17 @@ def read_documents(path: Path) -> list[tuple[RawDocument, dict[str, Any]]]:
                 )
                 out.append((doc, record))
     return out
+
+
+def corpus_fingerprint(spec: RawCorpusSpec) -> dict[str, Any]:
+    """sha256 of the raw corpus file, or of the sorted (path, sha256) list of a folder's files."""
+    from posir.sources import sha256_of
+
+    path = Path(spec.path)
+    if path.is_file():
+        return {"path": str(path), "format": spec.format, "sha256": sha256_of(path)}
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.glob(spec.glob) if p.is_file())
+    for file in files:
+        digest.update(f"{file.relative_to(path).as_posix()}\x00{sha256_of(file)}\n".encode())
+    return {"path": str(path), "format": spec.format, "files": len(files), "sha256": digest.hexdigest()}

@@ -16,7 +16,7 @@ from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark
 from posir.config.sections import ConfigSections
-from posir.controlled.family import ControlledBenchmark
+from posir.controlled.spec import ControlledBenchmark
 from posir.models.spec import LEXICAL_BACKENDS
 from posir.schema import ConfigError, KeyProblem
 from posir.translate.spec import TranslationEntry

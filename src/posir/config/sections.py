@@ -22,7 +22,7 @@ from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.config.topology import BenchmarkTopology, EvaluationBlock
-from posir.controlled.family import ControlledBenchmark
+from posir.controlled.spec import ControlledBenchmark
 from posir.llm.config import LLMConfig
 from posir.metrics.exposure import ExposureParams
 from posir.metrics.params import MetricParams

@@ -23,7 +23,7 @@ from posir.builders import PARALLEL, BenchmarkSpec
 from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark, ParallelBenchmark
-from posir.controlled.family import ControlledBenchmark, VariantKey
+from posir.controlled.spec import ControlledBenchmark, VariantKey
 from posir.languages import ONE_VS_MANY, Setting
 from posir.schema import ConfigError, Entry, SettingName, Str
 from posir.translate.spec import TranslationEntry

@@ -17,7 +17,7 @@ from pydantic import ValidationError, model_validator
 from posir.config.checks import check_references, scorer_model
 from posir.config.sections import ConfigSections
 from posir.config.topology import Evaluation
-from posir.controlled.family import ControlledBenchmark, VariantKey
+from posir.controlled.spec import ControlledBenchmark, VariantKey
 from posir.languages import Setting, macrolanguage
 from posir.llm.config import LLMConfig
 from posir.metrics.exposure import ExposureBenchmark

@@ -15,6 +15,10 @@ and that document's length. Here one query is measured at several positions of
 * :mod:`posir.controlled.sampling` samples queries stratified by length bucket
   and natural position bin, and deals them into rounds so that no corpus holds
   two sampled queries of one document;
+* :mod:`posir.controlled.spec` declares a family (``builder: controlled``, its
+  ``controlled`` block) and the keys of its variants, all the config needs;
+* :mod:`posir.controlled.planning` plans the family: units, eligibility,
+  sample, rounds and (insert mode) filler, drops counted with their reasons;
 * :mod:`posir.controlled.family` builds one :class:`posir.benchmark.BuiltBenchmark`
   per (round, position[, length]) in which each sampled query's positive is its
   variant and every other document is unchanged, with the card fields;

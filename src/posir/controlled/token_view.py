@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from posir.controlled.family import ControlledFamily, VariantKey
+from posir.controlled.family import ControlledFamily
+from posir.controlled.spec import VariantKey
 from posir.metrics.controlled import LENGTH_TARGET, POSITION_INDEX, ROUND
 from posir.text import Span
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from posir.controlled.family import ControlledBenchmark
+from posir.controlled.spec import ControlledBenchmark
 from posir.jobs import Job
 from posir.metrics.params import MetricParams, PositionParams
 from posir.models.spec import ModelSpec

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,3 +59,9 @@ class UsageLedger:
         """``{stage: {items, ok, cache_hits, http_requests, retries, ..., failures: {kind: n}}}``."""
         with self._lock:
             return {stage: usage.as_dict() for stage, usage in sorted(self._stages.items())}
+
+
+def usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """The card's ``llm_usage_total``: the counts of every stage's usage (:meth:`UsageLedger.as_dict`) summed."""
+    keys = ("items", "ok", "failed", "cache_hits", "http_requests", "prompt_tokens", "completion_tokens")
+    return {k: int(sum(int(u.get(k, 0) or 0) for u in usage.values())) for k in keys}

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from posir import benchmark as fmt
-from posir.controlled.family import CONTROLLED_TABLE, ControlledBenchmark
+from posir.controlled.family import CONTROLLED_TABLE
+from posir.controlled.spec import ControlledBenchmark
 from posir.plan.base import Part, names_regex
 from posir.plan.jobs import ControlledJob, ControlledTablesJob
 

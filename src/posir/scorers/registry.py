@@ -1,6 +1,7 @@
 """The scorer registry: a ``scorers:`` entry's backend maps to the code that builds its scorer.
 
-The declarations (keys, defaults, checks) are :mod:`posir.scorers.spec`; this module only builds. Backends
+The declarations (keys, defaults, checks) are :mod:`posir.scorers.spec`; this module only builds, one scorer
+(:func:`load_scorer`) or a stage's scorers over one cache and one LLM client (:class:`ScoringSession`). Backends
 import their libraries when built, so importing it needs neither torch nor an HTTP client.
 """
 
@@ -124,3 +125,51 @@ def load_scorer(
     from posir.scorers.cache import DEFAULT_CHUNK, CachedScorer
 
     return CachedScorer(scorer, cache, chunk_size=chunk_size or DEFAULT_CHUNK)
+
+
+class ScoringSession:
+    """The scorers of one stage, sharing one score cache and one LLM client, closed together.
+
+    ``open_llm`` opens the client for the first ``llm-grade`` scorer (and only then); ``usage`` holds the client's
+    usage once the session is closed. A bi-encoder's windows go through the embedding cache, so they are not
+    score-cached as well.
+    """
+
+    def __init__(
+        self,
+        score_cache: str | Path | None,
+        open_llm: Callable[[], Any],
+        prompts_dir: str | Path | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        from posir.scorers.cache import ScoreCache
+
+        self.cache = ScoreCache(Path(score_cache)) if score_cache else None
+        self.open_llm = open_llm
+        self.prompts_dir = prompts_dir
+        self.extra = extra
+        self.client: Any = None
+        self.usage: dict[str, Any] = {}
+
+    def scorer(self, spec: ScorerSpec, stage: str) -> PairScorer:
+        """``spec``'s scorer; its LLM calls count under ``<stage>:<scorer name>`` in the client's usage."""
+        if spec.backend == "llm-grade":
+            self.client = self.client or self.open_llm()
+        return load_scorer(
+            spec,
+            llm_client=self.client,
+            prompts_dir=self.prompts_dir,
+            stage=f"{stage}:{spec.name}",
+            cache=None if spec.backend == "bi-encoder" else self.cache,
+            extra=self.extra,
+        )
+
+    def __enter__(self) -> ScoringSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.client is not None:
+            self.usage = self.client.usage()
+            self.client.close()
+        if self.cache is not None:
+            self.cache.close()

@@ -20,7 +20,8 @@ logger = logging.getLogger("posir.controlled")
 def build_controlled_variant(job: ControlledJob) -> dict[str, Any]:
     """The job's variant (wildcard ``benchmark``) of its family: the family is planned from the source (seeded, so
     every variant's job plans the same family), then this variant's corpus, queries and card are written."""
-    from posir.controlled.family import Source, plan_family
+    from posir.controlled.family import Source
+    from posir.controlled.planning import plan_family
     from posir.text import qwen3_token_counter
 
     entry, metrics, variant = job.entry, job.metrics, job.wildcards["benchmark"]

@@ -9,12 +9,11 @@ them; its card aggregates every stage.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from posir import benchmark as fmt
 from posir.benchmark import (
@@ -29,12 +28,22 @@ from posir.benchmark import (
 )
 from posir.builders import generation as gen
 from posir.builders import quality as qc
-from posir.builders.raw_corpus import RawCorpusSpec, RawDocument, read_documents, read_raw_corpus, write_documents
+from posir.builders.raw_corpus import (
+    RawDocument,
+    corpus_fingerprint,
+    read_documents,
+    read_raw_corpus,
+    write_documents,
+)
 from posir.builders.sampling import LengthAwareSampler
 from posir.jobs.benchmarks import GenerationJob, ImportJob
 from posir.languages import display_name
 from posir.llm.client import open_client
+from posir.llm.usage import usage_total
 from posir.text import locate_reference, remove_span
+
+if TYPE_CHECKING:
+    from posir.scorers.registry import ScoringSession
 
 logger = logging.getLogger("posir.generation")
 
@@ -60,6 +69,18 @@ def _llm_drop(stage: str, record: str, result: Any) -> Drop:
     return Drop(stage, record, f"llm_{result.error_kind}", (result.error or "")[:300])
 
 
+def _scoring(job: GenerationJob) -> ScoringSession:
+    """The stage's scorers over the job's score cache; the first llm-grade scorer opens the one LLM client."""
+    from posir.scorers.registry import ScoringSession
+
+    return ScoringSession(
+        job.score_cache,
+        lambda: _llm_client(job, job.entry.generation.grading.max_tokens),
+        _prompts_dir(job),
+        {"models": job.models, "embedding_cache": job.embedding_cache or None, "threads": job.threads},
+    )
+
+
 # --- 1. corpus input -------------------------------------------------------------------------
 
 
@@ -73,20 +94,6 @@ def read_corpus_step(job: GenerationJob) -> StageCount:
     write_drops(drops_out, corpus.drops)
     write_counts(counts_out, [count], source=corpus_fingerprint(spec), ids_mapped=corpus.ids_mapped)
     return count
-
-
-def corpus_fingerprint(spec: RawCorpusSpec) -> dict[str, Any]:
-    """sha256 of the raw corpus file, or of the sorted (path, sha256) list of a folder's files."""
-    from posir.sources import sha256_of
-
-    path = Path(spec.path)
-    if path.is_file():
-        return {"path": str(path), "format": spec.format, "sha256": sha256_of(path)}
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.glob(spec.glob) if p.is_file())
-    for file in files:
-        digest.update(f"{file.relative_to(path).as_posix()}\x00{sha256_of(file)}\n".encode())
-    return {"path": str(path), "format": spec.format, "files": len(files), "sha256": digest.hexdigest()}
 
 
 # --- 2. length-aware sampling ------------------------------------------------------------------
@@ -219,88 +226,17 @@ def locate_spans_step(job: GenerationJob) -> StageCount:
     write_jsonl(located_out, (s.as_record() for s in located))
     count = stage_count(gen.STAGE_LOCATE, "questions", len(candidates), drops)
     write_drops(drops_out, drops)
-    honours = Counter((s.candidate.constraint, s.honours_constraint) for s in located)
     write_counts(
         counts_out,
         [count],
         usage,
         match=dict(Counter(s.match for s in located)),
-        constraint_honoured={
-            c: {"honoured": honours[(c, True)], "not_honoured": honours[(c, False)]} for c in gen.CONSTRAINTS
-        },
+        constraint_honoured=gen.constraints_honoured((s.candidate.constraint, s.honours_constraint) for s in located),
     )
     return count
 
 
 # --- 5a. span necessity by relevance contrast ----------------------------------------------
-
-
-def _load_scorer(spec: Any, job: GenerationJob, client: Any, stage: str, cache: Any) -> tuple[Any, Any]:
-    """A relevance scorer (posir.scorers); an ``llm-grade`` scorer opens (or reuses) the stage's one LLM client.
-
-    A bi-encoder's windows go through the embedding cache, so they are not score-cached as well.
-    """
-    from posir.scorers import load_scorer
-
-    if spec.backend == "llm-grade":
-        client = client or _llm_client(job, job.entry.generation.grading.max_tokens)
-    return load_scorer(
-        spec,
-        llm_client=client,
-        prompts_dir=_prompts_dir(job),
-        stage=f"{stage}:{spec.name}",
-        cache=None if spec.backend == "bi-encoder" else cache,
-        extra={"models": job.models, "embedding_cache": job.embedding_cache or None, "threads": job.threads},
-    ), client
-
-
-class _Scoring:
-    """A stage's score cache and its one LLM client (opened by the first llm-grade scorer), closed together;
-    ``usage`` holds the client's usage once closed."""
-
-    def __init__(self, job: GenerationJob) -> None:
-        from posir.scorers import ScoreCache
-
-        self.job = job
-        self.cache = ScoreCache(Path(job.score_cache)) if job.score_cache else None
-        self.client: Any = None
-        self.usage: dict[str, Any] = {}
-
-    def scorer(self, spec: Any, stage: str) -> Any:
-        scorer, self.client = _load_scorer(spec, self.job, self.client, stage, self.cache)
-        return scorer
-
-    def __enter__(self) -> _Scoring:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.client is not None:
-            self.usage = self.client.usage()
-            self.client.close()
-        if self.cache is not None:
-            self.cache.close()
-
-
-class _Grader:
-    """LLM relevance grades 0-4 (PosIR D.3) through one client; ``None`` for a failed call."""
-
-    def __init__(self, client: Any, prompts_dir: Path) -> None:
-        from posir.llm import grade_in_range, load_prompt
-
-        self.client = client
-        self.template = load_prompt("grade_relevance", prompts_dir)
-        self.validator = grade_in_range()
-        self.failures: list[Any] = []
-
-    def __call__(self, queries: Sequence[str], documents: Sequence[str], stage: str) -> list[int | None]:
-        results = self.client.map(
-            stage,
-            self.template,
-            [{"query": q, "document": d} for q, d in zip(queries, documents)],
-            validator=self.validator,
-        )
-        self.failures = [None if r.ok else r for r in results]
-        return [int(r.value["grade"]) if r.ok else None for r in results]
 
 
 def span_contrast_step(job: GenerationJob) -> StageCount:
@@ -323,7 +259,7 @@ def span_contrast_step(job: GenerationJob) -> StageCount:
     alive = list(located)
     drops: list[Drop] = []
     scores: dict[str, dict[str, tuple[float | None, float | None]]] = {}
-    with _Scoring(job) as scoring:
+    with _scoring(job) as scoring:
         for spec in specs:
             scorer = scoring.scorer(spec, qc.STAGE_CONTRAST)
             full_docs = [documents[s.candidate.doc_id][0].text for s in alive]
@@ -382,6 +318,8 @@ def _write_score_table(
 
 def grade_relevance_step(job: GenerationJob) -> StageCount:
     """Grade 0-4 on the full and the span-removed document; keep full >= 3 and removed <= full - 1 (PosIR 3.3)."""
+    from posir.llm.grading import RelevanceGrader
+
     params = job.entry.generation.grading
     prompts_dir, sample_in, contrast_in = _prompts_dir(job), job.path("documents"), job.path("kept")
     kept_out, grades_out, drops_out, counts_out = (_out(job, n) for n in ("kept", "grades", "drops", "counts"))
@@ -392,7 +330,7 @@ def grade_relevance_step(job: GenerationJob) -> StageCount:
     removed_docs = [remove_span(t, s.span) for t, s in zip(full_docs, located)]
     questions = [s.candidate.question for s in located]
     with _llm_client(job, params.max_tokens) as client:
-        grader = _Grader(client, prompts_dir)
+        grader = RelevanceGrader(client, prompts_dir)
         grades = grader(questions + questions, full_docs + removed_docs, qc.STAGE_GRADE)
         failures = grader.failures
         usage = client.usage()
@@ -459,7 +397,7 @@ def false_negatives_step(job: GenerationJob) -> list[StageCount]:
             candidates[record["qid"]] = [documents[i].doc_id for i in row if i >= 0]
     specs = specs_from_config(params.scorers, job.scorers)
     scores: dict[str, dict[tuple[str, str], float | None]] = {}
-    with _Scoring(job) as scoring:
+    with _scoring(job) as scoring:
         for spec in specs:
             scorer = scoring.scorer(spec, qc.STAGE_FN_DOCUMENTS)
             pairs = sorted(
@@ -510,7 +448,7 @@ def assemble_step(job: GenerationJob) -> dict[str, Any]:
     documents = {d.doc_id: fmt.Document(d.doc_id, d.text, d.title) for d, _ in sampled}
     for record in records:
         located = gen.LocatedSpan.from_record(record)
-        _verify_span(documents[located.candidate.doc_id], located)
+        gen.verify_span(documents[located.candidate.doc_id], located)
     stages: list[StageCount] = []
     drops: list[Drop] = []
     usage: dict[str, Any] = {}
@@ -538,17 +476,16 @@ def assemble_step(job: GenerationJob) -> dict[str, Any]:
             + f"); the reasons are in results/generation/{name}/*/drops.tsv. A weak model may need more "
             "documents (sampling.positives_per_domain) or laxer grading thresholds"
         )
-    honoured = Counter((r["constraint"], bool(r["honours_constraint"])) for r in records)
     built.card.update(
         {
             "llm": dict(job.llm),
             "llm_usage": usage,
-            "llm_usage_total": _usage_total(usage),
+            "llm_usage_total": usage_total(usage),
             "generation": {
                 "stage_details": details,
-                "final_constraints": {
-                    c: {"honoured": honoured[(c, True)], "not_honoured": honoured[(c, False)]} for c in gen.CONSTRAINTS
-                },
+                "final_constraints": gen.constraints_honoured(
+                    (r["constraint"], bool(r["honours_constraint"])) for r in records
+                ),
                 "final_span_match": dict(Counter(r["match"] for r in records)),
                 "span_removal": "the span's characters are deleted from the document; nothing is inserted",
             },
@@ -563,21 +500,6 @@ def assemble_step(job: GenerationJob) -> dict[str, Any]:
         notes=list(entry.notes),
     )
     return fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, Path(out_dir))
-
-
-def _verify_span(doc: fmt.Document, located: gen.LocatedSpan) -> None:
-    """Re-locate the model's reference in the final document text: it must give the recorded span."""
-    again = locate_reference(doc.text, located.reference)
-    if again.span != located.span or again.status != located.match:
-        raise fmt.BenchmarkError(
-            f"query {located.candidate.qid}: reference no longer locates to [{located.span.start}, {located.span.end}) "
-            f"in {doc.doc_id} (got {again}); the intermediate files are stale: delete results/generation/ and rerun"
-        )
-
-
-def _usage_total(usage: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
-    keys = ("items", "ok", "failed", "cache_hits", "http_requests", "prompt_tokens", "completion_tokens")
-    return {k: int(sum(int(u.get(k, 0) or 0) for u in usage.values())) for k in keys}
 
 
 # --- the PosIR import --------------------------------------------------------------------------
