@@ -132,3 +132,56 @@ def family_token_views(
                 }
             )
     return [{f: row[f] for f in TOKEN_VIEW_FIELDS} for row in rows]
+
+
+# --- several pieces (spread mode): what of each piece a model reads, and whether one window holds them all --------
+
+
+@dataclass(frozen=True)
+class PiecesView:
+    """A model's view of a document's k pieces: each piece's :class:`SpanTokenView` against the first window's
+    budget, and whether one window the model reads holds every piece whole (``shared_window``)."""
+
+    pieces: tuple[SpanTokenView, ...]
+    shared_window: bool
+
+    def seen_shares(self) -> list[float]:
+        """Each piece's share of tokens in the first window."""
+        return [view.tokens_seen / view.span_tokens for view in self.pieces]
+
+
+def pieces_view(
+    text: str,
+    spans: Sequence[Span],
+    token_offsets: TokenOffsets,
+    budget: int | None,
+    windows: Sequence[tuple[int, int]] | None = None,
+) -> PiecesView:
+    """How a model reads a document's pieces. ``windows`` are the character spans of the windows it reads (a
+    chunked entry's or a MaxP scorer's); None: it reads the first ``budget`` tokens (all of them when None)."""
+    views = tuple(span_token_view(text, span, token_offsets, budget) for span in spans)
+    if windows is None:
+        end = views[0].truncation_char if views[0].truncation_char is not None else len(text)
+        windows = [(0, end)]
+    first, last = min(s.start for s in spans), max(s.end for s in spans)
+    return PiecesView(views, any(start <= first and last <= end for start, end in windows))
+
+
+def piece_score_shares(
+    contributions: Sequence[float], matched: Sequence[tuple[int, int]], pieces: Sequence[Span]
+) -> list[float]:
+    """The share of a late-interaction score each piece carries (the hook for late-interaction entries).
+
+    A late-interaction model (ColBERT's MaxSim) scores a document as the sum over query tokens of each one's best
+    similarity to a document token: ``contributions[i]`` is query token i's, ``matched[i]`` the character span of
+    the document token it matched. A piece carries the contributions whose matched token overlaps it; the shares
+    are over the whole score (what no piece carries is the rest). Waiting for a late-interaction backend: its
+    encoder gives ``contributions`` and ``matched`` per (query, document), and the spread family's tables add a
+    :func:`posir.metrics.distance.piece_score_share` column per piece."""
+    total = float(sum(contributions))
+    if total == 0:
+        return [0.0 for _ in pieces]
+    return [
+        sum(c for c, (s, e) in zip(contributions, matched) if s < piece.end and e > piece.start) / total
+        for piece in pieces
+    ]

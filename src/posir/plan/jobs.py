@@ -15,7 +15,7 @@ from posir.jobs.benchmarks import (
     JudgeTableJob,
     TranslateJob,
 )
-from posir.jobs.controlled import ControlledJob, ControlledTablesJob
+from posir.jobs.controlled import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
 from posir.jobs.evaluation import (
     ExposureCorpus,
     ExposureJob,
@@ -40,6 +40,7 @@ __all__ = [
     "ComparisonJob",
     "ControlledJob",
     "ControlledTablesJob",
+    "DistanceTablesJob",
     "EncodeJob",
     "ExposureCorpus",
     "ExposureJob",
@@ -54,6 +55,7 @@ __all__ = [
     "MtebTaskJob",
     "PanelsJob",
     "PaperTablesJob",
+    "PieceReader",
     "PositionsFigureJob",
     "PublishedJob",
     "RepresentationJob",
