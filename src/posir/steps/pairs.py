@@ -60,6 +60,12 @@ def build_evidence_pairs(job: PairsJob) -> dict[str, Any]:
         fusion_drops,
         fusion_stages,
     )
+    if not built.pieces:
+        raise ValueError(
+            f"benchmarks.{entry.name}: no {entry.params.pieces} questions of one document of "
+            f"{entry.source_benchmark} have their evidence in {entry.params.pieces} different paragraphs (drops.tsv "
+            f"of the source says what it holds); group fewer pieces, or pairs of a benchmark with longer documents"
+        )
     if entry.params.fuse is not None and "llm_usage" in counts:
         built.card["llm_usage"] = counts["llm_usage"]
     source = job.path("corpus").parent
