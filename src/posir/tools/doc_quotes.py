@@ -13,6 +13,9 @@ the measures and statistics that write them (the results contract); models, sett
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import yaml
 
 from posir import benchmark as fmt
 from posir.metrics.columns import (
@@ -83,7 +86,9 @@ EXPOSURE_PAIRS = run_file(PATHS.table(SQUAD, "exposure_pairs.csv"))
 XQUAD_EXPOSURE = run_file(PATHS.table("xquad-parallel", "exposure.csv"))
 TRANSLATIONS = run_file(PATHS.table("xquad-spa", "translation_comparison.csv"))
 MOVED, MOVED_ES = "squad-long-moved", "squad-es-long-moved"
-LANGUAGES = ("ara", "deu", "eng", "spa", "hin", "ron", "rus", "tur", "vie", "zho")
+#: The parallel benchmark's languages as the default config.yaml lists them (a language added there is quoted too).
+DEFAULT_CONFIG = yaml.safe_load(Path(__file__).resolve().parents[3].joinpath("config.yaml").read_text())
+LANGUAGES = tuple(DEFAULT_CONFIG["benchmarks"]["xquad-parallel"]["languages"])
 BUCKETS = ("Q1", "Q2", "Q3", "Q4")
 #: The measures the docs quote, as their columns and labels name them.
 NDCG_LABEL = POSITION_MEASURE.name
