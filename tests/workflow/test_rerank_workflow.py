@@ -11,7 +11,7 @@ import pytest
 
 from posir import benchmark as fmt
 from posir.runs import ranked, read_trec_run
-from tests._snakemake import Build, cores
+from tests._snakemake import Build, cores, planned_jobs
 from tests.workflow.conftest import shared_build
 
 PIPELINES = ["bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp", "bm25.minilm-sample"]
@@ -91,8 +91,11 @@ def test_windows_and_queries_are_embedded_once_for_every_use(build, tmp_path):
     again = build.copy_to(tmp_path / "again")
     pipelines = ("bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp")
     runs = [f"results/runs/squad-long/{model}/eng-eng.trec" for model in pipelines]
-    done = again.snakemake("--cores", cores(), "--forcerun", "rerank", *runs)  # these reranks again, nothing after
+    # these reranks again, nothing after (the targets first: --forcerun takes every word after it as a rule)
+    done = again.snakemake("--cores", cores(), *runs, "--forcerun", "rerank")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(w["model"] for rule, w in planned_jobs(done.stderr) if rule == "rerank") == sorted(pipelines)
+    assert {rule for rule, _ in planned_jobs(done.stderr)} == {"rerank"}
     for model in pipelines:
         counts = card_of(again.workdir, model)["scorer_counts"]
         assert counts["encoded"] == 0 and counts["from_cache"] > 0, (model, counts)
