@@ -23,7 +23,7 @@ OVERLAYS = ("reports_off", "rerank")
 def build(tmp_path_factory, mirror, shared_caches) -> Build:
     """tests/configs/rerank.yaml: three SQuAD articles, BM25 and MiniLM as first stages, MiniLM chunked, four
     pipelines."""
-    return shared_build(tmp_path_factory, mirror, "rerank", *OVERLAYS, local=shared_caches)
+    return shared_build(tmp_path_factory, mirror, "rerank", *OVERLAYS, local=shared_caches, after=("controlled",))
 
 
 @pytest.fixture(scope="session")
