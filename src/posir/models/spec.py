@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, Strict, StringConstraints, ValidationError, WithJsonSchema, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    Strict,
+    StringConstraints,
+    ValidationError,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
 
 from posir.schema import (
     Bool,
@@ -42,6 +51,17 @@ LONG_INPUT_MODES = ("truncate", "window_mean", "full", "chunks")
 CHUNKS = "chunks"
 DTYPES = ("float32", "float16", "bfloat16", "q4")
 RENORM_METHODS = ("r1", "r2")
+# What an entry gives per text: one vector (``dense``), a vector per token scored by MaxSim (``multi-vector``,
+# ColBERT-style late interaction) or a weight per vocabulary term (``sparse``, SPLADE). docs/late-interaction.md
+DENSE, MULTI_VECTOR, SPARSE = "dense", "multi-vector", "sparse"
+OUTPUTS = (DENSE, MULTI_VECTOR, SPARSE)
+# Where a multi-vector entry's token vectors come from: a late-interaction checkpoint (Stanford ColBERT, PyLate,
+# a sentence-transformers MultiVectorEncoder save) read by MultiVectorEncoder, or a dense checkpoint's own token
+# embeddings before its pooling (no late-interaction training: the pooling-or-encoder comparison).
+TOKEN_VECTOR_SOURCES = ("late-interaction", "unpooled")
+# Keys added to entries after dense vectors were cached: left out of a dense entry's dump (ModelSpec._dump), so its
+# job params and its encoding identity (posir.embedding_cache) stay those of before.
+OUTPUT_KEYS = ("output", "token_vectors")
 
 # Keys the workflow reads from a model entry but no backend uses. ``languages`` declares what the model
 # was trained for (ISO 639-3); tables flag settings outside it (posir.config.languages_outside_model).
@@ -79,6 +99,8 @@ class BackendCapabilities:
     window_mode: str | None = None
     # where the forward pass can run (posir.models.runtimes); the first is the default
     runtimes: tuple[str, ...] = ()
+    # what an entry of the backend can give per text (``output``); the first is the default
+    outputs: tuple[str, ...] = (DENSE,)
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
@@ -92,6 +114,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         implementation="posir.models.sentence_transformers_backend",
         window_mode="truncate",
         runtimes=("torch", "onnx", "openvino"),
+        outputs=(DENSE, MULTI_VECTOR, SPARSE),
     ),
     # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
     "flagembedding": BackendCapabilities(
@@ -180,6 +203,8 @@ _DENSE_ONLY_KEYS = (
     "runtime",
     "quantize",
     "revision",
+    "output",
+    "token_vectors",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
@@ -260,6 +285,16 @@ class ModelSpec(NamedEntry):
     )
     renorm: Literal["r1", "r2"] | None = None
     renorm_collection: Annotated[str, Strict(), Field(min_length=1)] | None = None
+    output: Literal["dense", "multi-vector", "sparse"] = Field(
+        DENSE,
+        description="what the entry gives per text: dense (one vector), multi-vector (a vector per token, MaxSim) "
+        "or sparse (a weight per vocabulary term, SPLADE); docs/late-interaction.md",
+    )
+    token_vectors: Literal["late-interaction", "unpooled"] | None = Field(
+        None,
+        description="output: multi-vector, where the token vectors come from: late-interaction (default: a "
+        "ColBERT/PyLate checkpoint) or unpooled (a dense checkpoint's own token embeddings before its pooling)",
+    )
     # openai backend only
     base_url: HttpUrl | None = None
     api_key_env: EnvName | None = None
@@ -297,6 +332,16 @@ class ModelSpec(NamedEntry):
         self.validate()
         return self
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The entry as data, without the output keys of a dense entry (:data:`OUTPUT_KEYS`): a dense entry dumps as
+        it did before they existed, so its jobs' params and its embedding cache keys are unchanged."""
+        data = handler(self)
+        if self.output == DENSE and self.token_vectors is None:
+            for key in OUTPUT_KEYS:
+                data.pop(key, None)
+        return data
+
     # --- derived values ---------------------------------------------------
 
     @property
@@ -310,7 +355,28 @@ class ModelSpec(NamedEntry):
 
     @property
     def is_dense(self) -> bool:
+        """One vector per text (searched by inner product); multi-vector and sparse entries are not."""
+        return self.backend not in LEXICAL_BACKENDS and self.output == DENSE
+
+    @property
+    def is_multi_vector(self) -> bool:
+        return self.output == MULTI_VECTOR
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.output == SPARSE
+
+    @property
+    def encodes(self) -> bool:
+        """The entry's texts are encoded (into vectors, token vectors or sparse vectors), not indexed as text."""
         return self.backend not in LEXICAL_BACKENDS
+
+    @property
+    def effective_token_vectors(self) -> str | None:
+        """Where a multi-vector entry's token vectors come from (``late-interaction`` by default); None otherwise."""
+        if self.output != MULTI_VECTOR:
+            return None
+        return self.token_vectors or TOKEN_VECTOR_SOURCES[0]
 
     @property
     def is_chunked(self) -> bool:
@@ -379,6 +445,46 @@ class ModelSpec(NamedEntry):
             and getattr(self, key) != defaults.get(key, field.get_default(call_default_factory=True))
         }
 
+    def _validate_output(self) -> None:
+        """``output`` and ``token_vectors`` against the backend and the other keys (docs/late-interaction.md)."""
+        caps = self.capabilities
+        if self.output not in caps.outputs:
+            raise self._fail(
+                "output",
+                f"'{self.output}' is not available",
+                f"this backend gives {list(caps.outputs)}; use backend: sentence-transformers for multi-vector or "
+                "sparse entries",
+            )
+        if self.token_vectors is not None and self.output != MULTI_VECTOR:
+            raise self._fail(
+                "token_vectors", "only a multi-vector entry has token vectors", "set output: multi-vector, or remove it"
+            )
+        if self.output == DENSE:
+            return
+        if self.long_input is not None and self.long_input not in ("truncate", CHUNKS):
+            raise self._fail(
+                "long_input",
+                f"'{self.long_input}' is not defined for output '{self.output}' (a mean of windows is a pooled vector)",
+                "use long_input: truncate, or chunks (a document scores as its best window)",
+            )
+        if self.runtime not in (None, "torch") or self.quantize is not None:
+            raise self._fail(
+                "runtime" if self.runtime not in (None, "torch") else "quantize",
+                f"output '{self.output}' runs on torch only (the exported graphs end in a pooled vector)",
+                "remove runtime and quantize, or set runtime: torch",
+            )
+        if self.renorm is not None or self.renorm_collection is not None or self.embeddings_from is not None:
+            key = (
+                "renorm"
+                if self.renorm is not None
+                else ("renorm_collection" if self.renorm_collection is not None else "embeddings_from")
+            )
+            raise self._fail(
+                key,
+                f"renormalization and shared embeddings are defined for dense vectors, not output '{self.output}'",
+                f"remove {key}",
+            )
+
     def validate(self) -> None:
         """Reject combinations the backend cannot honour, naming the model, the key and the fix."""
         given = self._set_keys()
@@ -397,6 +503,7 @@ class ModelSpec(NamedEntry):
                     ", ".join(bad), "only dense backends use these keys", "remove them from the bm25 entry"
                 )
             return
+        self._validate_output()
         if self.backend != "openai":
             bad = sorted(k for k in _OPENAI_ONLY_KEYS if k in given)
             if bad:
