@@ -11,8 +11,8 @@ scorer share them.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,31 @@ from posir.scorers.spec import ScorerSpec
 from posir.windows import aggregate
 
 
-def maxsim(query: TokenVectors, windows: Sequence[TokenVectors]) -> np.ndarray:
-    """Each window's MaxSim with the query, in one product: float32 sums of the best window token per query token."""
-    if not windows:
-        return np.zeros(0, dtype=np.float32)
-    stacked = np.concatenate([w.vectors for w in windows]).astype(np.float32)
-    starts = np.cumsum([0] + [len(w.vectors) for w in windows[:-1]])
-    product = query.vectors.astype(np.float32) @ stacked.T
-    return np.maximum.reduceat(product, starts, axis=1).sum(axis=0, dtype=np.float32)
+def as_float32(vectors: np.ndarray) -> np.ndarray:
+    """float16 token vectors as float32 (torch's conversion: numpy's is several times slower)."""
+    import torch
+
+    return torch.from_numpy(np.array(vectors, dtype=np.float16)).float().numpy()
+
+
+@dataclass(frozen=True)
+class StackedWindows:
+    """A document's windows' token vectors in one float32 matrix, and where each window starts."""
+
+    vectors: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, windows: Sequence[TokenVectors]) -> StackedWindows:
+        lengths = [len(w.vectors) for w in windows]
+        return cls(as_float32(np.concatenate([w.vectors for w in windows])), np.cumsum([0, *lengths[:-1]]))
+
+
+def maxsim(query: np.ndarray, windows: StackedWindows) -> np.ndarray:
+    """Each window's MaxSim with the query's float32 token vectors: the sums of the best window token per query
+    token, from one product."""
+    product = query @ windows.vectors.T
+    return np.maximum.reduceat(product, windows.starts, axis=1).sum(axis=0, dtype=np.float32)
 
 
 def dot(query: TermWeights, windows: Sequence[TermWeights]) -> np.ndarray:
@@ -72,8 +89,7 @@ class RescoreScorer:
         self.window, self.stride = self.service.window_size(
             "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
         )
-        self.score_windows = dot if self.model_spec.is_sparse else maxsim
-        self._windows: dict[str, list[Any]] = {}
+        self._windows: dict[str, Any] = {}
         self._queries: dict[str, Any] = {}
         self.counts = EmbeddingCounts()
 
@@ -96,7 +112,8 @@ class RescoreScorer:
             encoded = self.service.encode(new_queries, "query")
             self.counts.from_cache += encoded.from_cache
             self.counts.encoded += encoded.encoded
-            self._queries.update(zip(new_queries, encoded.rows))
+            rows = encoded.rows if self.model_spec.is_sparse else [as_float32(r.vectors) for r in encoded.rows]
+            self._queries.update(zip(new_queries, rows))
         new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
         if not new_documents:
             return
@@ -107,29 +124,22 @@ class RescoreScorer:
         self.counts.encoded += windows.encoded.encoded
         cursor = 0
         for text, spans in zip(new_documents, windows.spans):
-            self._windows[text] = windows.encoded.rows[cursor : cursor + len(spans)]
+            rows = windows.encoded.rows[cursor : cursor + len(spans)]
+            self._windows[text] = rows if self.model_spec.is_sparse else StackedWindows.of(rows)
             cursor += len(spans)
+
+    def _window_scores(self, query: str, document: str) -> np.ndarray:
+        if self.model_spec.is_sparse:
+            return dot(self._queries[query], self._windows[document])
+        return maxsim(self._queries[query], self._windows[document])
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
         check_pairs(queries, documents)
         self._prepare(queries, documents)
-        by_query: dict[str, list[int]] = defaultdict(list)
-        for index, query in enumerate(queries):
-            by_query[query].append(index)
-        scores: list[float | None] = [None] * len(queries)
-        for query, members in by_query.items():
-            texts = list(dict.fromkeys(documents[i] for i in members))
-            flat = [row for text in texts for row in self._windows[text]]
-            window_scores = self.score_windows(self._queries[query], flat)
-            per_document, cursor = {}, 0
-            for text in texts:
-                n = len(self._windows[text])
-                per_document[text] = aggregate(
-                    [float(s) for s in window_scores[cursor : cursor + n]], self.spec.aggregation
-                )
-                cursor += n
-            for i in members:
-                scores[i] = per_document[documents[i]]
+        scores: list[float | None] = []
+        for query, document in zip(queries, documents):
+            window_scores = self._window_scores(query, document)
+            scores.append(aggregate([float(v) for v in window_scores], self.spec.aggregation))
         return scores
 
     def close(self) -> None:
