@@ -33,7 +33,7 @@ import numpy as np
 
 from posir.cache_store import CacheCounts
 from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, whole_text_identity, window_identity
-from posir.models.outputs import Row
+from posir.models.rows import Row
 from posir.models.spec import ModelSpec
 from posir.progress import Progress
 
@@ -69,8 +69,8 @@ class Encoded:
 
 @dataclass(frozen=True)
 class EncodedRows:
-    """A multi-vector or sparse entry's rows (:class:`~posir.models.outputs.TokenVectors` or
-    :class:`~posir.models.outputs.TermWeights`, one per text, in order) and how many the cache served."""
+    """A multi-vector or sparse entry's rows (:class:`~posir.models.rows.TokenVectors` or
+    :class:`~posir.models.rows.TermWeights`, one per text, in order) and how many the cache served."""
 
     rows: list[Row]
     from_cache: int

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from posir.cache_store import CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
-from posir.models.outputs import TERM_RECORD, TOKEN_RECORD, TOKEN_VECTOR_DTYPE, Row, TermWeights, TokenVectors
+from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TOKEN_VECTOR_DTYPE, Row, TermWeights, TokenVectors
 
 TOKEN_CACHE_SUFFIX = ".tokens"
 

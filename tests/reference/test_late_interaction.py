@@ -22,8 +22,8 @@ import torch
 from posir.encoding import EncodingService
 from posir.models.outputs import load_output_encoder
 from posir.models.spec import ModelSpec
-from posir.retrieval import maxsim_search, sparse_matrix, sparse_search
-from posir.retrieval.maxsim import TokenMatrix
+from posir.retrieval.maxsim import TokenMatrix, maxsim_search
+from posir.retrieval.sparse import sparse_matrix, sparse_search
 from posir.scorers.rescore import RescoreScorer
 from posir.scorers.spec import ScorerSpec
 from tests.fixtures import late_checkpoints

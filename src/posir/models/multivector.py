@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from posir.models.outputs import TOKEN_RECORD, TOKEN_VECTOR_DTYPE, TokenVectors, text_spans
+from posir.models.rows import TOKEN_RECORD, TOKEN_VECTOR_DTYPE, TokenVectors, text_spans
 from posir.models.spec import ModelConfigError, ModelSpec
 from posir.models.token_model import TokenModel, load_model, model_path
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from posir.models.outputs import TERM_RECORD, TermWeights, text_spans
+from posir.models.rows import TERM_RECORD, TermWeights, text_spans
 from posir.models.spec import ModelConfigError, ModelSpec
 from posir.models.token_model import TokenModel, load_model
 

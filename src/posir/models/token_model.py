@@ -5,7 +5,7 @@ Texts are encoded in groups of one input length (as :func:`posir.models.registry
 entries): no padding, so a text's token vectors do not depend on what it was encoded with, and what the cache holds
 is what an uncached encode gives. The prompt (a model card's prompt, or a ColBERT ``[Q]``/``[D]`` marker) is
 prepended as text, as sentence-transformers does; spans are given back in the coordinates of the text itself
-(:func:`posir.models.outputs.text_spans`).
+(:func:`posir.models.rows.text_spans`).
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ def load_embeddings(path: Path) -> tuple[list[str], np.ndarray, list[int]]:
 class RowSet:
     """A multi-vector or sparse text set as written: the rows (a query, a document, a window) and their entries.
 
-    ``entries`` are the token records (:data:`posir.models.outputs.TOKEN_RECORD`) or term records
-    (:data:`~posir.models.outputs.TERM_RECORD`) of every row, row after row; row ``r``'s are
+    ``entries`` are the token records (:data:`posir.models.rows.TOKEN_RECORD`) or term records
+    (:data:`~posir.models.rows.TERM_RECORD`) of every row, row after row; row ``r``'s are
     ``entries[offsets[r]:offsets[r + 1]]``; ``vectors`` (multi-vector only) are aligned with them. ``windows`` are
     each row's ``(start, end)`` in its document for a chunked corpus, else None. Arrays read from disk are
     memory-mapped.
@@ -79,7 +79,7 @@ class RowSet:
 
 
 def row_set(rows: Sequence[Any], ids: Sequence[str], windows: Sequence[tuple[int, int]] | None = None) -> RowSet:
-    """Rows (:class:`~posir.models.outputs.TokenVectors` or :class:`~posir.models.outputs.TermWeights`) as one
+    """Rows (:class:`~posir.models.rows.TokenVectors` or :class:`~posir.models.rows.TermWeights`) as one
     :class:`RowSet`, their spans in the coordinates of their documents (a window's moved by its start)."""
     if windows is not None:
         rows = [row.shifted(start) for row, (start, _) in zip(rows, windows)]

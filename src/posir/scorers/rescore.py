@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from posir.models.outputs import TermWeights, TokenVectors
+from posir.models.rows import TermWeights, TokenVectors
 from posir.scorers.base import check_pairs
 from posir.scorers.bi_encoder import EmbeddingCounts
 from posir.scorers.spec import ScorerSpec

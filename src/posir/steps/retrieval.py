@@ -160,7 +160,7 @@ def token_search(
         row_documents.append(np.array([position.setdefault(prefix + i, len(position)) for i in corpus.ids]))
     doc_ids = list(position)
     if spec.is_sparse:
-        from posir.retrieval import sparse_matrix, sparse_search
+        from posir.retrieval.sparse import sparse_matrix, sparse_search
 
         vocabulary = 1 + max(int(s.entries["term"].max(initial=0)) for s in (queries, *corpora))
 
@@ -173,8 +173,7 @@ def token_search(
     else:
         import torch
 
-        from posir.retrieval import maxsim_search
-        from posir.retrieval.maxsim import TokenMatrix
+        from posir.retrieval.maxsim import TokenMatrix, maxsim_search
 
         torch.set_num_threads(max(1, threads))
         scores, indices = maxsim_search(
