@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from posir import benchmark as fmt
 
@@ -55,6 +55,10 @@ class ResultPaths:
 
     root: str = "results"
     families: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def relative(self, path: str) -> str:
+        """One of these files named from ``root``, as a document names it: ``tables/squad-long/main.csv``."""
+        return PurePosixPath(path).relative_to(self.root).as_posix()
 
     # --- sources, benchmarks, collections ---------------------------------------------------------------
 
@@ -162,6 +166,10 @@ class ResultPaths:
         matches both."""
         family = self.families.get(benchmark)
         return f"{family}/{benchmark}" if family else benchmark
+
+    def tables_dir(self) -> str:
+        """Every benchmark's tables (and the paper's, the published results')."""
+        return f"{self.root}/tables"
 
     def table(self, benchmark: str, filename: str) -> str:
         return f"{self.root}/tables/{self.benchmark_folder(benchmark)}/{filename}"
