@@ -89,11 +89,11 @@ def _rerank_api(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
 
 FACTORIES: dict[str, Factory] = {
     "bi-encoder": _bi_encoder,
-    "rescore": _rescore,
     "cross-encoder": _cross_encoder,
     "flag-reranker": _flag_reranker,
     "llm-grade": _llm,
     "rerank-api": _rerank_api,
+    "rescore": _rescore,
 }
 
 

@@ -284,7 +284,7 @@ class RerankAPISpec(ScorerSpec):
 
 #: Every scorer entry, told apart by ``backend``.
 ScorerEntry = Annotated[
-    Union[BiEncoderSpec, RescoreSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec],
+    Union[BiEncoderSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec, RescoreSpec],
     Field(discriminator="backend"),
 ]
 _ENTRY: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerEntry)
@@ -292,11 +292,11 @@ _ENTRY: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerEntry)
 #: backend name -> its declaration
 SPECS: dict[str, type[ScorerSpec]] = {
     "bi-encoder": BiEncoderSpec,
-    "rescore": RescoreSpec,
     "cross-encoder": CrossEncoderSpec,
     "flag-reranker": FlagRerankerSpec,
     "llm-grade": LLMGradeSpec,
     "rerank-api": RerankAPISpec,
+    "rescore": RescoreSpec,
 }
 BACKENDS = tuple(SPECS)
 #: backend name -> the keys its entries may hold (besides backend)
