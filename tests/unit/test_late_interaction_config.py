@@ -165,7 +165,7 @@ def test_a_damaged_token_vector_row_is_dropped_and_counted(tmp_path: Path) -> No
 FINGERPRINTS = {
     "posir.models.multivector": "0c0dec9c982f9bf8753c6aca6a913ce8ba1bdbfda5b329ee8ec35b09160f2d35",
     "posir.models.sparse": "d009fa4dcf0a828e0cb8017e491284ea82e2dd19cc3787613d0568e1dbe5ce88",
-    "posir.models.token_model": "3d75e9a631c3af5f22b5dbce8e6af166292ea2dda2a6e86742ce02ce019f937b",
+    "posir.models.token_model": "5ebf1d60f3292e4635a061d2c489d41e31f755f8c36c70a5d0856c9d13b498da",
     "posir.models.rows": "063671594a430e01c1a6c28915c5c55cb4cf73cf5b5e28217d5592e2680f8379",
 }
 

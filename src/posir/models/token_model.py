@@ -117,11 +117,16 @@ class TokenModel:
     # --- windows
 
     def window_budget(self, role: str) -> int:
-        """Text tokens one pass holds for ``role``: the document limit less the specials and the prompt."""
+        """Text tokens one pass holds for ``role``: the document limit less the special tokens and the prompt's own
+        tokens, counted as the dense sentence-transformers encoder counts them, so a model's pooled and unpooled
+        chunked entries cut the same windows."""
         probe = "probe"
-        with_all = len(self.tokenizer(self.prompt(role) + probe, add_special_tokens=True)["input_ids"])
-        plain = len(self.tokenizer(probe, add_special_tokens=False)["input_ids"])
-        return self.document_limit - (with_all - plain)
+        specials = len(self.tokenizer(probe, add_special_tokens=True)["input_ids"]) - len(
+            self.tokenizer(probe, add_special_tokens=False)["input_ids"]
+        )
+        prompt = self.prompt(role)
+        prompt_tokens = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
+        return self.document_limit - specials - prompt_tokens
 
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
         offsets = self.tokenizer(
