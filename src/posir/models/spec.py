@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from posir.models.output_kinds import DENSE, MULTI_VECTOR, OUTPUT_KEYS, SPARSE, TOKEN_VECTOR_SOURCES, validate_output
 from posir.schema import (
     Bool,
     ConfigError,
@@ -51,17 +52,6 @@ LONG_INPUT_MODES = ("truncate", "window_mean", "full", "chunks")
 CHUNKS = "chunks"
 DTYPES = ("float32", "float16", "bfloat16", "q4")
 RENORM_METHODS = ("r1", "r2")
-# What an entry gives per text: one vector (``dense``), a vector per token scored by MaxSim (``multi-vector``,
-# ColBERT-style late interaction) or a weight per vocabulary term (``sparse``, SPLADE). docs/late-interaction.md
-DENSE, MULTI_VECTOR, SPARSE = "dense", "multi-vector", "sparse"
-OUTPUTS = (DENSE, MULTI_VECTOR, SPARSE)
-# Where a multi-vector entry's token vectors come from: a late-interaction checkpoint (Stanford ColBERT, PyLate,
-# a sentence-transformers MultiVectorEncoder save) read by MultiVectorEncoder, or a dense checkpoint's own token
-# embeddings before its pooling (no late-interaction training: the pooling-or-encoder comparison).
-TOKEN_VECTOR_SOURCES = ("late-interaction", "unpooled")
-# Keys added to entries after dense vectors were cached: left out of a dense entry's dump (ModelSpec._dump), so its
-# job params and its encoding identity (posir.embedding_cache) stay those of before.
-OUTPUT_KEYS = ("output", "token_vectors")
 
 # Keys the workflow reads from a model entry but no backend uses. ``languages`` declares what the model
 # was trained for (ISO 639-3); tables flag settings outside it (posir.config.languages_outside_model).
@@ -445,46 +435,6 @@ class ModelSpec(NamedEntry):
             and getattr(self, key) != defaults.get(key, field.get_default(call_default_factory=True))
         }
 
-    def _validate_output(self) -> None:
-        """``output`` and ``token_vectors`` against the backend and the other keys (docs/late-interaction.md)."""
-        caps = self.capabilities
-        if self.output not in caps.outputs:
-            raise self._fail(
-                "output",
-                f"'{self.output}' is not available",
-                f"this backend gives {list(caps.outputs)}; use backend: sentence-transformers for multi-vector or "
-                "sparse entries",
-            )
-        if self.token_vectors is not None and self.output != MULTI_VECTOR:
-            raise self._fail(
-                "token_vectors", "only a multi-vector entry has token vectors", "set output: multi-vector, or remove it"
-            )
-        if self.output == DENSE:
-            return
-        if self.long_input is not None and self.long_input not in ("truncate", CHUNKS):
-            raise self._fail(
-                "long_input",
-                f"'{self.long_input}' is not defined for output '{self.output}' (a mean of windows is a pooled vector)",
-                "use long_input: truncate, or chunks (a document scores as its best window)",
-            )
-        if self.runtime not in (None, "torch") or self.quantize is not None:
-            raise self._fail(
-                "runtime" if self.runtime not in (None, "torch") else "quantize",
-                f"output '{self.output}' runs on torch only (the exported graphs end in a pooled vector)",
-                "remove runtime and quantize, or set runtime: torch",
-            )
-        if self.renorm is not None or self.renorm_collection is not None or self.embeddings_from is not None:
-            key = (
-                "renorm"
-                if self.renorm is not None
-                else ("renorm_collection" if self.renorm_collection is not None else "embeddings_from")
-            )
-            raise self._fail(
-                key,
-                f"renormalization and shared embeddings are defined for dense vectors, not output '{self.output}'",
-                f"remove {key}",
-            )
-
     def validate(self) -> None:
         """Reject combinations the backend cannot honour, naming the model, the key and the fix."""
         given = self._set_keys()
@@ -503,7 +453,7 @@ class ModelSpec(NamedEntry):
                     ", ".join(bad), "only dense backends use these keys", "remove them from the bm25 entry"
                 )
             return
-        self._validate_output()
+        validate_output(self)
         if self.backend != "openai":
             bad = sorted(k for k in _OPENAI_ONLY_KEYS if k in given)
             if bad:
