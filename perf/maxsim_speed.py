@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import resource
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -30,19 +32,34 @@ SHAPES = {
 }
 
 
-def synthetic(shape: str, scale: float) -> tuple:
+def synthetic(shape: str, scale: float, folder: Path) -> tuple:
+    """Random float16 token vectors of a shape, written to .npy files in ``folder`` a slice at a time and read back
+    memory-mapped, as the workflow reads a text set's token vectors (so the peak memory is the search's)."""
+    from numpy.lib.format import open_memmap
+
     from posir.retrieval.maxsim import TokenMatrix
 
     queries, query_tokens, rows, row_tokens, per_document, dim = SHAPES[shape]
     queries = max(1, int(queries * scale))
     rng = np.random.default_rng(0)
 
-    def matrix(n: int, tokens: int) -> TokenMatrix:
-        vectors = rng.standard_normal((n * tokens, dim), dtype=np.float32).astype(np.float16)
-        return TokenMatrix(vectors, np.arange(n + 1, dtype=np.int64) * tokens)
+    def matrix(name: str, n: int, tokens: int) -> TokenMatrix:
+        path = folder / f"{name}.npy"
+        out = open_memmap(path, mode="w+", dtype=np.float16, shape=(n * tokens, dim))
+        for start in range(0, n * tokens, 65536):
+            end = min(start + 65536, n * tokens)
+            out[start:end] = rng.standard_normal((end - start, dim), dtype=np.float32)
+        out.flush()
+        del out
+        return TokenMatrix(np.load(path, mmap_mode="r"), np.arange(n + 1, dtype=np.int64) * tokens)
 
     documents = np.arange(rows) // per_document
-    return matrix(queries, query_tokens), matrix(rows, row_tokens), documents, int(documents[-1]) + 1
+    return (
+        matrix("queries", queries, query_tokens),
+        matrix("corpus", rows, row_tokens),
+        documents,
+        int(documents[-1]) + 1,
+    )
 
 
 def from_files(queries_path: str, corpus_path: str) -> tuple:
@@ -96,7 +113,8 @@ def main() -> None:
         queries, corpus, documents, n_documents = from_files(args.queries, args.corpus)
         label = f"{args.queries} against {args.corpus}"
     else:
-        queries, corpus, documents, n_documents = synthetic(args.shape, args.scale)
+        scratch = tempfile.TemporaryDirectory(prefix="maxsim-speed-")
+        queries, corpus, documents, n_documents = synthetic(args.shape, args.scale, Path(scratch.name))
         label = f"synthetic {args.shape} (scale {args.scale})"
     tokens_q, tokens_d, dim = len(queries.vectors), len(corpus.vectors), queries.vectors.shape[1]
     flops = 2 * tokens_q * tokens_d * dim
