@@ -61,8 +61,10 @@ run: setup
 
 # The quick run (configs/quick.yaml): every rule of the main job on a small slice, in its own directory
 QUICK_DIR := results-quick
+# (its tiny random ColBERT and SPLADE checkpoints first: configs/quick.yaml says why)
 quick: setup
 	mkdir -p $(QUICK_DIR) && cp config.yaml $(QUICK_DIR)/config.yaml
+	test -d $(QUICK_DIR)/checkpoints || $(VENV)/bin/python -m tests.fixtures late-checkpoints --out $(QUICK_DIR)/checkpoints
 	$(VENV)/bin/snakemake --snakefile $(CURDIR)/Snakefile --directory $(QUICK_DIR) \
 		--configfile $(CURDIR)/configs/quick.yaml --cores $(CORES)
 

@@ -66,6 +66,10 @@ class Plan:
             "llm-answer": (config.llm.cache_path if config.llm is not None else None) or "",
             "saliency": config.analyses.saliency.cache,
         }
+        if config.embedding_cache and any(spec.encodes and not spec.is_dense for spec in config.models.values()):
+            from posir.token_cache import token_cache_path
+
+            files["token-vector"] = str(token_cache_path(config.embedding_cache))
         return {kind: path for kind, path in files.items() if path}
 
     # --- wildcards ------------------------------------------------------------------------------------------

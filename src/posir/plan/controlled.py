@@ -16,6 +16,7 @@ from posir.controlled.family import CONTROLLED_TABLE
 from posir.controlled.spec import ControlledBenchmark
 from posir.plan.base import Part, names_regex
 from posir.plan.jobs import ControlledJob, ControlledTablesJob
+from posir.scorers.spec import scores_with_model
 
 #: Backends whose tokenizer gives character offsets: the card records where each span sits in their view.
 OFFSET_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
@@ -78,7 +79,7 @@ class ControlledPlan(Part):
             return [name]
         pipeline = self.config.pipelines[name]
         scorer = self.config.scorers[pipeline.second_stage]
-        return [pipeline.first_stage, *([scorer.model] if scorer.backend == "bi-encoder" else [])]  # type: ignore[attr-defined]
+        return [pipeline.first_stage, *([scorer.model] if scores_with_model(scorer) else [])]  # type: ignore[attr-defined]
 
     # --- the family's tables ----------------------------------------------------------------------------------
 

@@ -114,6 +114,21 @@ class ResultPaths:
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{text_set}/{kind}", embeddings=".npy", ids=".ids.tsv")
 
+    def token_vector_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
+        """A multi-vector entry's text set: token vectors, their records, the rows (docs/late-interaction.md)."""
+        return _beside(
+            f"{self.root}/embeddings/{model}/{text_set}/{kind}",
+            vectors=".tokens.npy",
+            tokens=".tokens.spans.npy",
+            rows=".tokens.rows.tsv",
+        )
+
+    def sparse_vector_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
+        """A sparse entry's text set: its term records and the rows (docs/late-interaction.md)."""
+        return _beside(
+            f"{self.root}/embeddings/{model}/{text_set}/{kind}", terms=".sparse.npy", rows=".sparse.rows.tsv"
+        )
+
     def renorm_mean(self, model: str, collection: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{collection}/corpus.mean", mean=".npy", provenance=".json")
 
