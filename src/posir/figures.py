@@ -447,7 +447,7 @@ def score_origin_curves(bins: pd.DataFrame, min_bin_queries: int, title: str, pa
             linewidth=0,
         )
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("relative position of the evidence")
     ax.set_ylabel("share of the score from the evidence (%)")
     ax.set_title(title)

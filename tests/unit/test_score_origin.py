@@ -136,6 +136,7 @@ def test_per_query_rows_read_each_query_and_its_positive_from_the_stored_rows() 
     assert tuple(with_run(table, "m", "eng-eng").columns) == schemas.SCORE_ORIGIN_QUERY_COLUMNS
     q1, q2 = table.to_dict("records")
     assert q1[schemas.POSITIVE_SCORE] == 2.125
+    assert q1[schemas.EVIDENCE_FRACTION] == 5 / DOC_LENGTH
     assert q1[schemas.EVIDENCE_SHARE] == pytest.approx(4 / 9, abs=1e-15)
     # q2 is the first two query tokens: 1 on "bbbb" and 0.5 on "cccc", the evidence "cccc"
     assert q2[schemas.EVIDENCE_SHARE] == pytest.approx(1 / 3, abs=1e-15)
@@ -166,6 +167,7 @@ def _per_query() -> pd.DataFrame:
             POSITION_BIN: bins,
             LENGTH_BUCKET: buckets,
             schemas.EVIDENCE_SHARE: shares,
+            schemas.EVIDENCE_FRACTION: [0.1] * 5 + [0.2] * 12,
             schemas.OUTSIDE_TEXT_SHARE: 0.0,
             schemas.ORIGIN_POSITION: [0.1] * 5 + [0.3] * 12,
         }
@@ -198,6 +200,7 @@ def test_the_summary_counts_undefined_shares_and_averages_each_bucket() -> None:
     by_bucket = summary.set_index(BUCKET)
     assert by_bucket.loc[ALL, N_QUERIES] == 16 and by_bucket.loc[ALL, schemas.N_UNDEFINED] == 1
     assert by_bucket.loc["Q1", schemas.EVIDENCE_SHARE] == pytest.approx(0.3, abs=1e-15)
+    assert by_bucket.loc["Q2", schemas.EVIDENCE_FRACTION] == pytest.approx((2 * 0.1 + 12 * 0.2) / 14, abs=1e-15)
     assert by_bucket.loc["Q2", schemas.EVIDENCE_SHARE] == pytest.approx((2 + 6) / 14, abs=1e-15)
 
 

@@ -60,6 +60,7 @@ from posir.metrics.params import BootstrapParams
 from posir.metrics.resampling import MIN_INTERVAL_QUERIES, generator, interval, resampled_means
 from posir.results.embeddings import RowSet
 from posir.results.schemas import (
+    EVIDENCE_FRACTION,
     EVIDENCE_SHARE,
     MODEL_OUTPUT,
     ORIGIN_POSITION,
@@ -189,7 +190,7 @@ def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus:
             origin = maxsim_origin(queries.vectors[q], rows)
         else:
             origin = sparse_origin(queries.entries[q], [corpus.entries[corpus.row(r)] for r in document_rows[doc_id]])
-        start, end = int(position.span_start), int(position.span_end)
+        start, end, length = int(position.span_start), int(position.span_end), int(position.doc_char_length)
         records.append(
             (
                 qid,
@@ -197,10 +198,11 @@ def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus:
                 float(getattr(position, RELATIVE_POSITION)),
                 int(getattr(position, POSITION_BIN)),
                 str(getattr(position, LENGTH_BUCKET)),
+                (end - start) / length,
                 origin.score,
                 origin.evidence_share(start, end),
                 origin.outside_text_share(),
-                origin.origin_position(int(position.doc_char_length)),
+                origin.origin_position(length),
             )
         )
     return pd.DataFrame.from_records(records, columns=list(SCORE_ORIGIN_QUERY_COLUMNS[2:]))
@@ -239,8 +241,9 @@ def origin_bins(
 
 
 def origin_summary(per_query: pd.DataFrame, buckets: Sequence[str], bootstrap: BootstrapParams) -> pd.DataFrame:
-    """Per bucket (and ALL): queries, undefined shares, the mean evidence share with its interval, the mean share
-    outside the text and the mean origin position (:data:`~posir.results.schemas.SCORE_ORIGIN_SUMMARY_COLUMNS`,
+    """Per bucket (and ALL): queries, undefined shares, the evidence's mean share of the document's characters (the
+    evidence share if every character carried the score alike), the mean evidence share with its interval, the mean
+    share outside the text and the mean origin position (:data:`~posir.results.schemas.SCORE_ORIGIN_SUMMARY_COLUMNS`,
     from ``BUCKET`` on)."""
     rows = []
     for name, frame in _groups(per_query, buckets):
@@ -251,6 +254,7 @@ def origin_summary(per_query: pd.DataFrame, buckets: Sequence[str], bootstrap: B
                 name,
                 len(defined),
                 len(frame) - len(defined),
+                _mean(defined[EVIDENCE_FRACTION]),
                 *share,
                 _mean(defined[OUTSIDE_TEXT_SHARE]),
                 _mean(defined[ORIGIN_POSITION]),
@@ -281,7 +285,7 @@ def score_origin_markdown(summary: pd.DataFrame, bins: pd.DataFrame) -> str:
     def shown(frame: pd.DataFrame) -> pd.DataFrame:
         out = frame.drop(columns=[bias]).copy()
         few = out[N_QUERIES] < MIN_INTERVAL_QUERIES
-        for column in (EVIDENCE_SHARE, low, high, *(c for c in (OUTSIDE_TEXT_SHARE,) if c in out)):
+        for column in (EVIDENCE_SHARE, low, high, *(c for c in (OUTSIDE_TEXT_SHARE, EVIDENCE_FRACTION) if c in out)):
             out[column] = (out[column] * display.scale).round(display.digits)
         out.loc[few, [low, high]] = np.nan
         for column in (c for c in (ORIGIN_POSITION, BIN_START, BIN_END) if c in out):

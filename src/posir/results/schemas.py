@@ -368,6 +368,9 @@ POSITIVE_SCORE = "positive_score"  # the entry's score for the query's positive 
 EVIDENCE_SHARE = EvidenceShare().column  # the share of that score whose winning tokens overlap the evidence span
 OUTSIDE_TEXT_SHARE = "outside_text_share"  # the share won by tokens outside the text ([CLS], [SEP], markers)
 ORIGIN_POSITION = "origin_position"  # the share-weighted mean relative position of the winning text tokens
+#: the evidence span's share of the document's characters: what the evidence share would be if every character of
+#: the document carried the score alike
+EVIDENCE_FRACTION = "evidence_fraction"
 #: Per query: its positive's evidence bin and bucket, the score and where it comes from.
 SCORE_ORIGIN_QUERY_COLUMNS = (
     MODEL,
@@ -377,6 +380,7 @@ SCORE_ORIGIN_QUERY_COLUMNS = (
     RELATIVE_POSITION,
     POSITION_BIN,
     LENGTH_BUCKET,
+    EVIDENCE_FRACTION,
     POSITIVE_SCORE,
     EVIDENCE_SHARE,
     OUTSIDE_TEXT_SHARE,
@@ -403,6 +407,7 @@ SCORE_ORIGIN_SUMMARY_COLUMNS = (
     BUCKET,
     N_QUERIES,
     N_UNDEFINED,
+    EVIDENCE_FRACTION,
     *with_interval(EVIDENCE_SHARE),
     OUTSIDE_TEXT_SHARE,
     ORIGIN_POSITION,
