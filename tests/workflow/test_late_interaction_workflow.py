@@ -172,3 +172,16 @@ def test_the_sparse_second_stage_scores_every_candidate(workdir: Path) -> None:
     card = pd.read_json(results(workdir) / "runs/squad-long/bm25.splade-dot/eng-eng.card.json", typ="series")
     assert card["pairs"]["unscored"] == 0 and card["pairs"]["scored"] == card["pairs"]["candidates"] > 0
     assert card["second_stage"]["identity"]["score"] == "sparse dot product"
+
+
+def test_the_score_origin_table_takes_apart_every_first_stage(workdir: Path) -> None:
+    """Where the score comes from (posir.analyses.score_origin): a row per first stage, bucket and bin, the shares of
+    the positives' scores that the evidence carries in [0, 1], and the figure."""
+    from posir.results.schemas import EVIDENCE_SHARE, SCORE_ORIGIN_BIN_COLUMNS
+
+    table = pd.read_csv(results(workdir) / "tables/squad-long/score_origin.csv", dtype={"model": str, "bucket": str})
+    assert tuple(table.columns) == SCORE_ORIGIN_BIN_COLUMNS
+    assert set(table["model"]) == set(FIRST_STAGES)
+    shares = table[EVIDENCE_SHARE].dropna()
+    assert len(shares) > 0 and shares.between(0.0, 1.0).all()
+    assert (results(workdir) / "figures/squad-long/score_origin.png").stat().st_size > 0

@@ -108,6 +108,18 @@ class LanguageBiasJob(Job):
     depth: int
 
 
+class ScoreOriginJob(Job):
+    """Where a benchmark's multi-vector and sparse scores come from (posir.analyses.score_origin): per run, its
+    entry's ``output`` and the order of its inputs (``positions``, ``queries``, ``corpus``: one file each per run)."""
+
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of the inputs"""
+    model_outputs: list[Str]
+    """each run's entry output: multi-vector or sparse"""
+    metrics: TableParams
+    bootstrap: BootstrapParams
+
+
 class SaliencyJob(Job):
     model: ModelSpec
     section: SaliencyParams

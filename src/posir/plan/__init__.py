@@ -131,6 +131,8 @@ class Plan:
                 outputs += [paths.table(name, "language_bias.csv"), paths.benchmark_figure(name, "language_bias.png")]
             if name in self.config.exposure_benchmarks():
                 outputs += [paths.table(name, "exposure.csv"), paths.benchmark_figure(name, "exposure.png")]
+            if evaluation.score_origin_runs(name):
+                outputs += [paths.table(name, "score_origin.csv"), paths.benchmark_figure(name, "score_origin.png")]
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
                 outputs += [paths.grid(name, s) for s in settings]

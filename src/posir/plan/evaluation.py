@@ -3,13 +3,14 @@ published results and paper tables."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
-from posir.plan.base import Part
+from posir.plan.base import Part, scaled_mem_mb
 from posir.plan.jobs import (
     ExposureCorpus,
     ExposureJob,
@@ -22,6 +23,7 @@ from posir.plan.jobs import (
     RepresentationJob,
     SaliencyJob,
     ScoreJob,
+    ScoreOriginJob,
     SettingTablesJob,
 )
 
@@ -268,6 +270,55 @@ class EvaluationPlan(Part):
             metrics=self.config.metrics.tables(),
             cache=self.config.embedding_cache,
         )
+
+    # --- where the score comes from: multi-vector and sparse entries (posir.analyses.score_origin) ----------------
+
+    def score_origin_runs(self, benchmark: str) -> list[Evaluation]:
+        """The runs whose scores are taken apart: a multi-vector or sparse entry's, in a setting whose queries and
+        documents share a language and one corpus file (the evidence span is in the characters of the positive the
+        entry read; another language's copy of it has other characters)."""
+        runs = []
+        for e in self.evaluations_of(benchmark):
+            spec = self.config.models.get(e.model)  # None: a pipeline, whose second stage reranks a first stage
+            if spec is None or not (spec.is_multi_vector or spec.is_sparse):
+                continue
+            same_language = e.setting.query_language == e.setting.corpus_language
+            if same_language and len(self.config.corpus_variants(benchmark, e.setting.corpus_language)) == 1:
+                runs.append(e)
+        return sorted(runs, key=lambda e: (e.model, str(e.setting)))
+
+    def _token_file(self, model: str, text_set: str, kind: str) -> str:
+        if self.config.models[model].is_multi_vector:
+            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
+        return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
+
+    def score_origin_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        inputs: dict[str, list[str]] = {"positions": [], "queries": [], "corpus": []}
+        for e in self.score_origin_runs(wildcards.benchmark):
+            query_dir = self.config.query_variant(e.benchmark, e.setting.query_language)
+            (corpus_dir,) = self.config.corpus_variants(e.benchmark, e.setting.corpus_language)
+            inputs["positions"].append(self.paths.benchmark_file(query_dir, fmt.POSITIONS))
+            inputs["queries"].append(self._token_file(e.model, query_dir, "queries"))
+            inputs["corpus"].append(self._token_file(e.model, corpus_dir, "corpus"))
+        return inputs
+
+    def score_origin(self, wildcards: Any) -> ScoreOriginJob:
+        runs = self.score_origin_runs(wildcards.benchmark)
+        return ScoreOriginJob(
+            runs=[(e.model, str(e.setting)) for e in runs],
+            model_outputs=[self.config.models[e.model].output for e in runs],
+            metrics=self.config.metrics.tables(),
+            bootstrap=self.config.metrics.bootstrap,
+        )
+
+    def score_origin_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
+        """Python, pandas and matplotlib (about 300 MB) and one run's memory-mapped files at a time, which the
+        positives' rows may touch whole."""
+        run_mb = max(
+            (sum(Path(p).stat().st_size for p in pair) / 2**20 for pair in zip(input.queries, input.corpus)),
+            default=0.0,
+        )
+        return scaled_mem_mb(300, 1, run_mb)
 
     def analysis_mem_mb(self, extra: int) -> Any:
         def mem_mb(wildcards: Any) -> int:

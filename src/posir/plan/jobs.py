@@ -28,6 +28,7 @@ from posir.jobs.evaluation import (
     PublishedJob,
     RepresentationJob,
     SaliencyJob,
+    ScoreOriginJob,
     SettingTablesJob,
 )
 from posir.jobs.rerank import RerankJob
@@ -60,6 +61,7 @@ __all__ = [
     "RerankJob",
     "RetrieveJob",
     "SaliencyJob",
+    "ScoreOriginJob",
     "ScoreJob",
     "SettingTablesJob",
     "TranslateJob",
