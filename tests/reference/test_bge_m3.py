@@ -224,3 +224,34 @@ def test_a_folder_without_the_heads_is_refused(folder: Path, tmp_path: Path) -> 
     (plain / "sparse_linear.pt").unlink()
     with pytest.raises(ModelConfigError, match=r"model 'm3-sparse'.*sparse_linear\.pt.*models\.m3-sparse\.model"):
         load_output_encoder(entry(plain, "sparse"))
+
+
+@pytest.mark.parametrize("output", ["multi-vector", "sparse"])
+def test_rescoring_is_the_best_windows_score(folder: Path, tmp_path: Path, output: str) -> None:
+    from posir.scorers.rescore import RescoreScorer
+    from posir.scorers.spec import ScorerSpec
+
+    model = {"backend": "flagembedding", "model": str(folder), "output": output}
+    scorer = RescoreScorer(
+        ScorerSpec.from_config("m3-maxp", {"backend": "rescore", "model": "m3", "window_tokens": 8}),
+        model,
+        tmp_path / "cache.sqlite",
+    )
+    spec = entry(folder, output)
+    encoder = load_output_encoder(spec)
+    assert encoder.window_budget("document") == 510  # 512 less <s> and </s>
+    document = DOCUMENTS[2]
+    spans = encoder.window_spans(document, "document", 8, 4)
+    assert len(spans) > 3 and spans[0][0] == 0 and spans[-1][1] == len(document)
+    query = encoder.encode_rows(QUERIES[1:2], "query")[0]
+    windows = encoder.encode_rows([document[s:e] for s, e in spans], "document")
+    if output == "multi-vector":
+        best = max(_maxsim(query.vectors.astype(np.float32), w.vectors.astype(np.float32)) for w in windows)
+    else:
+        best = max(
+            float(np.dot(query.terms["weight"][a], w.terms["weight"][b]))
+            for w in windows
+            for _, a, b in [np.intersect1d(query.terms["term"], w.terms["term"], return_indices=True)]
+        )
+    assert scorer.score([QUERIES[1]], [document])[0] == pytest.approx(best, rel=1e-5, abs=1e-6)
+    scorer.close()
