@@ -255,3 +255,47 @@ def test_rescoring_is_the_best_windows_score(folder: Path, tmp_path: Path, outpu
         )
     assert scorer.score([QUERIES[1]], [document])[0] == pytest.approx(best, rel=1e-5, abs=1e-6)
     scorer.close()
+
+
+def test_the_encode_and_search_steps_write_and_rank_both_outputs(folder: Path, tmp_path: Path, flag, reference) -> None:  # noqa: ANN001
+    """Through the workflow's own steps: the text sets written in the on-disk format, read back, searched exactly;
+    the chunked sparse entry's windows are its own pass (the plain colbert entry cached the queries)."""
+    import json
+
+    from posir.results.embeddings import load_sparse_vectors, load_token_vectors
+    from posir.results.paths import ResultPaths
+    from posir.steps.retrieval import encode_rows, token_search
+
+    corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(DOCUMENTS)))
+    queries.write_text("".join(json.dumps({"_id": f"q{i}", "text": t}) + "\n" for i, t in enumerate(QUERIES)))
+    cache = tmp_path / "embedding-cache.sqlite"
+    paths = ResultPaths(str(tmp_path / "results"))
+    expected = _reference_scores(flag, reference)
+    entries = {
+        "m3-colbert": entry(folder, "multi-vector"),
+        "m3-sparse": entry(folder, "sparse", long_input="chunks", window_tokens=12, stride_tokens=6),
+    }
+    for name, spec in entries.items():
+        outputs = {}
+        for kind, texts in (("queries", queries), ("corpus", corpus)):
+            written = (paths.sparse_vector_outputs if spec.is_sparse else paths.token_vector_outputs)(name, "b", kind)
+            counts = encode_rows(spec, texts, kind, written, threads=1, cache_path=cache)
+            outputs[kind] = next(iter(written.values()))
+            if name == "m3-sparse" and kind == "queries":
+                assert counts.from_cache == len(QUERIES)  # the colbert entry's pass cached its lexical weights too
+        run = tmp_path / f"{name}.trec"
+        token_search(spec, Path(outputs["queries"]), [Path(outputs["corpus"])], [], 10, run)
+        ranked: dict[str, list[str]] = {}
+        for line in run.read_text().splitlines():
+            qid, _, doc_id, *_ = line.split()
+            ranked.setdefault(qid, []).append(doc_id)
+        if spec.is_sparse:
+            corpus_rows = load_sparse_vectors(Path(outputs["corpus"]))
+            assert len(corpus_rows.ids) > len(DOCUMENTS)  # windows: a document has several rows
+        else:
+            assert load_token_vectors(Path(outputs["corpus"])).ids == [f"d{i}" for i in range(len(DOCUMENTS))]
+            for q in range(len(QUERIES)):  # the whole documents: FlagEmbedding's colbert_score order
+                assert ranked[f"q{q}"][0] == f"d{int(expected['multi-vector'][q].argmax())}"
+                order = [int(d[1:]) for d in ranked[f"q{q}"]]
+                assert (np.diff(expected["multi-vector"][q][order]) <= 1e-6).all()
