@@ -201,7 +201,7 @@ FINGERPRINTS = {
     "posir.models.sparse": "d009fa4dcf0a828e0cb8017e491284ea82e2dd19cc3787613d0568e1dbe5ce88",
     "posir.models.token_model": "5ebf1d60f3292e4635a061d2c489d41e31f755f8c36c70a5d0856c9d13b498da",
     "posir.models.rows": "063671594a430e01c1a6c28915c5c55cb4cf73cf5b5e28217d5592e2680f8379",
-    "posir.models.bge_m3": "58b89f1e527eecf2815f0a06fc43ccb929077e1919323e6f55f168a4797f1d14",
+    "posir.models.bge_m3": "a4cab33663ecdebde7a77ad944fd0d696b87158da6b449477826b50e520a4251",
 }
 
 

@@ -98,10 +98,13 @@ class M3Encoder:
                 f"lower models.{spec.name}.max_seq_length"
             )
         specials = self.tokenizer.special_tokens_map
-        self.unused_ids = frozenset(
-            int(self.tokenizer.convert_tokens_to_ids(specials[name]))
-            for name in UNUSED_SPECIAL_TOKENS
-            if name in specials
+        self.unused_ids = np.array(
+            [
+                self.tokenizer.convert_tokens_to_ids(specials[name])
+                for name in UNUSED_SPECIAL_TOKENS
+                if name in specials
+            ],
+            dtype=np.int64,
         )
 
     def __repr__(self) -> str:
@@ -148,17 +151,14 @@ class M3Encoder:
     def _lexical_row(self, weights: np.ndarray, input_ids: np.ndarray, spans: np.ndarray) -> TermWeights:
         """The largest weight of each input id (the first position giving it: FlagEmbedding keeps a later one only
         when strictly larger), specials and zeros dropped, terms ascending."""
-        best: dict[int, int] = {}
-        for position, (token, weight) in enumerate(zip(input_ids.tolist(), weights.tolist())):
-            if token in self.unused_ids or weight <= 0:
-                continue
-            if token not in best or weight > weights[best[token]]:
-                best[token] = position
-        terms = np.array(sorted(best), dtype=np.int64)
-        positions = np.array([best[t] for t in terms.tolist()], dtype=np.int64)
+        candidates = np.flatnonzero((weights > 0) & ~np.isin(input_ids, self.unused_ids))
+        # by id, then weight descending, then position: each id's first entry is its largest, earliest weight
+        order = candidates[np.lexsort((candidates, -weights[candidates], input_ids[candidates]))]
+        terms, first = np.unique(input_ids[order], return_index=True)
+        positions = order[first]
         records = np.zeros(len(terms), dtype=TERM_RECORD)
         records["term"] = terms
-        records["weight"] = weights[positions] if len(positions) else []
+        records["weight"] = weights[positions]
         records["position"] = positions
         records["start"], records["end"] = spans[positions, 0], spans[positions, 1]
         return TermWeights(records, len(input_ids))
