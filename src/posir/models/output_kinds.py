@@ -32,8 +32,10 @@ def validate_output(spec: Any) -> None:
             "output",
             f"'{spec.output}' is not available",
             f"this backend gives {list(caps.outputs)}; use backend: sentence-transformers for multi-vector or "
-            "sparse entries",
+            "sparse entries (backend: flagembedding for BGE-M3's)",
         )
+    if spec.backend == "flagembedding":
+        _validate_bge_m3(spec)
     if spec.token_vectors is not None and spec.output != MULTI_VECTOR:
         raise spec._fail(
             "token_vectors", "only a multi-vector entry has token vectors", "set output: multi-vector, or remove it"
@@ -62,4 +64,29 @@ def validate_output(spec: Any) -> None:
             key,
             f"renormalization and shared embeddings are defined for dense vectors, not output '{spec.output}'",
             f"remove {key}",
+        )
+
+
+def _validate_bge_m3(spec: Any) -> None:
+    """``backend: flagembedding``: dense entries are FlagModel's (read whole, truncated), multi-vector and sparse
+    entries BGE-M3's ColBERT vectors and lexical weights (posir.models.bge_m3), which have no other reading."""
+    if spec.output == DENSE:
+        if spec.long_input == "chunks":
+            raise spec._fail(
+                "long_input",
+                "a dense FlagModel entry reads each text whole (truncated at max_seq_length); it has no windows",
+                "use long_input: truncate, or output: multi-vector | sparse for a BGE-M3 checkpoint's chunks",
+            )
+        return
+    if spec.token_vectors is not None:
+        raise spec._fail(
+            "token_vectors",
+            "BGE-M3's ColBERT vectors are the only token vectors a flagembedding entry gives",
+            "remove token_vectors",
+        )
+    if spec.params.get("pooling_method", "cls") != "cls":
+        raise spec._fail(
+            "params.pooling_method",
+            f"pooling shapes BGE-M3's dense vector only, not its output '{spec.output}'",
+            "remove params.pooling_method",
         )

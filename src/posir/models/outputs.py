@@ -16,7 +16,11 @@ from posir.models.spec import DENSE, MULTI_VECTOR, SPARSE, ModelSpec
 
 
 class RowEncoder(Protocol):
-    """What the encoding service needs from a multi-vector or sparse encoder (the windowing of a dense one too)."""
+    """What the encoding service needs from a multi-vector or sparse encoder (the windowing of a dense one too).
+
+    An encoder whose one pass gives the rows of several outputs (:data:`ONE_PASS_BACKENDS`) also has
+    ``encode_outputs(texts, role) -> {output: rows}``; the service caches every output's rows it returns.
+    """
 
     def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]: ...
 
@@ -35,7 +39,24 @@ IMPLEMENTATIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "posir.models.rows",
     ),
     ("sentence-transformers", SPARSE): ("posir.models.sparse", "posir.models.token_model", "posir.models.rows"),
+    # BGE-M3: one pass gives both outputs, so both entries are keyed on the same modules (identity_dump)
+    ("flagembedding", MULTI_VECTOR): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
+    ("flagembedding", SPARSE): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
 }
+#: Backends whose one encoder pass gives every output other than dense (BGE-M3 through FlagEmbedding): an entry's
+#: ``output`` is left out of its encoding identity, so the multi-vector and sparse entries of one checkpoint share it
+#: and the rows of both outputs are cached together, whichever entry encodes first.
+ONE_PASS_BACKENDS = frozenset({"flagembedding"})
+
+
+def identity_dump(spec: ModelSpec) -> dict[str, Any]:
+    """The entry's keys as its encoding identity hashes them (:func:`posir.embedding_cache.encoding_identity`): its
+    dump, without ``output`` for a multi-vector or sparse entry of a one-pass backend (a dense entry's dump is
+    untouched)."""
+    dump = spec.model_dump()
+    if spec.output != DENSE and spec.backend in ONE_PASS_BACKENDS:
+        dump.pop("output", None)
+    return dump
 
 
 def implementation_modules(spec: ModelSpec) -> tuple[str, ...]:
@@ -62,6 +83,10 @@ def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: P
         return load_encoder(spec, threads, exported)
     implementation_modules(spec)
     require_device(spec.device, f"models.{spec.name}")
+    if spec.backend == "flagembedding":
+        from posir.models.bge_m3 import M3Encoder
+
+        return M3Encoder(spec, threads)
     if spec.output == MULTI_VECTOR:
         from posir.models.multivector import load_multi_vector_encoder
 

