@@ -26,6 +26,7 @@ import pandas as pd
 
 from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.columns import (
+    ALL,
     CONFIDENCE,
     INTERVAL,
     MEAN,
@@ -135,7 +136,9 @@ def controlled_pooling(
     :func:`posir.metrics.controlled.with_positions` of every variant."""
     rows = []
     grouped = pd.concat([pooled_over_lengths(per_query, metric), per_query], ignore_index=True)
-    for (setting, length), frame in grouped.groupby([SETTING, LENGTH], sort=False):
+    groups = grouped.groupby([SETTING, LENGTH], sort=False)
+    # per setting, the lengths pooled first, then each length in order
+    for (setting, length), frame in sorted(groups, key=lambda group: (group[0][0], group[0][1] != ALL, group[0][1])):
         # the family's tables label a group by its columns other than the model (posir.metrics.controlled)
         label = f"{SETTING}={setting}|{LENGTH}={length}"
         for pooled, unpooled in pairs:
