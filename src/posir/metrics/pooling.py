@@ -12,8 +12,8 @@ and pooling dampens it); an interval across 0, no difference the queries can tel
 * **controlled families** (:mod:`posir.metrics.controlled`: every query at every position): the controlled PSI
   and the mean over positions of each, per length and pooled over lengths, and their paired differences; a resampled
   query brings both entries' scores at every position (:func:`posir.metrics.resampling.resampled_means`), drawn
-  from the same seed and label as the family's own tables (the group's label without the model), so the intervals
-  are those the family's tables would give each entry.
+  from the same seed and label as the family's own tables (the group's label without the model): where both entries
+  have the same complete queries, each entry's resamples are the ones its row of the family's tables is read from.
 """
 
 from __future__ import annotations
