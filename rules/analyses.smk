@@ -127,3 +127,27 @@ rule score_origin:
         job=job(EVALUATION.score_origin),
     script:
         "../scripts/score_origin.py"
+
+
+rule pooling_table:
+    input:
+        unpack(EVALUATION.pooling_inputs),
+    output:
+        csv=PATHS.table("{benchmark}", "pooling.csv"),
+        markdown=reported(PATHS.table("{benchmark}", "pooling.md"), "pooling", "Tables", "{benchmark}"),
+        unpaired=PATHS.table("{benchmark}", "pooling_unpaired.csv"),
+    log:
+        PATHS.log("pooling_table", "{benchmark}"),
+    wildcard_constraints:
+        benchmark=EVALUATION.pooling_regex(),
+    conda:
+        "../envs/evaluation.yaml"
+    # per-query tables of a few runs and one bootstrap per pair and bucket (numpy, one thread)
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=30,
+    params:
+        job=job(EVALUATION.pooling),
+    script:
+        "../scripts/pooling_table.py"

@@ -187,3 +187,22 @@ def test_the_score_origin_table_takes_apart_every_first_stage(workdir: Path) -> 
     shares = table[EVIDENCE_SHARE].dropna()
     assert len(shares) > 0 and shares.between(0.0, 1.0).all()
     assert (results(workdir) / "figures/squad-long/score_origin.png").stat().st_size > 0
+
+
+def test_the_pooling_table_pairs_minilm_with_its_token_vectors_and_lists_the_unpaired_entry(workdir: Path) -> None:
+    """Pooling or encoder (posir.metrics.pooling): MiniLM mean-pooled beside its own token vectors, per bucket, with
+    a paired PSI difference inside its interval; the chunked token entry, whose dense sibling is not evaluated here,
+    is listed as unpaired, not dropped silently."""
+    from posir.metrics.pooling import POOLING_COLUMNS, UNPAIRED_COLUMNS
+    from posir.metrics.significance import PSI_DIFFERENCE
+
+    table = pd.read_csv(results(workdir) / "tables/squad-long/pooling.csv", dtype={"bucket": str})
+    assert tuple(table.columns) == POOLING_COLUMNS
+    assert set(zip(table["model_a"], table["model_b"])) == {("minilm-l6", "minilm-l6-tokens")}
+    defined = table.dropna(subset=[PSI_DIFFERENCE])
+    assert len(defined) > 0
+    assert (defined[f"{PSI_DIFFERENCE}_ci_low"] <= defined[PSI_DIFFERENCE]).all()
+    assert (defined[PSI_DIFFERENCE] <= defined[f"{PSI_DIFFERENCE}_ci_high"]).all()
+    unpaired = pd.read_csv(results(workdir) / "tables/squad-long/pooling_unpaired.csv")
+    assert tuple(unpaired.columns) == UNPAIRED_COLUMNS
+    assert list(unpaired["model"]) == ["minilm-l6-tokens-chunks"]

@@ -120,6 +120,19 @@ class ScoreOriginJob(Job):
     bootstrap: BootstrapParams
 
 
+class PoolingJob(Job):
+    """A dense entry beside its unpooled token-vector reading (posir.metrics.pooling), on a natural benchmark or a
+    controlled family: ``pairs`` (setting, pooled, unpooled); ``runs`` (benchmark or variant, model, setting) of each
+    ``scores`` input (and, for a family, ``controlled`` input), in order; ``unpaired`` (unpooled entry, setting,
+    why) of the runs left without a pair."""
+
+    pairs: list[tuple[Str, Str, Str]]
+    unpaired: list[tuple[Str, Str, Str]] = Field(default_factory=list)
+    runs: list[tuple[Str, Str, Str]]
+    controlled: bool = False
+    metrics: MetricParams
+
+
 class SaliencyJob(Job):
     model: ModelSpec
     section: SaliencyParams

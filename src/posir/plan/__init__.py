@@ -115,6 +115,7 @@ class Plan:
             *self.paper_targets(),
             *self.translation_targets(),
             *self.controlled.targets(),
+            *self.evaluation.pooling_targets(),
         ]
 
     def evaluation_targets(self) -> list[str]:

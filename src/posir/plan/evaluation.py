@@ -8,9 +8,11 @@ from typing import Any
 
 from posir import benchmark as fmt
 from posir.config import Evaluation
+from posir.controlled.family import CONTROLLED_TABLE
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
-from posir.plan.base import Part, scaled_mem_mb
+from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
+from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.jobs import (
     ExposureCorpus,
     ExposureJob,
@@ -19,6 +21,7 @@ from posir.plan.jobs import (
     MtebTaskJob,
     PanelsJob,
     PaperTablesJob,
+    PoolingJob,
     PublishedJob,
     RepresentationJob,
     SaliencyJob,
@@ -325,6 +328,71 @@ class EvaluationPlan(Part):
             return self.config.models[wildcards.model].mem_mb + extra
 
         return mem_mb
+
+    # --- pooling or encoder: a dense entry beside its unpooled token-vector reading (posir.metrics.pooling) -------
+
+    def _pooling_evaluations(self, name: str) -> list[Evaluation]:
+        """A natural benchmark's evaluations, or every variant's of a controlled family."""
+        return self.config.controlled_evaluations.get(name) or self.evaluations_of(name)
+
+    def pooling_runs(self, name: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """(setting, pooled, unpooled) of every pair (posir.models.readings) whose two entries ``name`` evaluates in
+        a setting, and (unpooled, setting, reason) of every evaluated unpooled entry left without a pair there."""
+        pairs, _ = pooling_pairs(self.config.models)
+        evaluated = {(e.model, str(e.setting)) for e in self._pooling_evaluations(name)}
+        found, unpaired = [], []
+        for model, setting in sorted(evaluated):
+            spec = self.config.models.get(model)
+            if spec is None or not is_unpooled(spec):
+                continue
+            siblings = [p.pooled for p in pairs if p.unpooled == model]
+            paired = [pooled for pooled in siblings if (pooled, setting) in evaluated]
+            found += [(setting, pooled, model) for pooled in paired]
+            if not paired:
+                unpaired.append((model, setting, SIBLING_NOT_EVALUATED if siblings else NO_DENSE_SIBLING))
+        return found, unpaired
+
+    def pooling_names(self) -> list[str]:
+        """The natural benchmarks and controlled families whose pooling table is built: those evaluating an unpooled
+        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison)."""
+        families = set(self.config.controlled_evaluations)
+        names = sorted(
+            {e.benchmark for e in self.config.evaluations if e.benchmark not in self.config.controlled_variants}
+            | families
+        )
+        runs = {name: self.pooling_runs(name) for name in names}
+        if not any(found for found, _ in runs.values()):
+            return []
+        return [name for name, (found, unpaired) in runs.items() if found or unpaired]
+
+    def pooling_regex(self) -> str:
+        return names_regex(self.pooling_names())
+
+    def pooling_targets(self) -> list[str]:
+        return [self.paths.table(name, f"pooling.{ext}") for name in self.pooling_names() for ext in ("csv", "md")]
+
+    def _pooling_scored(self, name: str) -> list[Evaluation]:
+        found, _ = self.pooling_runs(name)
+        kept = {(model, setting) for setting, *models in found for model in models}
+        return [e for e in self._pooling_evaluations(name) if (e.model, str(e.setting)) in kept]
+
+    def pooling_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        """The per-query scores of both entries of every pair, and for a family each variant's controlled.tsv."""
+        runs = self._pooling_scored(wildcards.benchmark)
+        inputs = {"scores": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs]}
+        if wildcards.benchmark in self.config.controlled_evaluations:
+            inputs["controlled"] = [self.paths.benchmark_file(e.benchmark, CONTROLLED_TABLE) for e in runs]
+        return inputs
+
+    def pooling(self, wildcards: Any) -> PoolingJob:
+        found, unpaired = self.pooling_runs(wildcards.benchmark)
+        return PoolingJob(
+            pairs=found,
+            unpaired=unpaired,
+            runs=[(e.benchmark, e.model, str(e.setting)) for e in self._pooling_scored(wildcards.benchmark)],
+            controlled=wildcards.benchmark in self.config.controlled_evaluations,
+            metrics=self.config.metrics,
+        )
 
     # --- published results and paper tables -----------------------------------------------------------------
 
