@@ -1,6 +1,6 @@
 # Why and how sure: paired tests between the models of a setting (with the setting's grid of position curves, one
-# job: both read the setting's runs), gradient saliency by token position (PosIR 5.3) and segment similarity
-# (Zeng et al., Appendix A.4).
+# job: both read the setting's runs), gradient saliency by token position (PosIR 5.3), segment similarity
+# (Zeng et al., Appendix A.4) and where a multi-vector or sparse entry's score comes from (docs/late-interaction.md).
 
 
 rule setting_tables:
@@ -98,3 +98,56 @@ rule representation:
         job=job(EVALUATION.representation),
     script:
         "../scripts/representation.py"
+
+
+rule score_origin:
+    input:
+        unpack(EVALUATION.score_origin_inputs),
+    output:
+        csv=reported(PATHS.table(BENCHMARK_FOLDER, "score_origin.csv"), "score_origin", "Analyses", "{benchmark}"),
+        markdown=PATHS.table(BENCHMARK_FOLDER, "score_origin.md"),
+        figure=reported(
+            PATHS.benchmark_figure(BENCHMARK_FOLDER, "score_origin.png"),
+            "score_origin",
+            "Analyses",
+            "{benchmark}",
+            model="all",
+            setting="all",
+        ),
+    log:
+        PATHS.log("score_origin", BENCHMARK_FOLDER),
+    conda:
+        "../envs/evaluation.yaml"
+    # One run at a time, a query at a time: products of one query's tokens with one positive's (numpy, one thread).
+    threads: 1
+    resources:
+        mem_mb=EVALUATION.score_origin_mem_mb,
+        runtime=30,
+    params:
+        job=job(EVALUATION.score_origin),
+    script:
+        "../scripts/score_origin.py"
+
+
+rule pooling_table:
+    input:
+        unpack(EVALUATION.pooling_inputs),
+    output:
+        csv=PATHS.table("{benchmark}", "pooling.csv"),
+        markdown=reported(PATHS.table("{benchmark}", "pooling.md"), "pooling", "Tables", "{benchmark}"),
+        unpaired=PATHS.table("{benchmark}", "pooling_unpaired.csv"),
+    log:
+        PATHS.log("pooling_table", "{benchmark}"),
+    wildcard_constraints:
+        benchmark=EVALUATION.pooling_regex(),
+    conda:
+        "../envs/evaluation.yaml"
+    # per-query tables of a few runs and one bootstrap per pair and bucket (numpy, one thread)
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=30,
+    params:
+        job=job(EVALUATION.pooling),
+    script:
+        "../scripts/pooling_table.py"

@@ -51,11 +51,65 @@ rule encode_texts:
         PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
     benchmark:
         PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+    wildcard_constraints:
+        model=RETRIEVAL.models_of_output_regex("dense"),
     priority: RETRIEVAL.encode_priority
     conda:
         "../envs/retrieval.yaml"
     # One thread per job: two encode jobs on two cores beat one job on both, and torch slows
     # down badly when its threads share a core with another process.
+    threads: 1
+    resources:
+        mem_mb=RETRIEVAL.model_mem_mb,
+        gpu=RETRIEVAL.model_gpu,
+        runtime=240,
+    params:
+        job=job(RETRIEVAL.encode),
+    script:
+        "../scripts/encode_texts.py"
+
+
+# Multi-vector and sparse entries (docs/late-interaction.md): the same encoding, into rows of token vectors or
+# sparse vectors with each token's span in the text.
+rule encode_token_vectors:
+    input:
+        unpack(RETRIEVAL.encode_inputs),
+    output:
+        **PATHS.token_vector_outputs("{model}", "{text_set}", "{kind}"),
+    log:
+        PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
+    benchmark:
+        PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+    wildcard_constraints:
+        model=RETRIEVAL.models_of_output_regex("multi-vector"),
+    priority: RETRIEVAL.encode_priority
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    resources:
+        mem_mb=RETRIEVAL.model_mem_mb,
+        gpu=RETRIEVAL.model_gpu,
+        runtime=240,
+    params:
+        job=job(RETRIEVAL.encode),
+    script:
+        "../scripts/encode_texts.py"
+
+
+rule encode_sparse_vectors:
+    input:
+        unpack(RETRIEVAL.encode_inputs),
+    output:
+        **PATHS.sparse_vector_outputs("{model}", "{text_set}", "{kind}"),
+    log:
+        PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
+    benchmark:
+        PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+    wildcard_constraints:
+        model=RETRIEVAL.models_of_output_regex("sparse"),
+    priority: RETRIEVAL.encode_priority
+    conda:
+        "../envs/retrieval.yaml"
     threads: 1
     resources:
         mem_mb=RETRIEVAL.model_mem_mb,

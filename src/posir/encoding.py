@@ -16,6 +16,10 @@ For its job the service owns
 What it returns is what an uncached encode gives, byte for byte: texts are encoded once each in
 length-homogeneous groups (:func:`posir.models.registry.encode_by_length`), so a text's vector does not depend
 on what the cache held, and the cache's keys are the content-addressed keys of :mod:`posir.embedding_cache`.
+
+A multi-vector or sparse entry (``output``, docs/late-interaction.md) is encoded the same way into rows of token
+vectors or sparse vectors (:class:`EncodedRows`), kept in the token-vector cache beside the embedding cache
+(:mod:`posir.token_cache`); its window spans and budgets are in the embedding cache like a dense entry's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from posir.cache_store import CacheCounts
 from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, whole_text_identity, window_identity
+from posir.models.rows import Row
 from posir.models.spec import ModelSpec
 from posir.progress import Progress
 
@@ -45,6 +50,7 @@ IDENTITIES: dict[str, Callable[[ModelSpec], str]] = {
 }
 
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
+ROWS_CHUNK = 512  # the same for token and sparse vectors, whose texts are the long ones (documents, windows)
 
 
 @dataclass(frozen=True)
@@ -62,11 +68,29 @@ class Encoded:
 
 
 @dataclass(frozen=True)
+class EncodedRows:
+    """A multi-vector or sparse entry's rows (:class:`~posir.models.rows.TokenVectors` or
+    :class:`~posir.models.rows.TermWeights`, one per text, in order) and how many the cache served."""
+
+    rows: list[Row]
+    from_cache: int
+
+    @property
+    def input_tokens(self) -> list[int]:
+        return [row.input_tokens for row in self.rows]
+
+    @property
+    def encoded(self) -> int:
+        return len(self.rows) - self.from_cache
+
+
+@dataclass(frozen=True)
 class Windows:
-    """Each text's window spans (character offsets) and the vectors of the windows encoded, text after text."""
+    """Each text's window spans (character offsets) and the vectors (or rows) of the windows encoded, text after
+    text."""
 
     spans: list[list[tuple[int, int]]]
-    encoded: Encoded
+    encoded: Encoded | EncodedRows
 
 
 @dataclass(frozen=True)
@@ -126,6 +150,11 @@ class EncodingService:
         self._encoder = encoder
         self._tokenizing: Any = None
         self._cache = EmbeddingCache(self.cache_path) if self.cache_path is not None else None
+        self._rows_cache: Any = None
+        if self.cache_path is not None and not spec.is_dense:
+            from posir.token_cache import TokenCache, token_cache_path
+
+            self._rows_cache = TokenCache(token_cache_path(self.cache_path))
 
     # --- the encoder, loaded when a text misses the cache
 
@@ -133,9 +162,9 @@ class EncodingService:
     def encoder(self) -> Any:
         """The entry's encoder, loaded the first time it is needed."""
         if self._encoder is None:
-            from posir.models.registry import load_encoder
+            from posir.models.outputs import load_output_encoder
 
-            self._encoder = load_encoder(self.spec, self.threads, self.exported)
+            self._encoder = load_output_encoder(self.spec, self.threads, self.exported)
         return self._encoder
 
     def _windowing(self) -> Any:
@@ -143,19 +172,22 @@ class EncodingService:
         if self._encoder is not None or not self.spec.uses_gpu:
             return self.encoder
         if self._tokenizing is None:
-            from posir.models.registry import load_encoder
+            from posir.models.outputs import load_output_encoder
 
-            self._tokenizing = load_encoder(self.spec.on_cpu(), self.threads, self.exported)
+            self._tokenizing = load_output_encoder(self.spec.on_cpu(), self.threads, self.exported)
         return self._tokenizing
 
     # --- texts read whole
 
-    def encode(self, texts: Sequence[str], role: str) -> Encoded:
-        """Vectors and input-token counts of ``texts``, and how many came from the cache.
+    def encode(self, texts: Sequence[str], role: str) -> Any:
+        """Vectors and input-token counts of ``texts``, and how many came from the cache (:class:`Encoded`; for a
+        multi-vector or sparse entry its rows, :class:`EncodedRows`).
 
         Only texts this encoding has not embedded before are encoded (once each, in length-homogeneous groups),
         committed every :data:`ENCODE_CHUNK` texts; a stored vector found corrupt is encoded again like a miss.
         """
+        if not self.spec.is_dense:
+            return self.encode_rows(texts, role)
         from posir.models.registry import encode_by_length
 
         texts = list(texts)
@@ -184,6 +216,41 @@ class EncodingService:
                 found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
         matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         return Encoded(matrix, [found[k][1] for k in keys], from_cache)
+
+    def encode_rows(self, texts: Sequence[str], role: str) -> EncodedRows:
+        """A multi-vector or sparse entry's rows of ``texts``, through the token-vector cache as :meth:`encode`."""
+        texts = list(texts)
+        if self._rows_cache is None:
+            return EncodedRows(list(self.encoder.encode_rows(texts, role)), 0)
+        keys = [text_key(self.identity, role, text) for text in texts]
+        found: dict[str, Row] = self._rows_cache.get_many(keys, self.spec.is_sparse)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        from_cache = sum(k in found for k in keys)
+        if missing:
+            text_of = dict(zip(keys, texts))
+            progress = Progress(f"encoding {role} texts", len(missing))
+            for start in range(0, len(missing), ROWS_CHUNK):
+                chunk = missing[start : start + ROWS_CHUNK]
+                rows = self._encode_and_store([text_of[k] for k in chunk], chunk, role)
+                found.update(zip(chunk, rows))
+                progress.advance(len(chunk))
+        return EncodedRows([found[k] for k in keys], from_cache)
+
+    def _encode_and_store(self, texts: list[str], keys: list[str], role: str) -> list[Row]:
+        """The entry's rows of ``texts``, cached under ``keys``; an encoder whose one pass gives several outputs
+        (``encode_outputs``: BGE-M3) has every output's rows cached, under the same keys (the entries of one such
+        checkpoint share their identity: :func:`posir.models.outputs.identity_dump`), so an entry of another output
+        reads this pass from the cache."""
+        encode_outputs = getattr(self.encoder, "encode_outputs", None)
+        if encode_outputs is None:
+            rows = list(self.encoder.encode_rows(texts, role))
+            self._rows_cache.put_many(keys, rows)
+            return rows
+        outputs = encode_outputs(texts, role)
+        self._rows_cache.put_many(
+            [key for _ in outputs for key in keys], [row for rows in outputs.values() for row in rows]
+        )
+        return list(outputs[self.spec.output])
 
     def store(self, texts: Sequence[str], role: str, vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
         """File vectors of ``texts`` encoded elsewhere (``posir.tools.gpu_encode``: this entry on a lent GPU) under
@@ -258,11 +325,18 @@ class EncodingService:
     @property
     def cache_counts(self) -> CacheCounts:
         """The cache's hits, misses and corrupt values dropped since the service opened it."""
-        return self._cache.counts if self._cache is not None else CacheCounts()
+        if self._rows_cache is None:
+            return self._cache.counts if self._cache is not None else CacheCounts()
+        counts = CacheCounts()
+        for cache in (self._cache, self._rows_cache):
+            if cache is not None:
+                counts.add(cache.counts)
+        return counts
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
+        for cache in (self._cache, self._rows_cache):
+            if cache is not None:
+                cache.close()
 
     def __enter__(self) -> EncodingService:
         return self

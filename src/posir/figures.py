@@ -463,3 +463,43 @@ def distance_figure(
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def score_origin_curves(bins: pd.DataFrame, min_bin_queries: int, title: str, path: Path) -> None:
+    """The share of the positive's score that the evidence span carries (posir.analyses.score_origin), in percent,
+    against the evidence's relative position: one line per multi-vector or sparse run (all queries), its bootstrap
+    band where a bin holds at least :data:`posir.metrics.resampling.MIN_INTERVAL_QUERIES` queries."""
+    from posir.metrics.measures.evidence_share import EvidenceShare
+    from posir.metrics.resampling import MIN_INTERVAL_QUERIES
+    from posir.results.schemas import EVIDENCE_SHARE
+
+    scale = EvidenceShare.display.scale
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    every = bins[bins[BUCKET] == ALL]
+    for (model, setting), frame in every.groupby([MODEL, SETTING], sort=False):
+        frame = frame[frame[N_QUERIES] >= max(min_bin_queries, 1)]
+        if frame.empty:
+            continue
+        centers = (frame[BIN_START] + frame[BIN_END]) / 2
+        label = model if every[SETTING].nunique() == 1 else f"{model} ({setting})"
+        (line,) = ax.plot(centers, frame[EVIDENCE_SHARE] * scale, marker="o", markersize=3, label=label)
+        banded = frame[frame[N_QUERIES] >= MIN_INTERVAL_QUERIES]
+        ax.fill_between(
+            ((banded[BIN_START] + banded[BIN_END]) / 2).to_numpy(),
+            banded[suffixed(EVIDENCE_SHARE, CI_LOW)].to_numpy() * scale,
+            banded[suffixed(EVIDENCE_SHARE, CI_HIGH)].to_numpy() * scale,
+            color=line.get_color(),
+            alpha=0.15,
+            linewidth=0,
+        )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("relative position of the evidence")
+    ax.set_ylabel("share of the score from the evidence (%)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

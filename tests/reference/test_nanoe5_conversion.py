@@ -30,6 +30,8 @@ EDGE_CASES = [
     "emoji 😀 and a rare CJK \U00020000 character",
     "",
 ]
+#: the longest query the vector test encodes as one (SQuAD's and XQuAD's questions are 10-40 tokens)
+QUERY_TOKENS = 64
 
 
 def _paragraphs_and_questions(data: dict, paragraphs: int, questions: int) -> list[str]:
@@ -165,11 +167,13 @@ def test_token_counts_equal_the_engines_on_every_text(encoder, engine, real_text
 def test_vectors_are_the_engines_within_its_int8_activations(encoder, engine, real_texts: list[str]) -> None:
     """Cosine >= 0.999 on every text of a real sample (the engine quantizes activations to int8, so not equal);
     texts within one pass (the engine windows longer ones) and without trailing whitespace (which
-    sentence-transformers strips and the engine reads as one more token)."""
+    sentence-transformers strips and the engine reads as one more token). Each role on the texts it is given in a
+    run: documents on every kind of text, queries on query-length ones (the questions), as many of them."""
     within = [t for t in real_texts if t and t == t.strip() and engine.token_count(t, False) <= 512]
-    sample = within[::25]  # every source, paragraphs, questions and documents; perf/runtime_speed.py reads more
-    assert len(sample) >= 60
-    for role, engine_encode in (("query", engine.query), ("document", engine.passage)):
+    documents = within[::25]  # every source, paragraphs, questions and documents; perf/runtime_speed.py reads more
+    queries = [t for t in within[::5] if engine.token_count(t, True) <= QUERY_TOKENS][: len(documents)]
+    assert len(documents) >= 60 and len(queries) == len(documents)
+    for role, sample, engine_encode in (("query", queries, engine.query), ("document", documents, engine.passage)):
         ours = encode_by_length(encoder, sample, role)
         theirs = np.atleast_2d(engine_encode(sample))
         cosines = np.sum(ours * theirs, axis=1)

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from posir.cli import main as posir
+from posir.tools import doc_quotes
 from posir.tools.doc_quotes import NUMBERS, QUOTES, TABLES
 from posir.tools.quoting import (
+    MISSING,
     NUMBERS_FILE,
+    PATHS,
     TABLE_END,
     TABLE_START,
     Cell,
@@ -24,6 +27,7 @@ from posir.tools.quoting import (
     Quote,
     Reduce,
     Results,
+    Rows,
     Table,
     Values,
     check_spec,
@@ -34,6 +38,7 @@ from posir.tools.quoting import (
     quoted,
     read_numbers_file,
     read_run,
+    run_file,
     write_docs,
 )
 from tests.conftest import REPO
@@ -149,6 +154,24 @@ def test_sources_read_the_one_row_and_say_what_is_missing(tmp_path: Path) -> Non
         Cell("t.csv", "value", {"model": "b"}).value(results)
     with pytest.raises(DocNumbersError, match="missing.csv: not there"):
         Cell("missing.csv", "value").value(results)
+
+
+def test_cells_are_read_as_written_from_files_named_from_the_results_folder(tmp_path: Path) -> None:
+    """Sources name a file as ResultPaths places it, from the results/ folder (as docs/numbers.md shows it), and read
+    its cells as the file writes them: an id stays "007", an empty cell is shown as missing, not read as 0."""
+    assert run_file(PATHS.table("squad-long", "main.csv")) == "tables/squad-long/main.csv" == doc_quotes.MAIN
+    assert doc_quotes.SIGNIFICANCE == "tables/squad-long/significance/eng-eng.csv"
+    assert doc_quotes.family_file("squad-long-moved", "positions_csv") == (
+        "tables/squad-long-moved/controlled_positions.csv"
+    )
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "t.tsv").write_text("qid\tlabel\tvalue\n007\t\t1e-05\n7\tx\t\n", encoding="utf-8")
+    results = Results(tmp_path)
+    assert Cell("runs/t.tsv", "value", {"qid": "007"}).value(results) == 1e-05
+    assert Cell("runs/t.tsv", "label", {"qid": "007"}).text(results) == ""
+    assert Cell("runs/t.tsv", "value", {"qid": "7"}).shown(results, fixed(1)) == MISSING
+    assert Cell("runs/t.tsv", "label", {"qid": "7"}).text(results) == "x"
+    assert Rows("runs/t.tsv").value(results) == 2.0
 
 
 def test_formats_write_numbers_as_the_docs_do() -> None:

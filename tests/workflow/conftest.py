@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from tests._snakemake import Build
 from tests.conftest import converted_models_dir, run_root
@@ -35,12 +35,23 @@ def shared_build(
     *overlays: str,
     local: dict[str, Any] | None = None,
     before_run=None,
+    after: tuple[str, ...] = (),
 ) -> Build:
     """The build of ``overlays`` (checked-in test configs, in order) and ``local``, made once per test run: the
-    first worker that asks builds it under a lock, the others find it built."""
+    first worker that asks builds it under a lock, the others find it built.
+
+    ``after``: builds whose encodings hold this one's texts (over the shared caches): one that another worker is
+    making is waited for, so that those texts are encoded once instead of twice at the same time (measured: the
+    workflow and controlled builds, both started first, each encoding SQuAD's first three articles with MiniLM and
+    USE). The test run's model conversion comes first: at a run's start it gives the worker making the other build
+    the moment it needs to take that build's lock. A build nobody is making is not waited for."""
     root = run_root(tmp_path_factory) / "builds"
     root.mkdir(exist_ok=True)
     workdir, done = root / name, root / f"{name}.done"
+    if after and not done.exists():
+        converted_models_dir(tmp_path_factory)
+        for other in after:
+            wait_while_building(root, other)
     with FileLock(str(root / f"{name}.lock")):
         if not done.exists():
             build = Build.prepare(workdir, mirror, overlays, local, models=converted_models_dir(tmp_path_factory))
@@ -49,3 +60,13 @@ def shared_build(
             build.run()
             done.touch()
     return Build.of(workdir, mirror, overlays, local)
+
+
+def wait_while_building(root: Path, name: str) -> None:
+    """Return once no other process holds the lock of build ``name`` (under ``root``): at once when none does."""
+    lock = FileLock(str(root / f"{name}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        lock.acquire()  # the other worker's build ends (or fails: then this build encodes its own texts)
+    lock.release()

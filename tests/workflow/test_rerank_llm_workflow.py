@@ -80,14 +80,17 @@ def test_every_pair_is_asked_once_and_accounted_for(workdir, smollm2):
 def test_a_rerun_is_served_from_the_score_cache_with_zero_calls(build, tmp_path):
     again = build.copy_to(tmp_path / "again")
     workdir = again.workdir
-    before = (workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec").read_text()
-    done = again.snakemake("--cores", cores(), "--forcerun", "rerank")
+    run = "results/runs/squad-long/bm25.smollm2/eng-eng.trec"
+    before = (workdir / run).read_text()
+    # the rerank alone: the run first, since --forcerun takes every word after it as a rule
+    done = again.snakemake("--cores", cores(), run, "--forcerun", "rerank")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert [rule for rule, _ in planned_jobs(done.stderr)] == ["rerank"]
     card = card_of(workdir)
     assert card["scorer_counts"]["computed"] == 0
     assert card["scorer_counts"]["hits"] == candidate_pairs(workdir) - card["pairs"]["unscored"]
     assert all(stage["http_requests"] == 0 for stage in (card["llm_usage"] or {}).values())
-    assert (workdir / "results/runs/squad-long/bm25.smollm2/eng-eng.trec").read_text() == before
+    assert (workdir / run).read_text() == before
 
 
 def test_the_example_config_plans_squad_long_only(tmp_path, mirror):

@@ -11,7 +11,7 @@ import pytest
 
 from posir import benchmark as fmt
 from posir.results.runs import ranked, read_trec_run
-from tests._snakemake import Build, cores
+from tests._snakemake import Build, cores, planned_jobs
 from tests.workflow.conftest import shared_build
 
 PIPELINES = ["bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp", "bm25.minilm-sample"]
@@ -23,7 +23,7 @@ OVERLAYS = ("reports_off", "rerank")
 def build(tmp_path_factory, mirror, shared_caches) -> Build:
     """tests/configs/rerank.yaml: three SQuAD articles, BM25 and MiniLM as first stages, MiniLM chunked, four
     pipelines."""
-    return shared_build(tmp_path_factory, mirror, "rerank", *OVERLAYS, local=shared_caches)
+    return shared_build(tmp_path_factory, mirror, "rerank", *OVERLAYS, local=shared_caches, after=("controlled",))
 
 
 @pytest.fixture(scope="session")
@@ -91,8 +91,11 @@ def test_windows_and_queries_are_embedded_once_for_every_use(build, tmp_path):
     again = build.copy_to(tmp_path / "again")
     pipelines = ("bm25.minilm-maxp", "bm25.minilm-firstp", "minilm-l6.minilm-maxp")
     runs = [f"results/runs/squad-long/{model}/eng-eng.trec" for model in pipelines]
-    done = again.snakemake("--cores", cores(), "--forcerun", "rerank", *runs)  # these reranks again, nothing after
+    # these reranks again, nothing after (the targets first: --forcerun takes every word after it as a rule)
+    done = again.snakemake("--cores", cores(), *runs, "--forcerun", "rerank")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(w["model"] for rule, w in planned_jobs(done.stderr) if rule == "rerank") == sorted(pipelines)
+    assert {rule for rule, _ in planned_jobs(done.stderr)} == {"rerank"}
     for model in pipelines:
         counts = card_of(again.workdir, model)["scorer_counts"]
         assert counts["encoded"] == 0 and counts["from_cache"] > 0, (model, counts)

@@ -19,7 +19,7 @@ from tests.workflow.conftest import shared_build
 def build(tmp_path_factory, mirror, shared_caches) -> Build:
     """tests/configs/workflow.yaml: three SQuAD articles, every default model on English, the multilingual models
     on a few XQuAD settings, the analyses and the paper tables."""
-    return shared_build(tmp_path_factory, mirror, "workflow", "workflow", local=shared_caches)
+    return shared_build(tmp_path_factory, mirror, "workflow", "workflow", local=shared_caches, after=("controlled",))
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from posir.languages import ONE_VS_MANY, Setting
 from posir.models.spec import BACKENDS as MODEL_BACKENDS
 from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS
 from posir.schema import ConfigError, KeyProblem
-from posir.scorers.spec import BiEncoderSpec, ScorerEntry
+from posir.scorers.spec import MODEL_SCORER_OUTPUTS, BiEncoderSpec, RescoreSpec, ScorerEntry
 
 #: Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
 GRADIENT_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
@@ -45,7 +45,8 @@ def scorer_model(scorer: ScorerEntry) -> str | None:
 
 
 @scorer_model.register(BiEncoderSpec)
-def _bi_encoder_model(scorer: BiEncoderSpec) -> str | None:
+@scorer_model.register(RescoreSpec)
+def _bi_encoder_model(scorer: BiEncoderSpec | RescoreSpec) -> str | None:
     return scorer.model
 
 
@@ -101,6 +102,10 @@ def check_installed(config: ConfigSections) -> None:
                 f"which is not installed; install it (pip install -r requirements.txt) or use another "
                 f"backend"
             )
+        if entry.backend == "mteb":
+            from posir.models.mteb_kinds import refuse_unrunnable_kind
+
+            refuse_unrunnable_kind(entry)
         package = entry.model_package
         if package and importlib.util.find_spec(package) is None:
             raise ConfigError(
@@ -136,6 +141,13 @@ def _check_pipelines(config: ConfigSections) -> None:
                 f"scorers.{name}.model",
                 f"'{model_name}' must name a dense entry of 'models' (a "
                 f"bi-encoder scores with that model's embeddings)",
+            )
+        outputs = MODEL_SCORER_OUTPUTS[scorer.backend]
+        if model.output not in outputs:
+            raise KeyProblem(
+                f"scorers.{name}.model",
+                f"'{model_name}' gives output '{model.output}', a {scorer.backend} scorer scores with {list(outputs)}",
+                "use backend: rescore for multi-vector and sparse entries, bi-encoder for dense ones",
             )
 
 

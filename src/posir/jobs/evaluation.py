@@ -108,6 +108,31 @@ class LanguageBiasJob(Job):
     depth: int
 
 
+class ScoreOriginJob(Job):
+    """Where a benchmark's multi-vector and sparse scores come from (posir.analyses.score_origin): per run, its
+    entry's ``output`` and the order of its inputs (``positions``, ``queries``, ``corpus``: one file each per run)."""
+
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of the inputs"""
+    model_outputs: list[Str]
+    """each run's entry output: multi-vector or sparse"""
+    metrics: TableParams
+    bootstrap: BootstrapParams
+
+
+class PoolingJob(Job):
+    """A dense entry beside its unpooled token-vector reading (posir.metrics.pooling), on a natural benchmark or a
+    controlled family: ``pairs`` (setting, pooled, unpooled); ``runs`` (benchmark or variant, model, setting) of each
+    ``scores`` input (and, for a family, ``controlled`` input), in order; ``unpaired`` (unpooled entry, setting,
+    why) of the runs left without a pair."""
+
+    pairs: list[tuple[Str, Str, Str]]
+    unpaired: list[tuple[Str, Str, Str]] = Field(default_factory=list)
+    runs: list[tuple[Str, Str, Str]]
+    controlled: bool = False
+    metrics: MetricParams
+
+
 class SaliencyJob(Job):
     model: ModelSpec
     section: SaliencyParams

@@ -8,7 +8,8 @@ Each kind of measure adds how it is computed per query and aggregated:
 * :class:`RankingMeasure`: effectiveness of one ranking against the judgements, with trec_eval's semantics
   (:mod:`posir.metrics.per_query` asks pytrec_eval for every ranking measure of a table at once);
 * the position measures of :mod:`posir.metrics.measures.psi` (bin means and PSI over a ranking measure's values);
-* group measures (:mod:`posir.metrics.measures.exposure`: how a ranking spreads exposure over groups of documents).
+* :class:`GroupMeasure`: how a ranking spreads exposure over groups of documents (``exposure_share``, ``awrf``,
+  ``expected_exposure``, ``peer`` in :mod:`posir.metrics.measures`; their tables in :mod:`posir.tables.exposure`).
 
 A measure family is one module of :mod:`posir.metrics.measures`; the package finds it there, so that adding one is
 one file (and its test). :func:`posir.metrics.measures.parse` turns a name of the config (``nDCG@20``) into its object.

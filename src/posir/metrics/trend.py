@@ -87,6 +87,9 @@ PERMUTATION_P, COHENS_D, CLIFFS_DELTA = "permutation_p", "cohens_d", "cliffs_del
 #: Per bucket: per-query nDCG@10 with the evidence in the first third against the last (thirds_test).
 THIRDS_COLUMNS = (BUCKET, N_FIRST, N_LAST, MEAN_FIRST, MEAN_LAST, DIFFERENCE, PERMUTATION_P, COHENS_D, CLIFFS_DELTA)
 THIRDS_PREFIX = "thirds_"
+#: The thirds test's statistics as a run's trend file names them (first third's mean - last third's, its tests).
+THIRDS_DIFFERENCE = THIRDS_PREFIX + DIFFERENCE
+THIRDS_PERMUTATION_P, THIRDS_CLIFFS_DELTA = THIRDS_PREFIX + PERMUTATION_P, THIRDS_PREFIX + CLIFFS_DELTA
 #: A run's trend file: the fit, the PSI flag, the thirds test (its columns prefixed ``thirds_``).
 TREND_COLUMNS = (
     *TREND_FIT_COLUMNS,

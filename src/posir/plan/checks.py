@@ -11,7 +11,7 @@ from pathlib import Path
 from posir.builders.generation import GenerationBenchmark
 from posir.config import WorkflowConfig
 from posir.schema import ConfigError, KeyProblem
-from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec
+from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, RescoreSpec
 from posir.translate.spec import LLMTranslationSpec, TranslationEntry
 
 #: The prompts each generation stage reads (prompts/<name>.md).
@@ -49,19 +49,19 @@ def _check_pipelines(config: WorkflowConfig) -> None:
 
 def _check_windows(config: WorkflowConfig) -> None:
     """Configured windows fit what one pass of their model reads (the defaults fit by construction)."""
-    from posir.models.registry import load_encoder
+    from posir.models.outputs import load_output_encoder
     from posir.windows import default_window
 
     checked: dict[str, int | None] = {}
 
     def budget(model: str) -> int | None:
         if model not in checked:
-            checked[model] = load_encoder(config.models[model]).window_budget("document")  # type: ignore[attr-defined]
+            checked[model] = load_output_encoder(config.models[model]).window_budget("document")
         return checked[model]
 
     for name in _evaluated_pipelines(config):
         scorer = config.scorers[config.pipelines[name].second_stage]
-        if isinstance(scorer, BiEncoderSpec) and scorer.window_tokens is not None:
+        if isinstance(scorer, BiEncoderSpec | RescoreSpec) and scorer.window_tokens is not None:
             try:
                 default_window(budget(scorer.model), scorer.window_tokens, scorer.stride_tokens)
             except KeyProblem as problem:

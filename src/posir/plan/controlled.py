@@ -18,6 +18,7 @@ from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.evidence import EVIDENCE, GROUPS
 from posir.plan.base import Part, names_regex
 from posir.plan.jobs import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
+from posir.scorers.spec import scores_with_model
 
 #: Backends whose tokenizer gives character offsets: the card records where each span sits in their view.
 OFFSET_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
@@ -111,7 +112,7 @@ class ControlledPlan(Part):
             return [name]
         pipeline = self.config.pipelines[name]
         scorer = self.config.scorers[pipeline.second_stage]
-        return [pipeline.first_stage, *([scorer.model] if scorer.backend == "bi-encoder" else [])]  # type: ignore[attr-defined]
+        return [pipeline.first_stage, *([scorer.model] if scores_with_model(scorer) else [])]  # type: ignore[attr-defined]
 
     # --- the family's tables ----------------------------------------------------------------------------------
 
@@ -171,11 +172,12 @@ class ControlledPlan(Part):
 
     def reader(self, name: str) -> PieceReader | None:
         """How an evaluated name reads the pieces, where its tokenizer gives offsets: a model entry by its long-input
-        mode, a pipeline by its bi-encoder second stage's windows (FirstP its first); None for the others (BM25)."""
+        mode, a pipeline by the windows of its second stage's model (a bi-encoder's or a rescore's, FirstP its first);
+        None for the others (BM25, cross-encoders)."""
         if self.config.is_pipeline(name):
             scorer = self.config.scorers[self.config.pipelines[name].second_stage]
             model = getattr(scorer, "model", None)
-            if scorer.backend != "bi-encoder" or self.config.models[model].backend not in OFFSET_BACKENDS:
+            if not scores_with_model(scorer) or self.config.models[model].backend not in OFFSET_BACKENDS:
                 return None
             reads = "first" if scorer.aggregation == "firstp" else "windows"  # type: ignore[attr-defined]
             return PieceReader(

@@ -3,13 +3,16 @@ published results and paper tables."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
 from posir.config import Evaluation
+from posir.controlled.family import CONTROLLED_TABLE
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
-from posir.plan.base import Part
+from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
+from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.jobs import (
     ExposureCorpus,
     ExposureJob,
@@ -18,10 +21,12 @@ from posir.plan.jobs import (
     MtebTaskJob,
     PanelsJob,
     PaperTablesJob,
+    PoolingJob,
     PublishedJob,
     RepresentationJob,
     SaliencyJob,
     ScoreJob,
+    ScoreOriginJob,
     SettingTablesJob,
 )
 
@@ -269,11 +274,125 @@ class EvaluationPlan(Part):
             cache=self.config.embedding_cache,
         )
 
+    # --- where the score comes from: multi-vector and sparse entries (posir.analyses.score_origin) ----------------
+
+    def score_origin_runs(self, benchmark: str) -> list[Evaluation]:
+        """The runs whose scores are taken apart: a multi-vector or sparse entry's, in a setting whose queries and
+        documents share a language and one corpus file (the evidence span is in the characters of the positive the
+        entry read; another language's copy of it has other characters)."""
+        runs = []
+        for e in self.evaluations_of(benchmark):
+            spec = self.config.models.get(e.model)  # None: a pipeline, whose second stage reranks a first stage
+            if spec is None or not (spec.is_multi_vector or spec.is_sparse):
+                continue
+            same_language = e.setting.query_language == e.setting.corpus_language
+            if same_language and len(self.config.corpus_variants(benchmark, e.setting.corpus_language)) == 1:
+                runs.append(e)
+        return sorted(runs, key=lambda e: (e.model, str(e.setting)))
+
+    def _token_file(self, model: str, text_set: str, kind: str) -> str:
+        if self.config.models[model].is_multi_vector:
+            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
+        return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
+
+    def score_origin_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        inputs: dict[str, list[str]] = {"positions": [], "queries": [], "corpus": []}
+        for e in self.score_origin_runs(wildcards.benchmark):
+            query_dir = self.config.query_variant(e.benchmark, e.setting.query_language)
+            (corpus_dir,) = self.config.corpus_variants(e.benchmark, e.setting.corpus_language)
+            inputs["positions"].append(self.paths.benchmark_file(query_dir, fmt.POSITIONS))
+            inputs["queries"].append(self._token_file(e.model, query_dir, "queries"))
+            inputs["corpus"].append(self._token_file(e.model, corpus_dir, "corpus"))
+        return inputs
+
+    def score_origin(self, wildcards: Any) -> ScoreOriginJob:
+        runs = self.score_origin_runs(wildcards.benchmark)
+        return ScoreOriginJob(
+            runs=[(e.model, str(e.setting)) for e in runs],
+            model_outputs=[self.config.models[e.model].output for e in runs],
+            metrics=self.config.metrics.tables(),
+            bootstrap=self.config.metrics.bootstrap,
+        )
+
+    def score_origin_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
+        """Python, pandas and matplotlib (about 300 MB) and one run's memory-mapped files at a time, which the
+        positives' rows may touch whole."""
+        run_mb = max(
+            (sum(Path(p).stat().st_size for p in pair) / 2**20 for pair in zip(input.queries, input.corpus)),
+            default=0.0,
+        )
+        return scaled_mem_mb(300, 1, run_mb)
+
     def analysis_mem_mb(self, extra: int) -> Any:
         def mem_mb(wildcards: Any) -> int:
             return self.config.models[wildcards.model].mem_mb + extra
 
         return mem_mb
+
+    # --- pooling or encoder: a dense entry beside its unpooled token-vector reading (posir.metrics.pooling) -------
+
+    def _pooling_evaluations(self, name: str) -> list[Evaluation]:
+        """A natural benchmark's evaluations, or every variant's of a controlled family."""
+        return self.config.controlled_evaluations.get(name) or self.evaluations_of(name)
+
+    def pooling_runs(self, name: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """(setting, pooled, unpooled) of every pair (posir.models.readings) whose two entries ``name`` evaluates in
+        a setting, and (unpooled, setting, reason) of every evaluated unpooled entry left without a pair there."""
+        pairs, _ = pooling_pairs(self.config.models)
+        evaluated = {(e.model, str(e.setting)) for e in self._pooling_evaluations(name)}
+        found, unpaired = [], []
+        for model, setting in sorted(evaluated):
+            spec = self.config.models.get(model)
+            if spec is None or not is_unpooled(spec):
+                continue
+            siblings = [p.pooled for p in pairs if p.unpooled == model]
+            paired = [pooled for pooled in siblings if (pooled, setting) in evaluated]
+            found += [(setting, pooled, model) for pooled in paired]
+            if not paired:
+                unpaired.append((model, setting, SIBLING_NOT_EVALUATED if siblings else NO_DENSE_SIBLING))
+        return found, unpaired
+
+    def pooling_names(self) -> list[str]:
+        """The natural benchmarks and controlled families whose pooling table is built: those evaluating an unpooled
+        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison)."""
+        families = set(self.config.controlled_evaluations)
+        names = sorted(
+            {e.benchmark for e in self.config.evaluations if e.benchmark not in self.config.controlled_variants}
+            | families
+        )
+        runs = {name: self.pooling_runs(name) for name in names}
+        if not any(found for found, _ in runs.values()):
+            return []
+        return [name for name, (found, unpaired) in runs.items() if found or unpaired]
+
+    def pooling_regex(self) -> str:
+        return names_regex(self.pooling_names())
+
+    def pooling_targets(self) -> list[str]:
+        return [self.paths.table(name, f"pooling.{ext}") for name in self.pooling_names() for ext in ("csv", "md")]
+
+    def _pooling_scored(self, name: str) -> list[Evaluation]:
+        found, _ = self.pooling_runs(name)
+        kept = {(model, setting) for setting, *models in found for model in models}
+        return [e for e in self._pooling_evaluations(name) if (e.model, str(e.setting)) in kept]
+
+    def pooling_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        """The per-query scores of both entries of every pair, and for a family each variant's controlled.tsv."""
+        runs = self._pooling_scored(wildcards.benchmark)
+        inputs = {"scores": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs]}
+        if wildcards.benchmark in self.config.controlled_evaluations:
+            inputs["controlled"] = [self.paths.benchmark_file(e.benchmark, CONTROLLED_TABLE) for e in runs]
+        return inputs
+
+    def pooling(self, wildcards: Any) -> PoolingJob:
+        found, unpaired = self.pooling_runs(wildcards.benchmark)
+        return PoolingJob(
+            pairs=found,
+            unpaired=unpaired,
+            runs=[(e.benchmark, e.model, str(e.setting)) for e in self._pooling_scored(wildcards.benchmark)],
+            controlled=wildcards.benchmark in self.config.controlled_evaluations,
+            metrics=self.config.metrics,
+        )
 
     # --- published results and paper tables -----------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from posir.models.spec import CONVERTED_PACKAGES, ModelSpec
 from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
 from posir.scheduling import encode_priority
-from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, ScorerSpec
+from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, RescoreSpec, ScorerSpec, scores_with_model
 
 #: Bytes of one line of a run file (qid Q0 docid rank score tag), measured: 330 MB for 10570 x 1000 lines.
 RUN_LINE_BYTES = 32
@@ -42,10 +42,10 @@ class RetrievalPlan(Part):
             inputs["exported"] = self.paths.exported_model(wildcards.model)["graph"]
         source = self.controlled_source(wildcards.model, wildcards.text_set, wildcards.kind)
         if source is not None:
-            inputs["source_encoded"] = self.paths.embeddings(wildcards.model, source, wildcards.kind)
+            inputs["source_encoded"] = self.encoded_file(wildcards.model, source, wildcards.kind)
         first = self.first_encoder_of_queries(wildcards.model, wildcards.text_set, wildcards.kind)
         if first is not None:
-            inputs["shared_encoded"] = self.paths.embeddings(first, wildcards.text_set, wildcards.kind)
+            inputs["shared_encoded"] = self.encoded_file(first, wildcards.text_set, wildcards.kind)
         return inputs
 
     def first_encoder_of_queries(self, model: str, text_set: str, kind: str) -> str | None:
@@ -100,7 +100,7 @@ class RetrievalPlan(Part):
             if self.config.is_pipeline(evaluation.model):
                 models = [self.config.pipelines[evaluation.model].first_stage]
             for model in models:
-                if not self.config.models[model].is_dense:
+                if not self.config.models[model].encodes:
                     continue
                 encoded = self.config.embedding_model(model)
                 setting = evaluation.setting
@@ -138,6 +138,21 @@ class RetrievalPlan(Part):
         """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
         return self.paths.embeddings(self.config.embedding_model(model), text_set, kind)
 
+    def encoded_file(self, model: str, text_set: str, kind: str) -> str:
+        """What an entry's encode job writes first for a text set: a dense entry's embeddings (its own, not an
+        ``embeddings_from`` entry's), a multi-vector entry's token vectors, a sparse entry's terms."""
+        spec = self.config.models[model]
+        if spec.is_multi_vector:
+            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
+        if spec.is_sparse:
+            return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
+        return self.paths.embeddings(model, text_set, kind)
+
+    def models_of_output_regex(self, output: str) -> str:
+        """The encoding entries of one ``output`` (dense, multi-vector, sparse): each has its own encode rule, since
+        each writes other files."""
+        return names_regex(name for name, spec in self.config.models.items() if spec.encodes and spec.output == output)
+
     def renorm_mean(self, model: str) -> str:
         collection = self.config.models[model].renorm_collection
         assert collection is not None
@@ -168,6 +183,11 @@ class RetrievalPlan(Part):
     def retrieve_inputs(self, wildcards: Any) -> dict[str, Any]:
         query_dir = self.query_variant(wildcards)
         spec = self.config.models[wildcards.model]
+        if spec.encodes and not spec.is_dense:
+            return {
+                "queries": self.encoded_file(wildcards.model, query_dir, "queries"),
+                "corpus": [self.encoded_file(wildcards.model, v, "corpus") for v in self.corpus_variants(wildcards)],
+            }
         if spec.is_dense:
             inputs: dict[str, Any] = {
                 "queries": self.embeddings(wildcards.model, query_dir, "queries"),
@@ -199,10 +219,13 @@ class RetrievalPlan(Part):
         """The larger of the search and the scoring of its run. Search, peak RSS measured: 70-90 MB of Python,
         plus up to 8 MB per MB of embeddings (dense: 188 MB for 17 MB) or 45 MB per MB of corpus text (BM25 keeps
         its index in Python objects: 194 MB for 3 MB). Scoring: 1097 MB for a 330 MB run (10570 queries x 1000),
-        ~3 MB per MB of run, whose size follows from the queries (one line of positions.tsv each) and top_k."""
-        per_mb = 8 if self.config.models[wildcards.model].is_dense else 45
+        ~3 MB per MB of run, whose size follows from the queries (one line of positions.tsv each) and top_k.
+        Multi-vector and sparse search: torch and the blocks (about 500 MB: a 128 MB product, a 256 MB score
+        matrix), the float32 query vectors (twice their file) and the memory-mapped corpus (its file)."""
+        spec = self.config.models[wildcards.model]
+        per_mb = 8 if spec.is_dense else (3 if spec.encodes else 45)
         searched_mb = sum(Path(p).stat().st_size for p in [input.queries, *input.corpus]) / 2**20
-        search = scaled_mem_mb(100, per_mb, searched_mb)
+        search = scaled_mem_mb(500 if spec.encodes and not spec.is_dense else 100, per_mb, searched_mb)
         with open(input.positions, "rb") as positions:
             queries = max(sum(1 for _ in positions) - 1, 0)
         run_mb = queries * self.config.retrieval.top_k * RUN_LINE_BYTES / 2**20
@@ -240,14 +263,14 @@ class RetrievalPlan(Part):
 
     def chunked_windows(self, wildcards: Any) -> list[str]:
         """Corpus embeddings of a chunked entry evaluated beside the pipeline that hold the very windows its
-        bi-encoder second stage reads (same window identity, window and stride).
+        bi-encoder (or rescore) second stage reads (same window identity, window and stride).
 
         An ordering edge only: the rerank job then finds every window in the embedding cache, where it would
         otherwise encode the same windows at the same time as that entry's encode job (on 2 cores, me5-small's
         squad-long windows twice over).
         """
         scorer = self.second_stage(wildcards)
-        if not isinstance(scorer, BiEncoderSpec):
+        if not isinstance(scorer, BiEncoderSpec | RescoreSpec):
             return []
         wanted = (_window_identity(self.config.models[scorer.model]), scorer.window_tokens, scorer.stride_tokens)
         evaluated = {
@@ -259,6 +282,8 @@ class RetrievalPlan(Part):
         }
         return [
             self.embeddings(model, variant, "corpus")
+            if self.config.models[model].is_dense
+            else self.encoded_file(model, variant, "corpus")
             for model in sorted(evaluated)
             if (_window_identity(spec := self.config.models[model]), spec.window_tokens, spec.stride_tokens) == wanted
             for variant in self.corpus_variants(wildcards)
@@ -266,7 +291,7 @@ class RetrievalPlan(Part):
 
     def rerank(self, wildcards: Any) -> RerankJob:
         scorer = self.second_stage(wildcards)
-        models = {scorer.model: self.config.models[scorer.model]} if isinstance(scorer, BiEncoderSpec) else {}
+        models = {scorer.model: self.config.models[scorer.model]} if scores_with_model(scorer) else {}
         llm = self.config.llm.answer_settings() if isinstance(scorer, LLMGradeSpec) and self.config.llm else {}
         return RerankJob(
             pipeline=self.config.pipelines[wildcards.model],
@@ -280,8 +305,8 @@ class RetrievalPlan(Part):
 
     def second_stage_mem_mb(self, wildcards: Any) -> int:
         scorer = self.second_stage(wildcards)
-        if isinstance(scorer, BiEncoderSpec):
-            return max(scorer.mem_mb, self.config.models[scorer.model].mem_mb)
+        if scores_with_model(scorer):
+            return max(scorer.mem_mb, self.config.models[scorer.model].mem_mb)  # type: ignore[attr-defined]
         return scorer.mem_mb
 
     def rerank_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
@@ -293,8 +318,8 @@ class RetrievalPlan(Part):
 
     def second_stage_gpu(self, wildcards: Any) -> int:
         scorer = self.second_stage(wildcards)
-        if isinstance(scorer, BiEncoderSpec):
-            return int(self.config.models[scorer.model].uses_gpu)
+        if scores_with_model(scorer):
+            return int(self.config.models[scorer.model].uses_gpu)  # type: ignore[attr-defined]
         return int(scorer.uses_gpu)
 
 

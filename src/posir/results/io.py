@@ -7,6 +7,7 @@ text: ``"007"`` stays ``"007"``, an empty cell of a label stays ``""``, an empty
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,20 @@ def read_text_table(path: Path | str) -> pd.DataFrame:
     import pandas as pd
 
     return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+
+
+def read_cells(path: Path | str) -> list[dict[str, str]]:
+    """A result file (a ``.tsv`` run file, a comma-separated table) as its rows of cells exactly as written: every cell
+    text, an empty one ``""``; what a document quotes from it (posir doc-numbers)."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, sep="\t" if str(path).endswith(".tsv") else ",", dtype=str, keep_default_na=False)
+    return [{str(column): value for column, value in row.items()} for row in frame.to_dict("records")]
+
+
+def read_json(path: Path | str) -> Any:
+    """A JSON file of a run (a benchmark's or a collection's card.json, a source's file) as parsed."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def write_tsv(frame: pd.DataFrame, path: Path | str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from posir import benchmark as fmt
 
@@ -55,6 +55,10 @@ class ResultPaths:
 
     root: str = "results"
     families: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def relative(self, path: str) -> str:
+        """One of these files named from ``root``, as a document names it: ``tables/squad-long/main.csv``."""
+        return PurePosixPath(path).relative_to(self.root).as_posix()
 
     # --- sources, benchmarks, collections ---------------------------------------------------------------
 
@@ -110,6 +114,21 @@ class ResultPaths:
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{text_set}/{kind}", embeddings=".npy", ids=".ids.tsv")
 
+    def token_vector_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
+        """A multi-vector entry's text set: token vectors, their records, the rows (docs/late-interaction.md)."""
+        return _beside(
+            f"{self.root}/embeddings/{model}/{text_set}/{kind}",
+            vectors=".tokens.npy",
+            tokens=".tokens.spans.npy",
+            rows=".tokens.rows.tsv",
+        )
+
+    def sparse_vector_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
+        """A sparse entry's text set: its term records and the rows (docs/late-interaction.md)."""
+        return _beside(
+            f"{self.root}/embeddings/{model}/{text_set}/{kind}", terms=".sparse.npy", rows=".sparse.rows.tsv"
+        )
+
     def renorm_mean(self, model: str, collection: str) -> dict[str, str]:
         return _beside(f"{self.root}/embeddings/{model}/{collection}/corpus.mean", mean=".npy", provenance=".json")
 
@@ -147,6 +166,10 @@ class ResultPaths:
         matches both."""
         family = self.families.get(benchmark)
         return f"{family}/{benchmark}" if family else benchmark
+
+    def tables_dir(self) -> str:
+        """Every benchmark's tables (and the paper's, the published results')."""
+        return f"{self.root}/tables"
 
     def table(self, benchmark: str, filename: str) -> str:
         return f"{self.root}/tables/{self.benchmark_folder(benchmark)}/{filename}"

@@ -54,6 +54,7 @@ from posir.metrics.columns import (
 from posir.metrics.exposure import CORPUS_SHARE, RELEVANT_SHARE
 from posir.metrics.measure import ATTRIBUTE_SCOPE, GROUP_SCOPE, RUN_SCOPE, GroupMeasure, RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
+from posir.metrics.measures.evidence_share import EvidenceShare
 from posir.metrics.measures.peer import PEER
 from posir.metrics.measures.psi import PositionSensitivity
 
@@ -359,3 +360,55 @@ def peer_columns(peer: PEER) -> tuple[str, ...]:
 
 #: Per configured pair, setting and measure (of a group, an attribute or the run): mean a - b and its interval
 EXPOSURE_PAIR_COLUMNS = (MODEL_A, MODEL_B, SETTING, ATTRIBUTE, GROUP, MEASURE, N_QUERIES, DIFFERENCE, CI_LOW, CI_HIGH)
+
+# --- where the score comes from: multi-vector and sparse entries (posir.analyses.score_origin) ---------------------
+
+MODEL_OUTPUT = "model_output"  # the entry's output: multi-vector or sparse
+POSITIVE_SCORE = "positive_score"  # the entry's score for the query's positive (its best row)
+EVIDENCE_SHARE = EvidenceShare().column  # the share of that score whose winning tokens overlap the evidence span
+OUTSIDE_TEXT_SHARE = "outside_text_share"  # the share won by tokens outside the text ([CLS], [SEP], markers)
+ORIGIN_POSITION = "origin_position"  # the share-weighted mean relative position of the winning text tokens
+#: the evidence span's share of the document's characters: what the evidence share would be if every character of
+#: the document carried the score alike
+EVIDENCE_FRACTION = "evidence_fraction"
+#: Per query: its positive's evidence bin and bucket, the score and where it comes from.
+SCORE_ORIGIN_QUERY_COLUMNS = (
+    MODEL,
+    SETTING,
+    QID,
+    DOC_ID,
+    RELATIVE_POSITION,
+    POSITION_BIN,
+    LENGTH_BUCKET,
+    EVIDENCE_FRACTION,
+    POSITIVE_SCORE,
+    EVIDENCE_SHARE,
+    OUTSIDE_TEXT_SHARE,
+    ORIGIN_POSITION,
+)
+#: Per run, bucket (or ALL) and position bin (results/tables/<benchmark>/score_origin.csv): the mean evidence share
+#: over the queries where it is defined, with its bootstrap interval, and the mean origin position.
+SCORE_ORIGIN_BIN_COLUMNS = (
+    MODEL,
+    SETTING,
+    BUCKET,
+    POSITION_BIN,
+    BIN_START,
+    BIN_END,
+    N_QUERIES,
+    *with_interval(EVIDENCE_SHARE),
+    ORIGIN_POSITION,
+)
+#: Per run and bucket (or ALL): the same over the bucket, the queries whose share is undefined (a score of 0).
+SCORE_ORIGIN_SUMMARY_COLUMNS = (
+    MODEL,
+    SETTING,
+    MODEL_OUTPUT,
+    BUCKET,
+    N_QUERIES,
+    N_UNDEFINED,
+    EVIDENCE_FRACTION,
+    *with_interval(EVIDENCE_SHARE),
+    OUTSIDE_TEXT_SHARE,
+    ORIGIN_POSITION,
+)

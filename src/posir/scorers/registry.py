@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from posir.scorers.base import PairScorer, ScorerError
-from posir.scorers.spec import SPECS, ScorerSpec
+from posir.scorers.spec import SPECS, ScorerSpec, scores_with_model
 
 
 @dataclass
@@ -44,6 +44,17 @@ def _bi_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
     return ModelBiEncoderScorer(
         spec, models[spec.model], context.extra.get("embedding_cache"), context.extra.get("threads")
     )
+
+
+def _rescore(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
+    from posir.scorers.rescore import RescoreScorer
+
+    models = context.extra.get("models") or {}
+    if spec.model not in models:
+        raise ScorerError(
+            f"{spec.key('model')}: '{spec.model}' is not an entry of models: (the loader was given {sorted(models)})"
+        )
+    return RescoreScorer(spec, models[spec.model], context.extra.get("embedding_cache"), context.extra.get("threads"))
 
 
 def _cross_encoder(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
@@ -82,6 +93,7 @@ FACTORIES: dict[str, Factory] = {
     "flag-reranker": _flag_reranker,
     "llm-grade": _llm,
     "rerank-api": _rerank_api,
+    "rescore": _rescore,
 }
 
 
@@ -131,8 +143,8 @@ class ScoringSession:
     """The scorers of one stage, sharing one score cache and one LLM client, closed together.
 
     ``open_llm`` opens the client for the first ``llm-grade`` scorer (and only then); ``usage`` holds the client's
-    usage once the session is closed. A bi-encoder's windows go through the embedding cache, so they are not
-    score-cached as well.
+    usage once the session is closed. A bi-encoder's (or a rescore scorer's) windows go through the embedding cache,
+    so they are not score-cached as well.
     """
 
     def __init__(
@@ -160,7 +172,7 @@ class ScoringSession:
             llm_client=self.client,
             prompts_dir=self.prompts_dir,
             stage=f"{stage}:{spec.name}",
-            cache=None if spec.backend == "bi-encoder" else self.cache,
+            cache=None if scores_with_model(spec) else self.cache,
             extra=self.extra,
         )
 

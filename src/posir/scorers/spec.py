@@ -9,6 +9,7 @@ Backends (one implementation each):
 
 ==================  ==========================================================================
 ``bi-encoder``      cosine of sentence-transformers embeddings, per window (:mod:`.bi_encoder`)
+``rescore``         MaxSim of a multi-vector entry, or a sparse entry's dot product, per window (:mod:`.rescore`)
 ``cross-encoder``   sentence-transformers ``CrossEncoder``, per window (:mod:`.cross_encoder`)
 ``flag-reranker``   FlagEmbedding ``FlagReranker`` / ``FlagLLMReranker`` (:mod:`.flag_reranker`)
 ``llm-grade``       an OpenAI-compatible LLM: P(yes) from logprobs, else its 0-4 grade (:mod:`.llm`)
@@ -128,6 +129,32 @@ class BiEncoderSpec(WindowedScorerSpec):
         if isinstance(data, Mapping) and "model" not in data:
             raise KeyProblem("model", "missing", "name a dense entry of models: (e.g. minilm-l6)")
         return data
+
+
+class RescoreSpec(WindowedScorerSpec):
+    """``rescore``: a multi-vector ``models:`` entry's MaxSim, or a sparse entry's dot product, per window of the
+    document: late interaction or SPLADE as a second stage (docs/late-interaction.md)."""
+
+    backend: Literal["rescore"]
+    model: Str
+    """a multi-vector or sparse entry of ``models:``; its own encoding keys apply"""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_named(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "model" not in data:
+            raise KeyProblem("model", "missing", "name a multi-vector or sparse entry of models:")
+        return data
+
+
+#: Scorers that score with a ``models:`` entry's own encodings (through the embedding cache, not the score cache),
+#: and the outputs (``models.<name>.output``) of the entries each can use.
+MODEL_SCORER_OUTPUTS: dict[str, tuple[str, ...]] = {"bi-encoder": ("dense",), "rescore": ("multi-vector", "sparse")}
+
+
+def scores_with_model(spec: ScorerSpec) -> bool:
+    """The scorer encodes with a ``models:`` entry (its ``model``): its texts go through the embedding cache."""
+    return spec.backend in MODEL_SCORER_OUTPUTS
 
 
 class LocalRerankerSpec(WindowedScorerSpec):
@@ -257,7 +284,7 @@ class RerankAPISpec(ScorerSpec):
 
 #: Every scorer entry, told apart by ``backend``.
 ScorerEntry = Annotated[
-    Union[BiEncoderSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec],
+    Union[BiEncoderSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec, RescoreSpec],
     Field(discriminator="backend"),
 ]
 _ENTRY: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerEntry)
@@ -269,6 +296,7 @@ SPECS: dict[str, type[ScorerSpec]] = {
     "flag-reranker": FlagRerankerSpec,
     "llm-grade": LLMGradeSpec,
     "rerank-api": RerankAPISpec,
+    "rescore": RescoreSpec,
 }
 BACKENDS = tuple(SPECS)
 #: backend name -> the keys its entries may hold (besides backend)

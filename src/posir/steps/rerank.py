@@ -56,7 +56,9 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
         from posir.llm.client import open_client  # the HTTP client's libraries, for an LLM second stage only
 
         client = open_client(job.llm_endpoint, needed_by=f"pipelines.{name} (an llm-grade second stage)")
-    cache = ScoreCache(Path(job.score_cache)) if job.score_cache and spec.backend != "bi-encoder" else None
+    from posir.scorers.spec import scores_with_model
+
+    cache = ScoreCache(Path(job.score_cache)) if job.score_cache and not scores_with_model(spec) else None
     scorer: Any = None
     try:
         scorer = load_scorer(

@@ -34,8 +34,18 @@ def encode_text_set(job: EncodeJob) -> EncodeCounts:
 
     With the job's embedding cache, texts this model encoding has embedded before (in any text set) are read from
     the cache and only new texts are encoded; the model is not even loaded when none are new.
-    A chunked entry (``long_input: chunks``) writes one row per window of each document.
+    A chunked entry (``long_input: chunks``) writes one row per window of each document. A multi-vector or sparse
+    entry writes its rows of token vectors or sparse vectors (:func:`encode_rows`).
     """
+    if not job.model.is_dense:
+        return encode_rows(
+            job.model,
+            job.path("texts"),
+            job.wildcards["kind"],
+            {name: str(path) for name, path in job.output.items()},
+            job.threads,
+            Path(job.cache) if job.cache else None,
+        )
     return encode_texts(
         job.model,
         job.path("texts"),
@@ -87,6 +97,93 @@ def encode_texts(
     encoded = windows.encoded
     save_embeddings(Path(out_path), [r[0] for r in rows], encoded.vectors, encoded.input_tokens, [r[1] for r in rows])
     return EncodeCounts(len(rows), encoded.from_cache, encoded.encoded)
+
+
+def _texts(texts_path: Path, kind: str) -> tuple[list[str], list[str], str]:
+    """Ids, texts and role of a text set."""
+    if kind == "corpus":
+        documents = fmt.read_corpus(texts_path)
+        return [d.doc_id for d in documents], [d.text for d in documents], "document"
+    queries = fmt.read_queries(texts_path)
+    return [q.qid for q in queries], [q.text for q in queries], "query"
+
+
+def encode_rows(
+    spec: ModelSpec,
+    texts_path: Path,
+    kind: str,
+    outputs: dict[str, str],
+    threads: int,
+    cache_path: Path | None = None,
+) -> EncodeCounts:
+    """A multi-vector or sparse entry's text set: each text's token vectors or sparse vector (a chunked corpus:
+    each window's, spans in document coordinates), written as docs/late-interaction.md says."""
+    from posir.encoding import EncodingService
+    from posir.results.embeddings import row_set, save_sparse_vectors, save_token_vectors
+
+    ids, texts, role = _texts(texts_path, kind)
+    windows = None
+    with EncodingService(spec, cache_path, threads=threads) as service:
+        if spec.is_chunked and role == "document":
+            window, stride = service.window_size(role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+            encoded = service.encode_windows(texts, role, window, stride)
+            ids = [doc_id for doc_id, spans in zip(ids, encoded.spans) for _ in spans]
+            windows = [span for spans in encoded.spans for span in spans]
+            rows = encoded.encoded
+        else:
+            rows = service.encode(texts, role)
+    written = row_set(rows.rows, ids, windows)
+    (save_sparse_vectors if spec.is_sparse else save_token_vectors)(outputs, written)
+    return EncodeCounts(len(ids), rows.from_cache, rows.encoded)
+
+
+def token_search(
+    spec: ModelSpec,
+    queries_path: Path,
+    corpus_paths: Sequence[Path],
+    id_prefixes: Sequence[str],
+    top_k: int,
+    run_path: Path,
+    threads: int = 1,
+) -> None:
+    """Exact MaxSim (multi-vector) or sparse dot-product (sparse) search over the whole corpus, several corpus files
+    (one-vs-many) as one; a chunked document scores as its best window."""
+    from posir.results.embeddings import load_sparse_vectors, load_token_vectors
+
+    load = load_sparse_vectors if spec.is_sparse else load_token_vectors
+    queries = load(queries_path)
+    corpora = [load(path) for path in corpus_paths]
+    position: dict[str, int] = {}
+    row_documents = []
+    for index, corpus in enumerate(corpora):
+        prefix = f"{id_prefixes[index]}:" if id_prefixes else ""
+        row_documents.append(np.array([position.setdefault(prefix + i, len(position)) for i in corpus.ids]))
+    doc_ids = list(position)
+    if spec.is_sparse:
+        from posir.retrieval.sparse import sparse_matrix, sparse_search
+
+        vocabulary = 1 + max(int(s.entries["term"].max(initial=0)) for s in (queries, *corpora))
+
+        def matrix(rows):  # noqa: ANN001, ANN202
+            return sparse_matrix(rows.entries["term"], rows.entries["weight"], rows.offsets, vocabulary)
+
+        scores, indices = sparse_search(
+            matrix(queries), [matrix(c) for c in corpora], row_documents, len(doc_ids), top_k
+        )
+    else:
+        import torch
+
+        from posir.retrieval.maxsim import TokenMatrix, maxsim_search
+
+        torch.set_num_threads(max(1, threads))
+        scores, indices = maxsim_search(
+            TokenMatrix(queries.vectors, queries.offsets),
+            [TokenMatrix(c.vectors, c.offsets) for c in corpora],
+            row_documents,
+            len(doc_ids),
+            top_k,
+        )
+    write_trec_run(Path(run_path), queries.ids, doc_ids, scores, indices, tag=spec.name)
 
 
 def dense_search(
@@ -157,9 +254,11 @@ def lexical_search(
 
 
 def retrieve(job: RetrieveJob) -> None:
-    """Dense models read cached embeddings; lexical models read the texts."""
+    """Dense models read cached embeddings, multi-vector and sparse models their rows; lexical models the texts."""
     spec, run_path = job.model, job.path("run", "output")
-    if spec.is_dense:
+    if spec.encodes and not spec.is_dense:
+        token_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads)
+    elif spec.is_dense:
         mean = job.path("mean") if "mean" in job.input else None
         dense_search(
             spec,

@@ -5,14 +5,59 @@ file of ``results/`` (a table's CSV, a benchmark's card) and written in the form
 fragment of a document, as the document words it, with ``{key}`` where each number stands; a table is shown whole
 between markers. Rewording a quoted sentence means rewording its fragment here as well (the check names the
 fragment it cannot find).
+
+Files are named by posir.results.paths (:data:`posir.tools.quoting.PATHS`), columns by the constants and objects of
+the measures and statistics that write them (the results contract); models, settings and buckets are the run's data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
+import yaml
+
+from posir import benchmark as fmt
+from posir.metrics.columns import (
+    ALL,
+    ATTRIBUTE,
+    BUCKET,
+    CI_HIGH,
+    CI_LOW,
+    DIFFERENCE,
+    GROUP,
+    LENGTH_BUCKET,
+    MEAN,
+    MEASURE,
+    MODEL,
+    MODEL_A,
+    MODEL_B,
+    N_QUERIES,
+    SETTING,
+    bucket_columns,
+    suffixed,
+)
+from posir.metrics.controlled import LENGTH, NO_VARIATION, NOTE, PAGE_P_PRIMACY, PAGE_P_RECENCY, POSITION_INDEX
+from posir.metrics.exposure import CORPUS_SHARE, LANGUAGE_ATTRIBUTE, RELEVANT_SHARE
+from posir.metrics.measures import POSITION_MEASURE
+from posir.metrics.measures.awrf import AWRF
+from posir.metrics.measures.expected_exposure import EE_R
+from posir.metrics.measures.exposure_share import ExposureShare
+from posir.metrics.significance import MEAN_DIFFERENCE
+from posir.metrics.trend import (
+    PSI_TREND_SIGNIFICANT,
+    SLOPE,
+    SPEARMAN_P,
+    SPEARMAN_RHO,
+    THIRDS_CLIFFS_DELTA,
+    THIRDS_DIFFERENCE,
+    THIRDS_PERMUTATION_P,
+)
+from posir.plan.controlled import FAMILY_FILES
+from posir.results.schemas import BENCHMARK, NDCG, PSI, PSI_TREND, delta
+from posir.tables.controlled import CONTROLLED_PSI, NATURAL_PSI
 from posir.tools.quoting import (
-    MISSING,
+    PATHS,
     Cell,
     Difference,
     JsonValue,
@@ -28,73 +73,84 @@ from posir.tools.quoting import (
     fixed,
     number,
     p_value,
+    run_file,
     significant,
 )
 
 SQUAD = "squad-long"
-MAIN = f"tables/{SQUAD}/main.csv"
-TRENDS = f"tables/{SQUAD}/trends.csv"
-SIGNIFICANCE = f"tables/{SQUAD}/significance/eng-eng.csv"
-EXPOSURE = f"tables/{SQUAD}/exposure.csv"
-EXPOSURE_PAIRS = f"tables/{SQUAD}/exposure_pairs.csv"
-XQUAD_EXPOSURE = "tables/xquad-parallel/exposure.csv"
-TRANSLATIONS = "tables/xquad-spa/translation_comparison.csv"
+MAIN = run_file(PATHS.table(SQUAD, "main.csv"))
+TRENDS = run_file(PATHS.table(SQUAD, "trends.csv"))
+SIGNIFICANCE = run_file(PATHS.significance(SQUAD, "eng-eng", "csv"))
+EXPOSURE = run_file(PATHS.table(SQUAD, "exposure.csv"))
+EXPOSURE_PAIRS = run_file(PATHS.table(SQUAD, "exposure_pairs.csv"))
+XQUAD_EXPOSURE = run_file(PATHS.table("xquad-parallel", "exposure.csv"))
+TRANSLATIONS = run_file(PATHS.table("xquad-spa", "translation_comparison.csv"))
 MOVED, MOVED_ES = "squad-long-moved", "squad-es-long-moved"
-LANGUAGES = ("ara", "deu", "eng", "spa", "hin", "ron", "rus", "tur", "vie", "zho")
+#: The parallel benchmark's languages as the default config.yaml lists them (a language added there is quoted too).
+DEFAULT_CONFIG = yaml.safe_load(Path(__file__).resolve().parents[3].joinpath("config.yaml").read_text())
+LANGUAGES = tuple(DEFAULT_CONFIG["benchmarks"]["xquad-parallel"]["languages"])
+BUCKETS = ("Q1", "Q2", "Q3", "Q4")
+#: The measures the docs quote, as their columns and labels name them.
+NDCG_LABEL = POSITION_MEASURE.name
+EXPOSURE_SHARE, AWRF_COLUMN = ExposureShare(cutoff=10).column, AWRF(cutoff=10).column
 
 
 def card(benchmark: str, *keys: str) -> JsonValue:
-    return JsonValue(f"benchmarks/{benchmark}/card.json", keys)
+    return JsonValue(run_file(PATHS.benchmark_file(benchmark, fmt.CARD)), keys)
+
+
+def family_file(family: str, name: str) -> str:
+    """One of a controlled family's tables (posir.plan.controlled.FAMILY_FILES: tests_csv, positions_csv, ...)."""
+    return run_file(PATHS.table(family, FAMILY_FILES[name]))
 
 
 def main_cell(model: str, column: str, scale: float = 1.0, path: str = MAIN, setting: str = "eng-eng") -> Cell:
-    return Cell(path, column, {"model": model, "setting": setting}, scale)
+    return Cell(path, column, {MODEL: model, SETTING: setting}, scale)
 
 
-def trend(model: str, column: str, bucket: str = "all", scale: float = 1.0) -> Cell:
-    return Cell(TRENDS, column, {"model": model, "setting": "eng-eng", "bucket": bucket}, scale)
+def trend(model: str, column: str, bucket: str = ALL, scale: float = 1.0) -> Cell:
+    return Cell(TRENDS, column, {MODEL: model, SETTING: "eng-eng", BUCKET: bucket}, scale)
 
 
 def natural_vs_controlled(family: str, model: str, column: str) -> Cell:
-    path = f"tables/{family}/natural_vs_controlled.csv"
-    return Cell(path, column, {"model": model, "bucket": "all"})
+    return Cell(family_file(family, "comparison_csv"), column, {MODEL: model, BUCKET: ALL})
 
 
 def controlled(family: str, model: str, column: str) -> Cell:
-    return Cell(f"tables/{family}/controlled.csv", column, {"model": model, "length": "all"})
+    return Cell(family_file(family, "tests_csv"), column, {MODEL: model, LENGTH: ALL})
 
 
 def position_mean(family: str, model: str, index: int) -> Cell:
-    where = {"model": model, "length": "all", "position_index": str(index)}
-    return Cell(f"tables/{family}/controlled_positions.csv", "mean", where, 100.0)
+    where = {MODEL: model, LENGTH: ALL, POSITION_INDEX: str(index)}
+    return Cell(family_file(family, "positions_csv"), MEAN, where, 100.0)
 
 
 def exposure(model: str, group: str, column: str, scale: float = 100.0) -> Cell:
-    where = {"model": model, "setting": "eng-eng", "attribute": "length_bucket", "group": group}
+    where = {MODEL: model, SETTING: "eng-eng", ATTRIBUTE: LENGTH_BUCKET, GROUP: group}
     return Cell(EXPOSURE, column, where, scale)
 
 
 def exposure_pair(a: str, b: str, group: str, column: str, scale: float) -> Cell:
-    where = {"model_a": a, "model_b": b, "setting": "eng-eng", "group": group, "measure": "exposure_share@10"}
+    where = {MODEL_A: a, MODEL_B: b, SETTING: "eng-eng", GROUP: group, MEASURE: EXPOSURE_SHARE}
     return Cell(EXPOSURE_PAIRS, column, where, scale)
 
 
 def own_language_share(model: str) -> Reduce:
     """The query's own language's share of the top-10 exposure, averaged over the one-vs-many settings."""
-    where = {"model": model, "attribute": "language"}
+    where = {MODEL: model, ATTRIBUTE: LANGUAGE_ATTRIBUTE}
     cells = tuple(
-        Cell(XQUAD_EXPOSURE, "exposure_share@10", {**where, "setting": f"{lang}-mul", "group": lang}, 100.0)
+        Cell(XQUAD_EXPOSURE, EXPOSURE_SHARE, {**where, SETTING: f"{lang}-mul", GROUP: lang}, 100.0)
         for lang in LANGUAGES
     )
     label = (
-        f"the ten `<lang>-mul` settings of `{XQUAD_EXPOSURE}` [model={model}, attribute=language, group=the "
-        "setting's query language] `exposure_share@10` x 100"
+        f"the ten `<lang>-mul` settings of `{XQUAD_EXPOSURE}` [{MODEL}={model}, {ATTRIBUTE}={LANGUAGE_ATTRIBUTE}, "
+        f"{GROUP}=the setting's query language] `{EXPOSURE_SHARE}` x 100"
     )
     return Reduce("mean", cells, label=label)
 
 
 def translation(benchmark: str, model: str, setting: str, column: str, scale: float = 1.0) -> Cell:
-    return Cell(TRANSLATIONS, column, {"benchmark": benchmark, "model": model, "setting": setting}, scale)
+    return Cell(TRANSLATIONS, column, {BENCHMARK: benchmark, MODEL: model, SETTING: setting}, scale)
 
 
 ONE, TWO = fixed(1), fixed(2)
@@ -109,54 +165,56 @@ def _numbers() -> list[Number]:
     # squad-long's main table, as the prose quotes it (the tables themselves are below)
     for model in ("bm25", "me5-small", "minilm-l6", "minilm-l6-chunks", "me5-small-chunks", "bm25.minilm-maxp",
                   "bm25.me5-maxp", "minilm-l6.minilm-maxp", "me5-small.me5-maxp"):  # fmt: skip
-        add(f"{SQUAD}.{model}.ndcg", main_cell(model, "ndcg@10", 100.0), ONE)
+        add(f"{SQUAD}.{model}.ndcg", main_cell(model, NDCG, 100.0), ONE)
     for model in ("bm25", "me5-small", "minilm-l6", "use-m3", "minilm-l6-chunks", "me5-small-chunks",
                   "bm25.minilm-maxp", "bm25.me5-maxp", "minilm-l6.minilm-maxp", "me5-small.me5-maxp",
                   "bm25.minilm-firstp", "bm25.me5-firstp"):  # fmt: skip
-        add(f"{SQUAD}.{model}.psi", main_cell(model, "psi"), TWO)
-    add(f"{SQUAD}.bm25.ndcg2", main_cell("bm25", "ndcg@10", 100.0), TWO)
+        add(f"{SQUAD}.{model}.psi", main_cell(model, PSI), TWO)
+    add(f"{SQUAD}.bm25.ndcg2", main_cell("bm25", NDCG, 100.0), TWO)
     add(f"{SQUAD}.queries", card(SQUAD, "counts", "queries"), count())
     r2 = tuple(
         Difference(main_cell("minilm-l6", column, 100.0), main_cell("minilm-l6-r2", column, 100.0))
-        for column in ("ndcg@10", "ndcg@10_Q1", "ndcg@10_Q2", "ndcg@10_Q3", "ndcg@10_Q4")
+        for column in (NDCG, *bucket_columns(NDCG, BUCKETS))
     )
     add(f"{SQUAD}.r2.largest_difference", Reduce("max", r2, absolute=True), ONE)
     # trends and paired tests
-    add(f"{SQUAD}.trend.me5-small.Q1.p", trend("me5-small", "spearman_p", "Q1"), TWO)
-    thirds = tuple(trend(m, "thirds_difference", scale=100.0) for m in ("minilm-l6", "minilm-l6-r2", "me5-small"))
+    add(f"{SQUAD}.trend.me5-small.Q1.p", trend("me5-small", SPEARMAN_P, "Q1"), TWO)
+    thirds = tuple(trend(m, THIRDS_DIFFERENCE, scale=100.0) for m in ("minilm-l6", "minilm-l6-r2", "me5-small"))
     add(f"{SQUAD}.trend.truncating.thirds.min", Reduce("min", thirds), fixed(0))
     add(f"{SQUAD}.trend.truncating.thirds.max", Reduce("max", thirds), fixed(0))
-    add(f"{SQUAD}.trend.use-m3.thirds", trend("use-m3", "thirds_difference", scale=100.0), ONE)
-    add(f"{SQUAD}.trend.use-m3.thirds.p", trend("use-m3", "thirds_permutation_p"), TWO)
-    add(f"{SQUAD}.trend.use-m3.Q3.thirds", trend("use-m3", "thirds_difference", "Q3", 100.0), ONE)
+    add(f"{SQUAD}.trend.use-m3.thirds", trend("use-m3", THIRDS_DIFFERENCE, scale=100.0), ONE)
+    add(f"{SQUAD}.trend.use-m3.thirds.p", trend("use-m3", THIRDS_PERMUTATION_P), TWO)
+    add(f"{SQUAD}.trend.use-m3.Q3.thirds", trend("use-m3", THIRDS_DIFFERENCE, "Q3", 100.0), ONE)
     for name, (a, b, bucket), format in (
-        ("minilm-r2", ("minilm-l6", "minilm-l6-r2", "all"), TWO),
+        ("minilm-r2", ("minilm-l6", "minilm-l6-r2", ALL), TWO),
         ("bm25-me5.Q1", ("bm25", "me5-small", "Q1"), TWO),
         ("minilm-use.Q1", ("minilm-l6", "use-m3", "Q1"), ONE),
     ):
         add(
             f"{SQUAD}.significance.{name}",
-            Pair(SIGNIFICANCE, a, b, "mean_difference", {"bucket": bucket}, 100.0),
+            Pair(SIGNIFICANCE, a, b, MEAN_DIFFERENCE, {BUCKET: bucket}, 100.0),
             format,
         )
-    add(f"{SQUAD}.saliency.minilm-l6.pairs", Rows(f"analyses/saliency/{SQUAD}/minilm-l6.pairs.tsv"), count())
+    saliency_pairs = Rows(run_file(PATHS.saliency(SQUAD, "minilm-l6", "pairs")))
+    add(f"{SQUAD}.saliency.minilm-l6.pairs", saliency_pairs, count())
     # controlled positions
     for family, model in ((MOVED, "minilm-l6"), (MOVED, "me5-small"), (MOVED_ES, "me5-small")):
         add(f"{family}.{model}.start", position_mean(family, model, 0), ONE)
         add(f"{family}.{model}.end", position_mean(family, model, 4), ONE)
     for model in ("minilm-l6", "me5-small", "use-m3"):
-        add(f"{MOVED}.{model}.natural_psi", natural_vs_controlled(MOVED, model, "natural_psi"), TWO)
-        add(f"{MOVED}.{model}.controlled_psi", natural_vs_controlled(MOVED, model, "controlled_psi"), TWO)
-    add(f"{MOVED_ES}.use-m3.natural_psi", natural_vs_controlled(MOVED_ES, "use-m3", "natural_psi"), TWO)
+        add(f"{MOVED}.{model}.natural_psi", natural_vs_controlled(MOVED, model, NATURAL_PSI), TWO)
+        add(f"{MOVED}.{model}.controlled_psi", natural_vs_controlled(MOVED, model, CONTROLLED_PSI), TWO)
+    add(f"{MOVED_ES}.use-m3.natural_psi", natural_vs_controlled(MOVED_ES, "use-m3", NATURAL_PSI), TWO)
     for model in ("minilm-l6-chunks", "bm25.minilm-maxp"):
-        add(f"{MOVED}.{model}.page_p_recency", controlled(MOVED, model, "page_p_recency"), significant(2))
+        add(f"{MOVED}.{model}.page_p_recency", controlled(MOVED, model, PAGE_P_RECENCY), significant(2))
     too_few = card(f"{MOVED}-r0-p0", "stages", "controlled_units", "dropped", "too_few_units")
     add(f"{MOVED}.too_few_units", too_few, count())
     # the benchmarks
-    add("squad.articles", JsonValue("sources/squad_dev_v1_1/dev-v1.1.json", ("data",), length=True), count())
+    squad_source = run_file(PATHS.source("squad_dev_v1_1", "dev-v1.1.json"))
+    add("squad.articles", JsonValue(squad_source, ("data",), length=True), count())
     add("squad.paragraphs", card(SQUAD, "stages", "partition_paragraphs", "entered"), count())
     add(f"{SQUAD}.documents", card(SQUAD, "counts", "documents"), count())
-    for bucket in ("Q1", "Q2", "Q3", "Q4"):
+    for bucket in BUCKETS:
         add(f"{SQUAD}.documents.{bucket}", card(SQUAD, "counts", "documents_per_bucket", bucket), count(False))
         add(f"{SQUAD}.queries.{bucket}", card(SQUAD, "counts", "queries_per_bucket", bucket), count(False))
     add("xquad.questions", card("xquad-long-eng", "counts", "queries"), count(False))
@@ -170,7 +228,8 @@ def _numbers() -> list[Number]:
                           ("question_id_not_original", "attach_questions"), ("no_valid_answer", "attach_questions"),
                           ("evidence_in_several_documents", "attach_questions")):  # fmt: skip
         add(f"squad-it.{reason}", card("squad-it-long", "stages", stage, "dropped", reason), count())
-    add("python-docs.texts", JsonValue("collections/python-docs/card.json", ("counts", "texts")), count())
+    python_docs = run_file(PATHS.collection_outputs("python-docs")["card"])
+    add("python-docs.texts", JsonValue(python_docs, ("counts", "texts")), count())
     # translation
     apertium = "squad-long-apertium-spa"
     for unit in ("documents", "queries"):
@@ -180,35 +239,36 @@ def _numbers() -> list[Number]:
         add(f"{apertium}.{unit}.refused", refused, count())
     cascade = card(apertium, "translation", "accounting", "queries", "dropped", "cascade_deletion")
     add(f"{apertium}.queries.cascade", cascade, count())
+    apertium_main = run_file(PATHS.table("squad-long-apertium", "main.csv"))
     for setting in ("spa-spa", "spa-eng"):
-        cell = main_cell("bm25", "ndcg@10", 100.0, "tables/squad-long-apertium/main.csv", setting)
+        cell = main_cell("bm25", NDCG, 100.0, apertium_main, setting)
         add(f"squad-long-apertium.bm25.{setting}.ndcg", cell, TWO)
     dense = [(m, s) for m in ("me5-small", "use-m3") for s in ("spa-spa", "spa-eng")]
-    costs = tuple(translation("xquad-parallel-apertium", m, s, "delta_ndcg@10", 100.0) for m, s in dense)
+    costs = tuple(translation("xquad-parallel-apertium", m, s, delta(NDCG), 100.0) for m, s in dense)
     add("xquad-spa.dense.cost.min", Reduce("min", costs, absolute=True), ONE)
     add("xquad-spa.dense.cost.max", Reduce("max", costs, absolute=True), ONE)
-    psi = tuple(translation("xquad-parallel-apertium", "me5-small", s, "delta_psi") for s in ("spa-spa", "spa-eng"))
+    psi = tuple(translation("xquad-parallel-apertium", "me5-small", s, delta(PSI)) for s in ("spa-spa", "spa-eng"))
     add("xquad-spa.me5-small.psi.max", Reduce("max", psi), fixed(2, sign=True))
-    gain = translation("xquad-parallel-apertium", "bm25", "spa-eng", "delta_ndcg@10", 100.0)
+    gain = translation("xquad-parallel-apertium", "bm25", "spa-eng", delta(NDCG), 100.0)
     add("xquad-spa.bm25.spa-eng.gain", gain, TWO)
     # who gets seen
-    add(f"exposure.{SQUAD}.Q4.corpus", exposure("minilm-l6", "Q4", "corpus_share"), ONE)
+    add(f"exposure.{SQUAD}.Q4.corpus", exposure("minilm-l6", "Q4", CORPUS_SHARE), ONE)
     for group in ("Q1", "Q4"):
-        add(f"exposure.{SQUAD}.{group}.relevant", exposure("minilm-l6", group, "relevant_share"), ONE)
-        add(f"exposure.{SQUAD}.minilm-l6.{group}", exposure("minilm-l6", group, "exposure_share@10"), ONE)
+        add(f"exposure.{SQUAD}.{group}.relevant", exposure("minilm-l6", group, RELEVANT_SHARE), ONE)
+        add(f"exposure.{SQUAD}.minilm-l6.{group}", exposure("minilm-l6", group, EXPOSURE_SHARE), ONE)
     q4 = ("minilm-l6", "minilm-l6-chunks", "Q4")
-    add(f"exposure.{SQUAD}.chunks.to_Q4", exposure_pair(*q4, "difference", -100.0), ONE)
-    add(f"exposure.{SQUAD}.chunks.to_Q4.low", exposure_pair(*q4, "ci_high", -100.0), ONE)
-    add(f"exposure.{SQUAD}.chunks.to_Q4.high", exposure_pair(*q4, "ci_low", -100.0), ONE)
+    add(f"exposure.{SQUAD}.chunks.to_Q4", exposure_pair(*q4, DIFFERENCE, -100.0), ONE)
+    add(f"exposure.{SQUAD}.chunks.to_Q4.low", exposure_pair(*q4, CI_HIGH, -100.0), ONE)
+    add(f"exposure.{SQUAD}.chunks.to_Q4.high", exposure_pair(*q4, CI_LOW, -100.0), ONE)
     q1 = ("minilm-l6", "minilm-l6-chunks", "Q1")
-    add(f"exposure.{SQUAD}.chunks.from_Q1", exposure_pair(*q1, "difference", 100.0), ONE)
-    add(f"exposure.{SQUAD}.chunks.from_Q1.low", exposure_pair(*q1, "ci_low", 100.0), ONE)
-    add(f"exposure.{SQUAD}.chunks.from_Q1.high", exposure_pair(*q1, "ci_high", 100.0), ONE)
-    me5 = exposure_pair("me5-small", "me5-small-chunks", "Q4", "difference", -100.0)
+    add(f"exposure.{SQUAD}.chunks.from_Q1", exposure_pair(*q1, DIFFERENCE, 100.0), ONE)
+    add(f"exposure.{SQUAD}.chunks.from_Q1.low", exposure_pair(*q1, CI_LOW, 100.0), ONE)
+    add(f"exposure.{SQUAD}.chunks.from_Q1.high", exposure_pair(*q1, CI_HIGH, 100.0), ONE)
+    me5 = exposure_pair("me5-small", "me5-small-chunks", "Q4", DIFFERENCE, -100.0)
     add(f"exposure.{SQUAD}.me5-chunks.to_Q4", me5, fixed(1, sign=True))
     for model in ("minilm-l6", "minilm-l6-chunks"):
-        add(f"exposure.{SQUAD}.{model}.ee_r", exposure(model, "Q1", "ee_r", 1.0), TWO)
-        add(f"exposure.{SQUAD}.{model}.awrf", exposure(model, "Q1", "awrf@10", 1.0), fixed(3))
+        add(f"exposure.{SQUAD}.{model}.ee_r", exposure(model, "Q1", EE_R, 1.0), TWO)
+        add(f"exposure.{SQUAD}.{model}.awrf", exposure(model, "Q1", AWRF_COLUMN, 1.0), fixed(3))
     for model in ("bm25", "minilm-l6", "me5-small", "use-m3"):
         add(f"exposure.xquad-parallel.{model}.own_language", own_language_share(model), fixed(0))
     return numbers
@@ -356,17 +416,12 @@ QUOTES: list[Quote] = [
 ]
 
 
-def _cell(results: Results, cell: Cell, format: Callable[[float], str]) -> str:
-    return MISSING if cell.text(results) == "" else format(cell.value(results))
-
-
 def _marked(results: Results, cell: Cell, trend_column: str) -> str:
     """A PSI with § where its row's trend column names a significant direction."""
-    value = _cell(results, cell, TWO)
+    value = cell.shown(results, TWO)
     return f"{value} §" if Cell(cell.path, trend_column, cell.where).text(results) else value
 
 
-BUCKETS = ("Q1", "Q2", "Q3", "Q4")
 MODELS = ("bm25", "me5-small", "minilm-l6", "minilm-l6-r2", "use-m3")
 SIGNED = fixed(2, sign=True)
 
@@ -375,10 +430,9 @@ def main_rows(results: Results, models: Sequence[str] = MODELS, path: str = MAIN
     """Per model: queries, nDCG@10 (%) overall and per bucket, PSI overall and per bucket."""
     rows = []
     for model in models:
-        row = [model, "eng-eng", count(False)(main_cell(model, "n_queries", path=path).value(results))]
-        ndcg = ("ndcg@10", *(f"ndcg@10_{b}" for b in BUCKETS))
-        row += [_cell(results, main_cell(model, c, 100.0, path), TWO) for c in ndcg]
-        row += [_cell(results, main_cell(model, c, path=path), TWO) for c in ("psi", *(f"psi_{b}" for b in BUCKETS))]
+        row = [model, "eng-eng", count(False)(main_cell(model, N_QUERIES, path=path).value(results))]
+        row += [main_cell(model, c, 100.0, path).shown(results, TWO) for c in (NDCG, *bucket_columns(NDCG, BUCKETS))]
+        row += [main_cell(model, c, path=path).shown(results, TWO) for c in (PSI, *bucket_columns(PSI, BUCKETS))]
         rows.append(row)
     return rows
 
@@ -404,10 +458,12 @@ def pipeline_rows(
     """Per entry or pipeline: queries, nDCG@10 (%), PSI overall and per bucket, § on a significant trend."""
     rows = []
     for label, model in pipelines:
-        row = [label, count(False)(main_cell(model, "n_queries", path=path).value(results))]
-        row += [_cell(results, main_cell(model, "ndcg@10", 100.0, path), TWO)]
-        row += [_marked(results, main_cell(model, "psi", path=path), "psi_trend")]
-        row += [_marked(results, main_cell(model, f"psi_{b}", path=path), f"psi_trend_{b}") for b in BUCKETS]
+        row = [label, count(False)(main_cell(model, N_QUERIES, path=path).value(results))]
+        row += [main_cell(model, NDCG, 100.0, path).shown(results, TWO)]
+        row += [_marked(results, main_cell(model, PSI, path=path), PSI_TREND)]
+        row += [
+            _marked(results, main_cell(model, suffixed(PSI, b), path=path), suffixed(PSI_TREND, b)) for b in BUCKETS
+        ]
         rows.append(row)
     return rows
 
@@ -434,39 +490,39 @@ def controlled_rows(results: Results, entries: Sequence[tuple[str, str, str]] = 
     """Per family and model: natural and controlled PSI, nDCG@10 at the first and last position, Page's test."""
     rows = []
     for label, family, model in entries:
-        columns = ("natural_psi", "controlled_psi", "controlled_psi_ci_low", "controlled_psi_ci_high")
-        psi = [_cell(results, natural_vs_controlled(family, model, c), TWO) for c in columns]
-        last = max(int(r["position_index"]) for r in results.rows(f"tables/{family}/controlled_positions.csv"))
+        columns = (NATURAL_PSI, CONTROLLED_PSI, suffixed(CONTROLLED_PSI, CI_LOW), suffixed(CONTROLLED_PSI, CI_HIGH))
+        psi = [natural_vs_controlled(family, model, c).shown(results, TWO) for c in columns]
+        last = max(int(r[POSITION_INDEX]) for r in results.rows(family_file(family, "positions_csv")))
         start, end = (ONE(position_mean(family, model, i).value(results)) for i in (0, last))
-        page = controlled(family, model, "page_p_primacy")
-        identical = controlled(family, model, "note").text(results) == "no_variation"
-        p = "- (identical at every position)" if identical and not page.text(results) else _cell(results, page, page_p)
+        page = controlled(family, model, PAGE_P_PRIMACY)
+        identical = controlled(family, model, NOTE).text(results) == NO_VARIATION
+        p = "- (identical at every position)" if identical and not page.text(results) else page.shown(results, page_p)
         rows.append([label, psi[0], f"{psi[1]} [{psi[2]}, {psi[3]}]", f"{start} -> {end}", p])
     return rows
+
+
+#: The trend file's values the trends table shows (nDCG@10's slope over position bins, Spearman, the thirds test).
+TREND_VALUES = (PSI, SLOPE, SPEARMAN_RHO, SPEARMAN_P, THIRDS_DIFFERENCE, THIRDS_PERMUTATION_P, THIRDS_CLIFFS_DELTA)
 
 
 def trend_rows(results: Results, models: Sequence[str] = MODELS, path: str = TRENDS) -> list[list[str]]:
     """Per model, all buckets: PSI (§ on a significant trend), slope, Spearman, first against last third."""
     rows = []
     for model in models:
-        row = Cell(path, "psi", {"model": model, "setting": "eng-eng", "bucket": "all"}).row(results)
-        value = {column: number(row[column], f"{path}, {model}") for column in TREND_COLUMNS}
-        psi = TWO(value["psi"]) + (" §" if row["psi_trend_significant"] == "True" else "")
+        row = Cell(path, PSI, {MODEL: model, SETTING: "eng-eng", BUCKET: ALL}).row(results)
+        value = {column: number(row[column], f"{path}, {model}") for column in TREND_VALUES}
+        psi = TWO(value[PSI]) + (" §" if row[PSI_TREND_SIGNIFICANT] == "True" else "")
         rows.append([
             model,
             psi,
-            SIGNED(100 * value["slope"]),
-            SIGNED(value["spearman_rho"]),
-            p_value(3)(value["spearman_p"]),
-            SIGNED(100 * value["thirds_difference"]),
-            p_value(3)(value["thirds_permutation_p"]),
-            SIGNED(value["thirds_cliffs_delta"]),
+            SIGNED(100 * value[SLOPE]),
+            SIGNED(value[SPEARMAN_RHO]),
+            p_value(3)(value[SPEARMAN_P]),
+            SIGNED(100 * value[THIRDS_DIFFERENCE]),
+            p_value(3)(value[THIRDS_PERMUTATION_P]),
+            SIGNED(value[THIRDS_CLIFFS_DELTA]),
         ])  # fmt: skip
     return rows
-
-
-TREND_COLUMNS = ("psi", "slope", "spearman_rho", "spearman_p", "thirds_difference", "thirds_permutation_p")
-TREND_COLUMNS += ("thirds_cliffs_delta",)
 
 
 def translation_rows(
@@ -481,70 +537,63 @@ def translation_rows(
     rows = []
     for setting in settings:
         for model in models:
-            reference, other = ({"benchmark": b, "model": model, "setting": setting} for b in (human, machine))
+            reference, other = ({BENCHMARK: b, MODEL: model, SETTING: setting} for b in (human, machine))
             rows.append([
                 model,
                 setting,
-                TWO(Cell(path, "ndcg@10", reference, 100.0).value(results)),
-                TWO(Cell(path, "ndcg@10", other, 100.0).value(results)),
-                SIGNED(Cell(path, "delta_ndcg@10", other, 100.0).value(results)),
-                TWO(Cell(path, "psi", reference).value(results)),
-                TWO(Cell(path, "psi", other).value(results)),
-                SIGNED(Cell(path, "delta_psi", other).value(results)),
+                TWO(Cell(path, NDCG, reference, 100.0).value(results)),
+                TWO(Cell(path, NDCG, other, 100.0).value(results)),
+                SIGNED(Cell(path, delta(NDCG), other, 100.0).value(results)),
+                TWO(Cell(path, PSI, reference).value(results)),
+                TWO(Cell(path, PSI, other).value(results)),
+                SIGNED(Cell(path, delta(PSI), other).value(results)),
             ])  # fmt: skip
     return rows
 
 
 RIGHT = "---:"
+TRANSLATION_HEADER = (MODEL, SETTING, f"{NDCG_LABEL} human", f"{NDCG_LABEL} apertium", "difference", "PSI human")
+TRANSLATION_HEADER += ("PSI apertium", "difference")
 TABLES: list[Table] = [
     Table(
         "findings-main",
         FINDINGS,
-        ("model", "setting", "n_queries", "nDCG@10", *BUCKETS, "PSI", *(f"PSI {b}" for b in BUCKETS)),
+        (MODEL, SETTING, N_QUERIES, NDCG_LABEL, *BUCKETS, "PSI", *(f"PSI {b}" for b in BUCKETS)),
         main_rows,
-        f"`{MAIN}` (nDCG@10 x 100)",
+        f"`{MAIN}` ({NDCG_LABEL} x 100)",
         ("---", "---", *[RIGHT] * 11),
     ),
     Table(
         "findings-pipelines",
         FINDINGS,
-        ("pipeline", "n", "nDCG@10", "PSI", *(f"PSI {b}" for b in BUCKETS)),
+        ("pipeline", "n", NDCG_LABEL, "PSI", *(f"PSI {b}" for b in BUCKETS)),
         pipeline_rows,
-        f"`{MAIN}` (§ where `psi_trend*` names a direction)",
+        f"`{MAIN}` (§ where `{PSI_TREND}*` names a direction)",
         ("---", *[RIGHT] * 7),
     ),
     Table(
         "findings-controlled",
         FINDINGS,
-        ("model", "natural PSI", "controlled PSI [95% CI]", "nDCG@10 at start -> end", "Page p (primacy)"),
+        (MODEL, "natural PSI", "controlled PSI [95% CI]", f"{NDCG_LABEL} at start -> end", "Page p (primacy)"),
         controlled_rows,
-        "`tables/<family>/natural_vs_controlled.csv`, `controlled_positions.csv` (first and last position) and "
-        "`controlled.csv`, bucket or length `all`",
+        f"`{family_file('<family>', 'comparison_csv')}`, `{FAMILY_FILES['positions_csv']}` (first and last position) "
+        f"and `{FAMILY_FILES['tests_csv']}`, {BUCKET} or {LENGTH} `{ALL}`",
         ("---", *[RIGHT] * 4),
     ),
     Table(
         "findings-trends",
         FINDINGS,
-        ("model", "PSI", "slope", "Spearman ρ", "p", "first − last third", "p (permutation)", "Cliff's δ"),
+        (MODEL, "PSI", SLOPE, "Spearman ρ", "p", "first − last third", "p (permutation)", "Cliff's δ"),
         trend_rows,
-        f"`{TRENDS}`, bucket `all` (slope and thirds x 100; § where `psi_trend_significant`)",
+        f"`{TRENDS}`, {BUCKET} `{ALL}` (slope and thirds x 100; § where `{PSI_TREND_SIGNIFICANT}`)",
         ("---", *[RIGHT] * 7),
     ),
     Table(
         "findings-translation",
         FINDINGS,
-        (
-            "model",
-            "setting",
-            "nDCG@10 human",
-            "nDCG@10 apertium",
-            "difference",
-            "PSI human",
-            "PSI apertium",
-            "difference",
-        ),  # fmt: skip
+        TRANSLATION_HEADER,
         translation_rows,
-        f"`{TRANSLATIONS}` (the human and apertium rows; differences are the apertium row's `delta_*`)",
+        f"`{TRANSLATIONS}` (the human and apertium rows; differences are the apertium row's `{delta('*')}`)",
         ("---", "---", *[RIGHT] * 6),
     ),
 ]

@@ -10,8 +10,6 @@ quote is declared in posir.tools.doc_quotes.
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,6 +17,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean
+
+from posir.metrics.columns import MODEL_A, MODEL_B
+from posir.results.io import read_cells, read_json
+from posir.results.paths import ResultPaths
 
 NUMBERS_FILE = "docs/numbers.md"
 #: A table the docs show whole sits between these two lines (the name follows the first marker).
@@ -37,8 +39,18 @@ class DocNumbersError(Exception):
 # --- reading a run's files -------------------------------------------------------------------------------------
 
 
+#: Where a run's files lie; a source names one from the run's results/ folder (:func:`run_file`).
+PATHS = ResultPaths()
+
+
+def run_file(path: str) -> str:
+    """A file of :data:`PATHS` named from the results/ folder, as a source reads it and docs/numbers.md names it:
+    ``run_file(PATHS.table("squad-long", "main.csv"))`` is ``tables/squad-long/main.csv``."""
+    return PATHS.relative(path)
+
+
 class Results:
-    """A finished run's ``results/`` folder, its CSV, TSV and JSON files read once each."""
+    """A finished run's ``results/`` folder, its CSV, TSV and JSON files read once each (posir.results.io)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -53,9 +65,7 @@ class Results:
 
     def rows(self, relative: str) -> list[dict[str, str]]:
         if relative not in self._tables:
-            with self.path(relative).open(encoding="utf-8", newline="") as handle:
-                delimiter = "\t" if relative.endswith(".tsv") else ","
-                self._tables[relative] = list(csv.DictReader(handle, delimiter=delimiter))
+            self._tables[relative] = read_cells(self.path(relative))
         return self._tables[relative]
 
     def row(self, relative: str, where: Mapping[str, str]) -> dict[str, str]:
@@ -66,7 +76,7 @@ class Results:
 
     def json(self, relative: str) -> object:
         if relative not in self._json:
-            self._json[relative] = json.loads(self.path(relative).read_text(encoding="utf-8"))
+            self._json[relative] = read_json(self.path(relative))
         return self._json[relative]
 
 
@@ -95,6 +105,10 @@ class Cell:
     def text(self, results: Results) -> str:
         """The cell as written (a label, a direction)."""
         return self.row(results).get(self.column, "")
+
+    def shown(self, results: Results, format: Callable[[float], str]) -> str:
+        """The value in ``format``, or MISSING where the file leaves the cell empty."""
+        return MISSING if self.text(results) == "" else format(self.value(results))
 
     def row(self, results: Results) -> dict[str, str]:
         return results.row(self.path, self.where)
@@ -134,7 +148,7 @@ class JsonValue:
 @dataclass(frozen=True)
 class Pair:
     """A paired comparison's ``column`` (its absolute value, times ``scale``) for models ``a`` and ``b``, whichever
-    of the two the file names first (``model_a``, ``model_b``)."""
+    of the two the file names first (MODEL_A, MODEL_B)."""
 
     path: str
     a: str
@@ -148,8 +162,8 @@ class Pair:
             rows = [
                 row
                 for row in results.rows(self.path)
-                if row.get("model_a") == first
-                and row.get("model_b") == second
+                if row.get(MODEL_A) == first
+                and row.get(MODEL_B) == second
                 and all(row.get(k) == v for k, v in self.where.items())
             ]
             if len(rows) == 1:
@@ -350,7 +364,7 @@ def run_identity(results: Path) -> dict[str, str]:
         text=True,
         check=False,
     )
-    tables = list((Path(results) / "tables").rglob("*.csv"))
+    tables = list(Path(ResultPaths(str(results)).tables_dir()).rglob("*.csv"))
     newest = max((p.stat().st_mtime for p in tables), default=0.0)
     return {
         "run.commit": done.stdout.strip() if done.returncode == 0 else "unknown",

@@ -1,0 +1,6 @@
+from posir.jobs.evaluation import ScoreOriginJob
+from posir.logs import log_to
+from posir.steps.score_origin import score_origins
+
+with log_to(snakemake.log[0]):
+    score_origins(ScoreOriginJob.of(snakemake))

@@ -1,0 +1,96 @@
+"""The registry of the encoders of multi-vector and sparse entries (their rows: :mod:`posir.models.rows`).
+
+:func:`load_output_encoder` builds the encoder of any entry by its output; :func:`implementation_modules` names our
+modules whose code shapes its vectors (they key the cache: :func:`posir.embedding_cache.encoding_identity`). The
+modules of a dense entry are keyed as they always were, by the backend's own ``implementation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from posir.models.rows import Row
+from posir.models.spec import DENSE, MULTI_VECTOR, SPARSE, ModelSpec
+
+
+class RowEncoder(Protocol):
+    """What the encoding service needs from a multi-vector or sparse encoder (the windowing of a dense one too).
+
+    An encoder whose one pass gives the rows of several outputs (:data:`ONE_PASS_BACKENDS`) also has
+    ``encode_outputs(texts, role) -> {output: rows}``; the service caches every output's rows it returns.
+    """
+
+    def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]: ...
+
+    def input_tokens(self, texts: Sequence[str], role: str) -> list[int]: ...
+
+    def window_budget(self, role: str) -> int | None: ...
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
+
+
+#: (backend, output) -> our modules whose code shapes the entry's vectors, the first holding its encoder class
+IMPLEMENTATIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("sentence-transformers", MULTI_VECTOR): (
+        "posir.models.multivector",
+        "posir.models.token_model",
+        "posir.models.rows",
+    ),
+    ("sentence-transformers", SPARSE): ("posir.models.sparse", "posir.models.token_model", "posir.models.rows"),
+    # BGE-M3: one pass gives both outputs, so both entries are keyed on the same modules (identity_dump)
+    ("flagembedding", MULTI_VECTOR): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
+    ("flagembedding", SPARSE): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
+}
+#: Backends whose one encoder pass gives every output other than dense (BGE-M3 through FlagEmbedding): an entry's
+#: ``output`` is left out of its encoding identity, so the multi-vector and sparse entries of one checkpoint share it
+#: and the rows of both outputs are cached together, whichever entry encodes first.
+ONE_PASS_BACKENDS = frozenset({"flagembedding"})
+
+
+def identity_dump(spec: ModelSpec) -> dict[str, Any]:
+    """The entry's keys as its encoding identity hashes them (:func:`posir.embedding_cache.encoding_identity`): its
+    dump, without ``output`` for a multi-vector or sparse entry of a one-pass backend (a dense entry's dump is
+    untouched)."""
+    dump = spec.model_dump()
+    if spec.output != DENSE and spec.backend in ONE_PASS_BACKENDS:
+        dump.pop("output", None)
+    return dump
+
+
+def implementation_modules(spec: ModelSpec) -> tuple[str, ...]:
+    """The modules that key a multi-vector or sparse entry's cache (empty for a dense entry)."""
+    if spec.output == DENSE:
+        return ()
+    try:
+        return IMPLEMENTATIONS[(spec.backend, spec.output)]
+    except KeyError:
+        raise ValueError(
+            f"model '{spec.name}': backend '{spec.backend}' has no {spec.output} encoder; "
+            f"known: {sorted(IMPLEMENTATIONS)}"
+        ) from None
+
+
+def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> Any:
+    """The encoder of any encoding entry: a dense one (:func:`posir.models.registry.load_encoder`), or the
+    multi-vector or sparse encoder of its output."""
+    from posir.models.device import require_device
+
+    if spec.output == DENSE:
+        from posir.models.registry import load_encoder
+
+        return load_encoder(spec, threads, exported)
+    implementation_modules(spec)
+    require_device(spec.device, f"models.{spec.name}")
+    if spec.backend == "flagembedding":
+        from posir.models.bge_m3 import M3Encoder
+
+        return M3Encoder(spec, threads)
+    if spec.output == MULTI_VECTOR:
+        from posir.models.multivector import load_multi_vector_encoder
+
+        return load_multi_vector_encoder(spec, threads)
+    from posir.models.sparse import SparseTextEncoder
+
+    return SparseTextEncoder(spec, threads)
