@@ -98,6 +98,7 @@ rule distance_tables:
         levels_csv=PATHS.table("{benchmark}", "distance_levels.csv"),
         single_csv=PATHS.table("{benchmark}", "distance_single.csv"),
         tokens_csv=PATHS.table("{benchmark}", "distance_tokens.csv"),
+        shares_csv=PATHS.table("{benchmark}", "distance_score_shares.csv"),
         figure=reported(PATHS.figure("{benchmark}", "distance.png"), "distance", "Figures", "{benchmark}", model="all"),
     log:
         PATHS.log("distance_tables", "{benchmark}"),

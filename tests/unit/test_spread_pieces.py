@@ -135,12 +135,3 @@ def test_a_model_reads_the_pieces_in_its_first_window_and_says_whether_one_windo
     windows = [(0, 11), (9, 23)]
     assert not pieces_view(text, [first, last], offsets, 4, windows).shared_window
     assert pieces_view(text, [Span(9, 11), Span(18, 20)], offsets, 4, windows).shared_window
-
-
-def test_the_late_interaction_hook_shares_a_score_among_the_pieces() -> None:
-    from posir.controlled.token_view import piece_score_shares
-
-    contributions = [0.5, 0.3, 0.2]  # MaxSim of three query tokens
-    matched = [(0, 4), (10, 14), (40, 44)]  # the document token each one matched
-    assert piece_score_shares(contributions, matched, [Span(0, 20), Span(30, 50)]) == pytest.approx([0.8, 0.2])
-    assert piece_score_shares([0.0], [(0, 1)], [Span(0, 5)]) == [0.0]

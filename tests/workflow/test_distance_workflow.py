@@ -5,6 +5,8 @@ alone too); a spread family measures every query with its two paragraphs as one 
 distances about the centre (5 cells), every other paragraph in its order. BM25 reads a bag of words, so its
 per-query nDCG@10 must be the same in every cell; MiniLM reads its first 254 text tokens, so where a positive's first
 254 tokens are the same in two cells its score must be exactly alike (the tokens read with MiniLM's own tokenizer).
+MiniLM's own token vectors scored by MaxSim encode those 254 tokens only, so a piece with none of its tokens among
+them carries exactly none of the score.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def _minilm_path() -> str:
 
 def test_the_tables_set_the_cells_side_by_side_with_each_models_reading(workdir):
     cells = pd.read_csv(workdir / TABLES / "distance.csv")
-    assert set(cells["model"]) == {"bm25", "minilm-l6", "minilm-l6-chunks", "bm25.minilm-maxp"}
+    assert set(cells["model"]) == {"bm25", "minilm-l6", "minilm-l6-chunks", "bm25.minilm-maxp", "minilm-l6-tokens"}
     assert set(cells["form"]) == {"joined", "single"} and set(cells["cell"]) == set(range(CELLS))
     assert (cells["n_queries"] == cells["form"].map({"joined": 12, "single": 24})).all()
     assert (cells["ndcg@10_ci_low"] <= cells["ndcg@10"]).all() and (cells["ndcg@10"] <= cells["ndcg@10_ci_high"]).all()
@@ -141,3 +143,27 @@ def test_the_tables_set_the_cells_side_by_side_with_each_models_reading(workdir)
     assert "PSI over levels (DSI)" in markdown and "questions alone" in markdown
     assert (workdir / "results/figures" / FAMILY / "distance.png").stat().st_size > 10_000
     assert not (workdir / TABLES / VARIANTS[0] / "main.md").exists()  # no tables per cell
+
+
+def test_a_maxsim_reading_draws_no_score_from_a_piece_beyond_its_window(workdir):
+    """minilm-l6-tokens stores MiniLM's first 254 text tokens of each document: a piece none of whose tokens lies
+    among them has no stored token, so no query token's MaxSim is won inside it and its share is exactly 0. Shares
+    lie in [0, 1], a query's pieces carry at most the whole score, and the cells table carries their means."""
+    model = "minilm-l6-tokens"
+    shares = pd.read_csv(workdir / TABLES / "distance_score_shares.csv", dtype={"qid": str})
+    views = pd.read_csv(workdir / TABLES / "distance_tokens.csv")
+    assert set(shares["model"]) == {model} and set(shares["cell"]) == set(range(CELLS))
+    joined = shares.merge(views[views["model"] == model], on=["model", "evidence_group", "cell", "piece"])
+    assert len(joined) == len(shares)
+    beyond = joined[joined["tokens_seen"] == 0]
+    assert len(beyond) > 0 and (beyond["score_share"] == 0).all()
+    assert (joined.loc[joined["tokens_seen"] > 0, "score_share"] > 0).any()
+    assert shares["score_share"].between(0, 1).all()
+    assert (shares.groupby(["qid", "cell"])["score_share"].sum() <= 1 + 1e-12).all()
+    cells = pd.read_csv(workdir / TABLES / "distance.csv")
+    joined_rows = cells[(cells["model"] == model) & (cells["form"] == "joined")].set_index("cell")
+    means = shares[shares["form"] == "joined"].groupby(["cell", "piece"])["score_share"].mean().unstack()
+    assert joined_rows["score_share_1"].to_numpy() == pytest.approx(means[0].reindex(joined_rows.index).to_numpy())
+    assert joined_rows["score_share_2"].to_numpy() == pytest.approx(means[1].reindex(joined_rows.index).to_numpy())
+    assert cells.loc[cells["model"] != model, "score_share_1"].isna().all()
+    assert "score share by piece" in (workdir / TABLES / "distance.md").read_text()

@@ -165,23 +165,3 @@ def pieces_view(
         windows = [(0, end)]
     first, last = min(s.start for s in spans), max(s.end for s in spans)
     return PiecesView(views, any(start <= first and last <= end for start, end in windows))
-
-
-def piece_score_shares(
-    contributions: Sequence[float], matched: Sequence[tuple[int, int]], pieces: Sequence[Span]
-) -> list[float]:
-    """The share of a late-interaction score each piece carries (the hook for late-interaction entries).
-
-    A late-interaction model (ColBERT's MaxSim) scores a document as the sum over query tokens of each one's best
-    similarity to a document token: ``contributions[i]`` is query token i's, ``matched[i]`` the character span of
-    the document token it matched. A piece carries the contributions whose matched token overlaps it; the shares
-    are over the whole score (what no piece carries is the rest). Waiting for a late-interaction backend: its
-    encoder gives ``contributions`` and ``matched`` per (query, document), and the spread family's tables add a
-    :func:`posir.metrics.distance.piece_score_share` column per piece."""
-    total = float(sum(contributions))
-    if total == 0:
-        return [0.0 for _ in pieces]
-    return [
-        sum(c for c, (s, e) in zip(contributions, matched) if s < piece.end and e > piece.start) / total
-        for piece in pieces
-    ]

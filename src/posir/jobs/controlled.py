@@ -48,10 +48,14 @@ class PieceReader(Entry):
 class DistanceTablesJob(Job):
     """A spread family's statistics: ``runs`` names each (variant, model, setting) of the ``scores`` and
     ``controlled`` inputs, in order; ``variants`` each variant of the ``corpora`` and ``evidence`` inputs;
-    ``readers`` the evaluated names whose reading of the pieces is counted."""
+    ``readers`` the evaluated names whose reading of the pieces is counted; ``origins`` the runs of multi-vector and
+    sparse entries whose scores are taken apart by piece (``origin_queries`` and ``origin_corpus`` inputs, in order),
+    ``origin_outputs`` each one's entry output."""
 
     entry: ControlledBenchmark
     runs: list[tuple[Str, Str, Str]]
     variants: list[Str]
     readers: dict[str, PieceReader] = Field(default_factory=dict)
+    origins: list[tuple[Str, Str, Str]] = Field(default_factory=list)
+    origin_outputs: list[Str] = Field(default_factory=list)
     metrics: MetricParams

@@ -22,9 +22,9 @@ form (the joined or fused question resting on all pieces; each member question a
 
 Token accounting (:func:`token_accounting`) says, per model and cell, how much of each piece lies in the model's
 first window (what a truncating model reads) and how often all pieces share one window the model reads (its
-windows for a chunked entry or a MaxP pipeline, the first window for a truncating one). With late-interaction
-entries the share of a query's score each piece carries goes beside it (:data:`SCORE_SHARE`; the computation is
-:func:`posir.controlled.token_view.piece_score_shares`, waiting for such an entry).
+windows for a chunked entry or a MaxP pipeline, the first window for a truncating one). With multi-vector and sparse
+entries the share of a query's score each piece carries goes beside it (:func:`score_share_means`: the winning
+document tokens of the score that overlap each piece, :func:`posir.analyses.score_origin.piece_shares`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ SCORE = POSITION_MEASURE.column
 #: Token accounting per model and cell: the tokens of the first window, the share of groups whose every piece lies
 #: wholly in it, and the share whose pieces all lie in one window the model reads; per piece :func:`piece_seen`.
 WINDOW_TOKENS, ALL_PIECES_SEEN, SHARED_WINDOW = "window_tokens", "all_pieces_seen", "shared_window"
-#: Late-interaction entries: the share of a query's score carried by each piece (:func:`piece_score_share`).
+#: Multi-vector and sparse entries: the share of a query's score carried by each piece (:func:`piece_score_share`).
 SCORE_SHARE = "score_share"
 CELL_COLUMNS = (
     MODEL,
@@ -125,6 +125,9 @@ SINGLE_COLUMNS = (
     WILCOXON_NONZERO,
 )
 
+# --- each piece's share of the score (distance_score_shares.csv: multi-vector and sparse entries) -----------------
+SHARE_COLUMNS = (MODEL, SETTING, FORM, EVIDENCE_GROUP, CELL, QID, PIECE, SCORE_SHARE)
+
 # --- token views of each piece (distance_tokens.csv: a row per model, group, cell and piece) ---------------------
 FIRST_TOKEN, LAST_TOKEN, DOCUMENT_TOKENS, TOKENS_SEEN = "first_token", "last_token", "document_tokens", "tokens_seen"
 SEEN_SHARE = "seen_share"
@@ -149,7 +152,7 @@ def piece_seen(piece: int) -> str:
 
 
 def piece_score_share(piece: int) -> str:
-    """The cells table's column of a late-interaction entry's score share of piece ``piece`` (0-based)."""
+    """The cells table's column of a multi-vector or sparse entry's mean score share of piece ``piece`` (0-based)."""
     return f"{SCORE_SHARE}_{piece + 1}"
 
 
@@ -279,3 +282,23 @@ def with_tokens(cells: pd.DataFrame, tokens: pd.DataFrame) -> pd.DataFrame:
     if tokens.empty:
         return cells
     return cells.merge(tokens, on=[MODEL, CELL], how="left")
+
+
+def score_share_means(shares: pd.DataFrame) -> pd.DataFrame:
+    """Per model, setting, form and cell: each piece's mean share of the positive's score (:func:`piece_score_share`
+    columns) over the queries whose shares are defined. ``shares`` has a row per query, cell and piece
+    (:data:`SHARE_COLUMNS`)."""
+    keys = [MODEL, SETTING, FORM, CELL]
+    defined = shares.dropna(subset=[SCORE_SHARE])
+    if defined.empty:
+        return pd.DataFrame(columns=keys)
+    table = defined.pivot_table(index=keys, columns=PIECE, values=SCORE_SHARE, aggfunc="mean")
+    table.columns = [piece_score_share(int(p)) for p in table.columns]
+    return table.reset_index()
+
+
+def with_score_shares(cells: pd.DataFrame, means: pd.DataFrame) -> pd.DataFrame:
+    """The cells table with the pieces' mean score shares beside the multi-vector and sparse entries' rows."""
+    if means.empty:
+        return cells
+    return cells.merge(means, on=[MODEL, SETTING, FORM, CELL], how="left")

@@ -39,6 +39,7 @@ SPREAD_FILES = {
     "levels_csv": "distance_levels.csv",
     "single_csv": "distance_single.csv",
     "tokens_csv": "distance_tokens.csv",
+    "shares_csv": "distance_score_shares.csv",
 }
 SPREAD_FIGURES = {"figure": "distance.png"}
 #: Long-input modes that read a document window by window: their pieces may or may not share a window.
@@ -157,16 +158,21 @@ class ControlledPlan(Part):
             "controlled": [self.paths.benchmark_file(v, CONTROLLED_TABLE) for v, _, _ in job.runs],
             "corpora": [self.paths.benchmark_file(v, fmt.CORPUS) for v in job.variants],
             "evidence": [self.paths.benchmark_file(v, EVIDENCE) for v in job.variants],
+            "origin_queries": [self.encoded_file(m, v, "queries") for v, m, _ in job.origins],
+            "origin_corpus": [self.encoded_file(m, v, "corpus") for v, m, _ in job.origins],
             **{k: [v] for k, v in self.converted_inputs(r.model.name for r in job.readers.values()).items()},
         }
 
     def distance_tables(self, wildcards: Any) -> DistanceTablesJob:
         runs = self.config.controlled_evaluations[wildcards.benchmark]
+        origins = [e for e in runs if self.scores_taken_apart(e)]
         return DistanceTablesJob(
             entry=self.config.benchmarks[wildcards.benchmark],  # type: ignore[arg-type]
             runs=[(e.benchmark, e.model, str(e.setting)) for e in runs],
             variants=list(dict.fromkeys(e.benchmark for e in runs)),
             readers={n: r for n in dict.fromkeys(e.model for e in runs) if (r := self.reader(n)) is not None},
+            origins=[(e.benchmark, e.model, str(e.setting)) for e in origins],
+            origin_outputs=[self.config.models[e.model].output for e in origins],
             metrics=self.config.metrics,
         )
 

@@ -138,16 +138,6 @@ class RetrievalPlan(Part):
         """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
         return self.paths.embeddings(self.config.embedding_model(model), text_set, kind)
 
-    def encoded_file(self, model: str, text_set: str, kind: str) -> str:
-        """What an entry's encode job writes first for a text set: a dense entry's embeddings (its own, not an
-        ``embeddings_from`` entry's), a multi-vector entry's token vectors, a sparse entry's terms."""
-        spec = self.config.models[model]
-        if spec.is_multi_vector:
-            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
-        if spec.is_sparse:
-            return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
-        return self.paths.embeddings(model, text_set, kind)
-
     def models_of_output_regex(self, output: str) -> str:
         """The encoding entries of one ``output`` (dense, multi-vector, sparse): each has its own encode rule, since
         each writes other files."""

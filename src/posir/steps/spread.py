@@ -14,6 +14,7 @@ from posir import benchmark as fmt
 from posir.jobs.controlled import ControlledJob, DistanceTablesJob, PieceReader
 from posir.metrics.columns import MODEL, QID, SETTING
 from posir.results.io import read_result_tsv, write_table, write_text
+from posir.results.schemas import EVIDENCE_SHARE
 
 logger = logging.getLogger("posir.spread")
 
@@ -84,7 +85,9 @@ def write_distance_tables(job: DistanceTablesJob) -> pd.DataFrame:
         for name, members in series.items()
     }
     views = _piece_views(job, per_query)
+    shares = _score_shares(job, per_query)
     table = d.with_tokens(d.cell_statistics(per_query, cell_frame, params), d.token_accounting(views))
+    table = d.with_score_shares(table, d.score_share_means(shares))
     tests, levels = d.series_statistics(per_query, targets, params)
     single = d.single_comparison(per_query, params)
     out = {name: Path(path) for name, path in job.output.items()}
@@ -93,6 +96,7 @@ def write_distance_tables(job: DistanceTablesJob) -> pd.DataFrame:
     write_table(levels, out["levels_csv"])
     write_table(single, out["single_csv"])
     write_table(views, out["tokens_csv"])
+    write_table(shares, out["shares_csv"])
     title = f"{entry.name}: {entry.controlled.pieces} pieces of {entry.source_benchmark}, together and apart"
     write_text(distance_markdown(table, tests, single, title), out["cells_md"])
     panels = [(n, series[n], d.DISTANCE, f"distance between the pieces ({a} fixed)")
@@ -166,6 +170,35 @@ def _piece_views(job: DistanceTablesJob, per_query: pd.DataFrame) -> pd.DataFram
                     }
                 )
     return pd.DataFrame(rows, columns=list(d.VIEW_COLUMNS))
+
+
+def _score_shares(job: DistanceTablesJob, per_query: pd.DataFrame) -> pd.DataFrame:
+    """A row per multi-vector or sparse run, multi-piece query, cell and piece: the share of the query's score for its
+    positive that the piece carries (posir.analyses.score_origin.piece_shares), read from the stored vectors."""
+    from posir.analyses.score_origin import MULTI_VECTOR, piece_shares
+    from posir.evidence import by_query, read_evidence
+    from posir.metrics import distance as d
+    from posir.results.embeddings import load_sparse_vectors, load_token_vectors
+
+    evidence = dict(zip(job.variants, job.paths("evidence")))
+    keys = [MODEL, SETTING, QID, d.CELL]
+    rows = per_query[[*keys, d.FORM, d.EVIDENCE_GROUP]]
+    frames = []
+    files = zip(job.origins, job.origin_outputs, job.paths("origin_queries"), job.paths("origin_corpus"))
+    for (variant, model, setting), output, queries, corpus in files:
+        load = load_token_vectors if output == MULTI_VECTOR else load_sparse_vectors
+        where = f"{model} on {variant} {setting} ({queries}, {corpus})"
+        pieces = by_query(read_evidence(evidence[variant]))
+        shares = piece_shares(output, pieces, load(queries), load(corpus), where).rename(
+            columns={EVIDENCE_SHARE: d.SCORE_SHARE}
+        )
+        cell = job.entry.key_of(variant).position_index
+        frames.append(shares.assign(**{MODEL: model, SETTING: setting, d.CELL: cell}))
+        logger.info("score shares by piece: %s on %s, %d queries", model, variant, len(pieces))
+    if not frames:
+        return pd.DataFrame(columns=list(d.SHARE_COLUMNS))
+    shares = pd.concat(frames, ignore_index=True).merge(rows, on=keys, how="left", validate="many_to_one")
+    return shares[list(d.SHARE_COLUMNS)]
 
 
 def _reading(encoder: Any, reader: PieceReader, name: str) -> tuple[int, int, int]:

@@ -26,6 +26,7 @@ from posir.metrics.distance import (
     SERIES,
     SHARED_WINDOW,
     SINGLE_MEAN,
+    piece_score_share,
     piece_seen,
 )
 from posir.metrics.measures import POSITION_MEASURE
@@ -185,6 +186,20 @@ def _pieces_seen(table: pd.DataFrame) -> list[str]:
     return [" / ".join(_share(v) for v in values) for values in table[columns].itertuples(index=False)]
 
 
+def _score_shares(table: pd.DataFrame) -> dict[str, list[str]]:
+    """The column of each piece's share of the score, ``62% / 21%``, where some entry has one (– elsewhere)."""
+    columns = []
+    while piece_score_share(len(columns)) in table.columns:
+        columns.append(piece_score_share(len(columns)))
+    if not columns:
+        return {}
+    shown = [
+        MISSING if all(pd.isna(v) for v in row) else " / ".join(_share(v) for v in row)
+        for row in table[columns].itertuples(index=False)
+    ]
+    return {"score share by piece": shown}
+
+
 def distance_markdown(cells: pd.DataFrame, tests: pd.DataFrame, single: pd.DataFrame, title: str) -> str:
     """A spread family's tables: per model, setting, form and cell the mean nDCG@10 with its paired interval
     beside the model's reading of the pieces (the share of each piece in its first window; how often one window it
@@ -213,6 +228,7 @@ def distance_markdown(cells: pd.DataFrame, tests: pd.DataFrame, single: pd.DataF
             "one window holds all": (
                 cells[SHARED_WINDOW].map(_share) if SHARED_WINDOW in cells.columns else [MISSING] * len(cells)
             ),
+            **_score_shares(cells),
         }
     )
     series = pd.DataFrame(
