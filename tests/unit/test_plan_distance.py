@@ -106,3 +106,27 @@ def test_pairs_are_grouped_from_a_benchmark_with_its_own_documents(default_confi
     config["benchmarks"]["other-pairs"] = {"builder": "evidence_pairs", "from": source}
     with pytest.raises(ConfigError, match=rf"benchmarks.other-pairs.from: .*{message}"):
         Plan.from_config(config, PROMPTS)
+
+
+def test_a_spread_variant_is_encoded_after_the_benchmark_its_documents_come_from(default: Plan) -> None:
+    """The pairs take their source's documents unchanged, so a cell's corpus is squad-long's with a few documents
+    rearranged: it waits for squad-long's encoding, and finds the rest in the cache. Where no ancestor is encoded
+    (me5-small-chunks does not read xquad-parallel), the family's first cell goes first and the others wait."""
+    retrieval = default.retrieval
+    cell = Wildcards(model="me5-small-chunks", text_set="squad-long-distance-r0-c1", kind="corpus")
+    assert (
+        retrieval.encode_inputs(cell)["source_encoded"] == "results/embeddings/me5-small-chunks/squad-long/corpus.npy"
+    )
+    queries = Wildcards(model="minilm-l6", text_set="squad-long-distance-r0-c3", kind="queries")
+    assert retrieval.encode_inputs(queries)["source_encoded"] == "results/embeddings/minilm-l6/squad-long/queries.npy"
+    first = Wildcards(model="me5-small-chunks", text_set="xquad-deu-distance-r0-c0", kind="corpus")
+    assert "source_encoded" not in retrieval.encode_inputs(first)
+    later = Wildcards(model="me5-small-chunks", text_set="xquad-deu-distance-r0-c3", kind="corpus")
+    assert retrieval.encode_inputs(later)["source_encoded"] == (
+        "results/embeddings/me5-small-chunks/xquad-deu-distance-r0-c0/corpus.npy"
+    )
+    # me5-small reads xquad-parallel's German documents, which the German pairs took unchanged
+    plain = Wildcards(model="me5-small", text_set="xquad-deu-distance-r0-c3", kind="corpus")
+    assert (
+        retrieval.encode_inputs(plain)["source_encoded"] == "results/embeddings/me5-small/xquad-parallel-deu/corpus.npy"
+    )
