@@ -167,3 +167,28 @@ def test_a_maxsim_reading_draws_no_score_from_a_piece_beyond_its_window(workdir)
     assert joined_rows["score_share_2"].to_numpy() == pytest.approx(means[1].reindex(joined_rows.index).to_numpy())
     assert cells.loc[cells["model"] != model, "score_share_1"].isna().all()
     assert "score share by piece" in (workdir / TABLES / "distance.md").read_text()
+
+
+def test_the_findings_table_reads_the_familys_own_files(workdir):
+    """posir doc-numbers' distance table (posir.tools.distance_quotes) on this build: each row is the family's level
+    means, DSI and difference against the questions alone, as its CSV files hold them."""
+    from posir.tools.distance_quotes import distance_rows
+    from posir.tools.quoting import Results
+
+    models = ("bm25", "minilm-l6", "minilm-l6-chunks")
+    rows = distance_rows(Results(workdir / "results"), [(FAMILY, "eng-eng", [(m, m) for m in models])])
+    levels = pd.read_csv(workdir / TABLES / "distance_levels.csv")
+    tests = pd.read_csv(workdir / TABLES / "distance_tests.csv")
+    single = pd.read_csv(workdir / TABLES / "distance_single.csv")
+    for (family, model, *cells), name in zip(rows, models, strict=True):
+        assert (family, model) == (FAMILY, name)
+        joined = levels[(levels["model"] == name) & (levels["form"] == "joined")]
+        for shown, series in zip(cells[:2], ("position", "distance_centre"), strict=True):
+            means = joined[joined["series"] == series].sort_values("level")["mean"]
+            assert shown == " -> ".join(f"{100 * v:.1f}" for v in means)
+        dsi = tests[(tests["model"] == name) & (tests["form"] == "joined") & (tests["series"] == "distance_centre")]
+        psi, low, high = (dsi[c].iloc[0] for c in ("psi", "psi_ci_low", "psi_ci_high"))
+        assert cells[2] == f"{psi:.2f} [{low:.2f}, {high:.2f}]"
+        centre = joined[(joined["series"] == "distance_centre") & (joined["level"] == 0)]["cell"].iloc[0]
+        difference = single[(single["model"] == name) & (single["cell"] == centre)]["difference"].iloc[0]
+        assert cells[4] == (f"{100 * difference:+.1f}" if difference != 0 else "0.0")
