@@ -9,6 +9,7 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.controlled.family import CONTROLLED_TABLE
+from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
 from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
@@ -340,8 +341,12 @@ class EvaluationPlan(Part):
 
     def pooling_names(self) -> list[str]:
         """The natural benchmarks and controlled families whose pooling table is built: those evaluating an unpooled
-        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison)."""
-        families = set(self.config.controlled_evaluations)
+        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison). A spread
+        family has none: its cells are no positions of one evidence span (its multi-vector entries' reading is each
+        piece's share of the score, in its distance tables)."""
+        benchmarks = self.config.benchmarks.items()
+        spread = {n for n, e in benchmarks if isinstance(e, ControlledBenchmark) and e.controlled.mode == SPREAD}
+        families = set(self.config.controlled_evaluations) - spread
         names = sorted(
             {e.benchmark for e in self.config.evaluations if e.benchmark not in self.config.controlled_variants}
             | families
