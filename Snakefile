@@ -21,6 +21,7 @@ include: "rules/rerank.smk"
 include: "rules/evaluation.smk"
 include: "rules/analyses.smk"
 include: "rules/paper.smk"
+include: "rules/pairs.smk"
 include: "rules/controlled.smk"
 include: "rules/export.smk"
 

@@ -57,3 +57,63 @@ rule controlled_tables:
         job=job(CONTROLLED.tables),
     script:
         "../scripts/controlled_tables.py"
+
+
+# Spread families (posir.controlled.spread): queries resting on several pieces, with their pieces together and
+# apart. Each cell is a benchmark like any other; the family's distance tables set the cells side by side (its
+# variants have no tables of their own).
+
+
+rule build_spread_variant:
+    input:
+        unpack(CONTROLLED.build_inputs),
+    output:
+        **PATHS.benchmark_outputs("{benchmark}", extra=["controlled.tsv", "evidence.tsv"]),
+    log:
+        PATHS.log("build_spread_variant", "{benchmark}"),
+    benchmark:
+        PATHS.timing("build_spread_variant", "{benchmark}")
+    wildcard_constraints:
+        benchmark=CONTROLLED.variants_regex(spread=True),
+    priority: TEXTS_PRIORITY
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    resources:
+        mem_mb=input_scaled_mem_mb(300, 20),
+        runtime=30,
+    params:
+        job=job(CONTROLLED.build),
+    script:
+        "../scripts/build_spread_variant.py"
+
+
+rule distance_tables:
+    input:
+        unpack(CONTROLLED.distance_tables_inputs),
+    output:
+        cells_csv=PATHS.table("{benchmark}", "distance.csv"),
+        cells_md=reported(PATHS.table("{benchmark}", "distance.md"), "distance", "Tables", "{benchmark}"),
+        tests_csv=PATHS.table("{benchmark}", "distance_tests.csv"),
+        levels_csv=PATHS.table("{benchmark}", "distance_levels.csv"),
+        single_csv=PATHS.table("{benchmark}", "distance_single.csv"),
+        tokens_csv=PATHS.table("{benchmark}", "distance_tokens.csv"),
+        shares_csv=PATHS.table("{benchmark}", "distance_score_shares.csv"),
+        figure=reported(PATHS.figure("{benchmark}", "distance.png"), "distance", "Figures", "{benchmark}", model="all"),
+    log:
+        PATHS.log("distance_tables", "{benchmark}"),
+    benchmark:
+        PATHS.timing("distance_tables", "{benchmark}")
+    wildcard_constraints:
+        benchmark=CONTROLLED.families_regex(spread=True),
+    conda:
+        "../envs/retrieval.yaml"
+    threads: 1
+    # it loads each counted model's tokenizer with its weights (MiniLM, multilingual-e5-small: about 1 GB)
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        job=job(CONTROLLED.distance_tables),
+    script:
+        "../scripts/distance_tables.py"

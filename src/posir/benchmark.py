@@ -5,7 +5,8 @@ text``; ``queries.jsonl`` with ``_id, text``; ``qrels/test.tsv``), a positions
 table (one row per query: positive document, character span, document lengths,
 relative position, position bin, length bucket), ``documents.tsv`` (each
 document's length and bucket), a drop report and a dataset card (counts entering
-and leaving every stage, drop reasons, source checksums). Every builder returns a
+and leaving every stage, drop reasons, source checksums); a benchmark with queries
+resting on several spans adds ``evidence.tsv`` (:mod:`posir.evidence`). Every builder returns a
 :class:`BuiltBenchmark`; :func:`finish` validates it and writes all of it, so
 the files of every benchmark, whoever built it, are the same.
 
@@ -26,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from posir.evidence import EVIDENCE, EvidencePiece, check_pieces, write_evidence
 from posir.metrics.positions import UNBUCKETED, LengthBucket, bucket_of, relative_position, span_bin
 from posir.sources import sha256_of
 
@@ -208,7 +210,9 @@ class BuiltBenchmark:
     its span (None when the builder cannot say, e.g. an estimated span).
     ``tables`` are extra TSV files of this builder (``paragraphs.tsv``), ``card``
     extra card blocks (translation accounting, LLM usage), ``notes`` sentences for
-    the card.
+    the card. ``pieces`` are the evidence pieces of queries resting on several spans
+    (:mod:`posir.evidence`: their positions row holds the envelope), ``piece_texts``
+    the reference text of each of a query's pieces.
     """
 
     documents: list[Document] | None
@@ -221,6 +225,8 @@ class BuiltBenchmark:
     tables: dict[str, Table] = field(default_factory=dict)
     card: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    pieces: list[EvidencePiece] = field(default_factory=list)
+    piece_texts: dict[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -273,6 +279,7 @@ def subsample(built: BuiltBenchmark, max_queries: int | None, seed: int) -> Buil
         positions=[p for p in built.positions if p.qid in kept],
         drops=[*built.drops, *dropped],
         stages=[*built.stages, stage_count(STAGE_SUBSAMPLE, "questions", entered, dropped)],
+        pieces=[p for p in built.pieces if p.qid in kept],
     )
 
 
@@ -309,6 +316,13 @@ def make_card(
     }
     if provenance.provenance:
         card["provenance"] = provenance.provenance
+    if built.pieces:  # a single-span benchmark's card is what it was
+        per_query = Counter(p.qid for p in built.pieces)
+        card["evidence"] = {
+            "table": EVIDENCE,
+            "queries_with_several_pieces": len(per_query),
+            "queries_per_piece_count": {str(k): n for k, n in sorted(Counter(per_query.values()).items())},
+        }
     card.update(built.card)
     return card
 
@@ -325,6 +339,10 @@ def finish(
     """Validate the contract and write every file of it (and the builder's extra tables); return the card."""
     if built.documents is not None:
         validate(built.documents, built.queries, built.positions, built.evidence)
+        if built.pieces:
+            texts = {d.doc_id: d.text for d in built.documents}
+            spans = {p.qid: (p.doc_id, p.span_start, p.span_end) for p in built.positions}
+            check_pieces(built.pieces, texts, spans, built.piece_texts)
     card = make_card(built, provenance, buckets, n_bins)
     out = Path(out_dir)
     (out / "qrels").mkdir(parents=True, exist_ok=True)
@@ -347,6 +365,8 @@ def finish(
     write_table(out / QRELS, ("query-id", "corpus-id", "score"), ((p.qid, p.doc_id, 1) for p in built.positions))
     write_positions(out / POSITIONS, built.positions)
     write_drops(out / DROPS, built.drops)
+    if built.pieces:
+        write_evidence(out / EVIDENCE, built.pieces)
     for filename, (header, rows) in built.tables.items():
         write_table(out / filename, header, rows)
     write_json(out / CARD, card)

@@ -419,6 +419,52 @@ def _length_order(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
+def distance_figure(
+    cells: pd.DataFrame, panels: Sequence[tuple[str, Sequence[int], str, str]], title: str, path: Path
+) -> None:
+    """A spread family's curves: mean nDCG@10 along each of its series (``panels``: the series, its cells in level
+    order, the column on the x axis and its label): against the distance between the pieces (the pieces' centre,
+    or the first piece, fixed) and against the block's absolute position; one line per model with its paired
+    bootstrap band, the member questions asked alone dotted. A line of fewer than MIN_INTERVAL_QUERIES queries has
+    no band."""
+    from posir.evidence import SINGLE
+    from posir.metrics.distance import CELL, FORM, SCORE
+    from posir.metrics.resampling import MIN_INTERVAL_QUERIES
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.4 * len(panels), 3.8), sharey=True, squeeze=False)
+    colors: dict[str, str] = {}
+    several = sorted(f for f in cells[FORM].unique() if f != SINGLE)
+    for ax, (name, members_of, axis, label) in zip(axes[0], panels):
+        members = cells[cells[CELL].isin(list(members_of))]
+        for (model, setting, form), lines in members.groupby([MODEL, SETTING, FORM], sort=True):
+            lines = lines.sort_values(axis)
+            key = model if cells[SETTING].nunique() == 1 else f"{model}, {setting}"
+            name_of_line = key if not several or form == several[0] else f"{key} ({form})"
+            line = ax.plot(
+                lines[axis],
+                lines[SCORE],
+                marker="o" if form != SINGLE else None,
+                linestyle=":" if form == SINGLE else "-" if form == several[0] else "--",
+                color=colors.get(key),
+                label=None if form == SINGLE else name_of_line,
+            )[0]
+            colors.setdefault(key, line.get_color())
+            if form != SINGLE and lines[N_QUERIES].min() >= MIN_INTERVAL_QUERIES:
+                low, high = lines[suffixed(SCORE, CI_LOW)], lines[suffixed(SCORE, CI_HIGH)]
+                ax.fill_between(lines[axis], low, high, alpha=0.12, color=line.get_color())
+        ax.set_xlabel(label)
+        ax.set_xlim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        counted = members[members[FORM] != SINGLE] if several else members
+        ax.set_title(f"{name}: {_queries_label(counted[N_QUERIES])}", fontsize=9)
+    axes[0][0].set_ylabel(f"mean {POSITION_MEASURE.name} (same queries in every cell)")
+    axes[0][-1].legend(fontsize=7, loc="best")
+    fig.suptitle(f"{title}\n(dotted: the questions asked alone, their evidence where their piece is)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def score_origin_curves(bins: pd.DataFrame, min_bin_queries: int, title: str, path: Path) -> None:
     """The share of the positive's score that the evidence span carries (posir.analyses.score_origin), in percent,
     against the evidence's relative position: one line per multi-vector or sparse run (all queries), its bootstrap

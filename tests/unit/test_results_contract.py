@@ -198,6 +198,7 @@ RESULT_HANDLERS = (
     "src/posir/steps/analyses.py",
     "src/posir/steps/score_origin.py",
     "src/posir/steps/pooling.py",
+    "src/posir/steps/spread.py",
     "scripts",
 )
 #: Declared column names that are also ordinary words of the house: wildcards, a rule's output names, config keys,

@@ -147,6 +147,28 @@ def test_per_query_rows_read_each_query_and_its_positive_from_the_stored_rows() 
         query_origins("dense", _positions([]), queries, corpus, "x")
 
 
+def test_each_piece_of_a_query_carries_the_share_its_winning_tokens_carry() -> None:
+    """q1's winners by hand: "bbbb" [5, 9) carries 4/9 of its score, "cccc" [10, 14) 2/9 (q2's token), [CLS] 3/9.
+    Piece 0 is "aaaa bbbb", piece 1 "cccc dddd": 4/9 and 2/9, the rest outside both."""
+    from posir.analyses.score_origin import piece_shares
+    from posir.evidence import EvidencePiece
+
+    queries = RowSet(["q1"], [4], np.array([0, 4]), tokens([(-1, -1)] * 4), QUERY)
+    corpus = RowSet(["d1"], [5], np.array([0, 5]), tokens(SPANS), VECTORS)
+    pieces = {"q1": [EvidencePiece("q1", "d1", 0, 2, 0, 9, 0.225), EvidencePiece("q1", "d1", 1, 2, 10, 19, 0.725)]}
+    table = piece_shares(MULTI_VECTOR, pieces, queries, corpus, "x")
+    assert table["piece"].tolist() == [0, 1]
+    assert table[schemas.EVIDENCE_SHARE].tolist() == pytest.approx([4 / 9, 2 / 9], abs=1e-15)
+    # the same pieces by a sparse entry: term 5 from "aaaa" (2 x 0.5 = 1), term 7 from "bbbb" (1 x 2 = 2), term 9
+    # from "dddd" (3 x 1 = 3): piece 0 carries 3/6, piece 1 3/6
+    sparse_query = RowSet(["q1"], [3], np.array([0, 3]), terms([(5, 2.0, -1, -1), (7, 1.0, -1, -1), (9, 3.0, -1, -1)]))
+    sparse_doc = RowSet(["d1"], [3], np.array([0, 3]), terms([(5, 0.5, 0, 4), (7, 2.0, 5, 9), (9, 1.0, 15, 19)]))
+    table = piece_shares(SPARSE, pieces, sparse_query, sparse_doc, "x")
+    assert table[schemas.EVIDENCE_SHARE].tolist() == pytest.approx([1 / 2, 1 / 2], abs=1e-15)
+    with pytest.raises(ValueError, match="query 'q2' of the positions has no encoded row"):
+        piece_shares(MULTI_VECTOR, {"q2": pieces["q1"]}, queries, corpus, "x")
+
+
 def test_sparse_rows_per_query() -> None:
     queries = RowSet(["q1"], [3], np.array([0, 2]), terms([(5, 2.0, -1, -1), (7, 1.0, -1, -1)]))
     corpus = RowSet(["d1"], [3], np.array([0, 2]), terms([(5, 0.5, 0, 4), (7, 2.0, 5, 9)]))

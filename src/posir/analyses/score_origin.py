@@ -35,12 +35,13 @@ each mean with its interval from the workflow's one bootstrap (:mod:`posir.metri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from posir.evidence import EvidencePiece
 from posir.metrics.columns import (
     ALL,
     BIN_END,
@@ -56,6 +57,7 @@ from posir.metrics.columns import (
     SETTING,
     with_interval,
 )
+from posir.metrics.distance import PIECE
 from posir.metrics.params import BootstrapParams
 from posir.metrics.resampling import MIN_INTERVAL_QUERIES, generator, interval, resampled_means
 from posir.results.embeddings import RowSet
@@ -168,18 +170,14 @@ def _document_rows(corpus: RowSet) -> dict[str, list[int]]:
     return rows
 
 
-def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus: RowSet, where: str) -> pd.DataFrame:
-    """Per query of ``positions`` (the benchmark's positions table: each query's positive and its evidence span):
-    the positive's score by the entry (``output``: multi-vector or sparse), the evidence share, the share outside
-    the text and the origin position (:data:`~posir.results.schemas.SCORE_ORIGIN_QUERY_COLUMNS`, without the run's
-    model and setting). ``where`` names the files in errors."""
+def _origins(output: str, where: str, queries: RowSet, corpus: RowSet) -> Callable[[str, str], ScoreOrigin]:
+    """A function taking the score of a query for a document apart, for an entry's ``output``."""
     if output not in (MULTI_VECTOR, SPARSE):
         raise ValueError(f"{where}: score origins are defined for multi-vector and sparse entries, not '{output}'")
     query_row = {qid: index for index, qid in enumerate(queries.ids)}
     document_rows = _document_rows(corpus)
-    records = []
-    for position in positions.itertuples(index=False):
-        qid, doc_id = str(getattr(position, QID)), str(getattr(position, DOC_ID))
+
+    def origin(qid: str, doc_id: str) -> ScoreOrigin:
         if qid not in query_row or doc_id not in document_rows:
             missing = f"query '{qid}'" if qid not in query_row else f"document '{doc_id}'"
             raise ValueError(f"{where}: {missing} of the positions has no encoded row; re-run the encode rule")
@@ -187,9 +185,22 @@ def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus:
         if output == MULTI_VECTOR:
             assert queries.vectors is not None and corpus.vectors is not None
             rows = [(corpus.vectors[corpus.row(r)], corpus.entries[corpus.row(r)]) for r in document_rows[doc_id]]
-            origin = maxsim_origin(queries.vectors[q], rows)
-        else:
-            origin = sparse_origin(queries.entries[q], [corpus.entries[corpus.row(r)] for r in document_rows[doc_id]])
+            return maxsim_origin(queries.vectors[q], rows)
+        return sparse_origin(queries.entries[q], [corpus.entries[corpus.row(r)] for r in document_rows[doc_id]])
+
+    return origin
+
+
+def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus: RowSet, where: str) -> pd.DataFrame:
+    """Per query of ``positions`` (the benchmark's positions table: each query's positive and its evidence span):
+    the positive's score by the entry (``output``: multi-vector or sparse), the evidence share, the share outside
+    the text and the origin position (:data:`~posir.results.schemas.SCORE_ORIGIN_QUERY_COLUMNS`, without the run's
+    model and setting). ``where`` names the files in errors."""
+    origin_of = _origins(output, where, queries, corpus)
+    records = []
+    for position in positions.itertuples(index=False):
+        qid, doc_id = str(getattr(position, QID)), str(getattr(position, DOC_ID))
+        origin = origin_of(qid, doc_id)
         start, end, length = int(position.span_start), int(position.span_end), int(position.doc_char_length)
         records.append(
             (
@@ -206,6 +217,22 @@ def query_origins(output: str, positions: pd.DataFrame, queries: RowSet, corpus:
             )
         )
     return pd.DataFrame.from_records(records, columns=list(SCORE_ORIGIN_QUERY_COLUMNS[2:]))
+
+
+def piece_shares(
+    output: str, pieces: Mapping[str, Sequence[EvidencePiece]], queries: RowSet, corpus: RowSet, where: str
+) -> pd.DataFrame:
+    """Per query resting on several pieces (``pieces``: its rows of ``evidence.tsv``, in document order) and per
+    piece: the share of the positive's score whose winning tokens overlap that piece (NaN where no contribution is
+    positive): :meth:`ScoreOrigin.evidence_share` with the piece as the span. Pieces do not overlap
+    (:mod:`posir.evidence`): the shares of a query's pieces sum to at most 1 (the rest comes from other text) unless
+    one winning token straddles two of them, which then counts for both."""
+    origin_of = _origins(output, where, queries, corpus)
+    records = []
+    for qid, own in pieces.items():
+        origin = origin_of(qid, own[0].doc_id)
+        records += [(qid, p.piece, origin.evidence_share(p.span_start, p.span_end)) for p in own]
+    return pd.DataFrame.from_records(records, columns=[QID, PIECE, EVIDENCE_SHARE])
 
 
 def _mean_with_interval(

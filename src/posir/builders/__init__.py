@@ -65,8 +65,14 @@ CONTROLLED = Builder(
     summary="controlled-position variants of another benchmark: each query at every position",
 )
 
+PAIRS = Builder(
+    "evidence_pairs",
+    "build_evidence_pairs",
+    summary="queries resting on several paragraphs: questions of one document joined, each also kept alone",
+)
+
 BUILDERS: dict[str, Builder] = {
-    b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT, TRANSLATION, CONTROLLED)
+    b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT, TRANSLATION, CONTROLLED, PAIRS)
 }
 
 

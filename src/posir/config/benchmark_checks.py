@@ -12,6 +12,7 @@ from functools import singledispatch
 
 from posir.builders import SQUAD, BenchmarkSpec
 from posir.builders.generation import GenerationBenchmark
+from posir.builders.pairs import EvidencePairsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark
@@ -185,3 +186,36 @@ def _check_controlled(entry: ControlledBenchmark, name: str, config: ConfigSecti
     for variant in entry.variant_names():
         if variant in config.benchmarks:
             raise KeyProblem(where, f"its variant '{variant}' collides with a benchmark of that name", "rename one")
+
+
+@check_benchmark.register(EvidencePairsBenchmark)
+def _check_pairs(entry: EvidencePairsBenchmark, name: str, config: ConfigSections) -> None:
+    """Questions are grouped from a benchmark with its own documents and one span per question, in one language;
+    fusing them calls the LLM."""
+    where = f"benchmarks.{name}"
+    source = config.benchmarks.get(entry.source_benchmark)
+    if (
+        source is None
+        or entry.source_benchmark == name
+        or isinstance(source, EvidencePairsBenchmark)
+        or entry.source_benchmark in config.topology.families
+    ):
+        raise KeyProblem(
+            f"{where}.from",
+            f"'{entry.source_benchmark}' must name another benchmark with one evidence span per question (not a "
+            f"controlled family nor another evidence_pairs benchmark)",
+        )
+    if source.kind.query_only or config.topology.corpus_from(entry.source_benchmark):
+        raise KeyProblem(
+            f"{where}.from",
+            f"'{entry.source_benchmark}' searches another benchmark's documents; group the questions of a "
+            f"benchmark that has its own",
+        )
+    languages = config.topology.query_languages(entry.source_benchmark)
+    if entry.source_language not in languages:
+        raise KeyProblem(
+            f"{where}.from_language",
+            f"'{entry.source_benchmark}' has no '{entry.source_language}' variant (it has {languages})",
+        )
+    if entry.params.fuse is not None and config.llm is None:
+        raise KeyProblem(f"{where}.params.fuse", "fusing questions calls an LLM", NEEDS_LLM)

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from posir.analyses.params import AnalysesSection
 from posir.builders.generation import GenerationBenchmark
+from posir.builders.pairs import EvidencePairsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
@@ -44,6 +45,7 @@ BenchmarkEntry = Annotated[
         PosIRImportBenchmark,
         TranslationEntry,
         ControlledBenchmark,
+        EvidencePairsBenchmark,
     ],
     Field(discriminator="builder"),
 ]

@@ -20,6 +20,7 @@ from typing import TypeVar
 from pydantic import Field
 
 from posir.builders import PARALLEL, BenchmarkSpec
+from posir.builders.pairs import EvidencePairsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark, ParallelBenchmark
@@ -284,5 +285,8 @@ def _varied_language(entry: ControlledBenchmark) -> list[str]:
 
 @_separator.register(TranslationEntry)
 @_separator.register(ControlledBenchmark)
-def _source_separator(entry: TranslationEntry | ControlledBenchmark, topology: BenchmarkTopology) -> str:
+@_separator.register(EvidencePairsBenchmark)
+def _source_separator(
+    entry: TranslationEntry | ControlledBenchmark | EvidencePairsBenchmark, topology: BenchmarkTopology
+) -> str:
     return topology.separator(entry.source_benchmark)

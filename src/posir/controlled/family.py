@@ -53,9 +53,10 @@ from posir.controlled.filler import Filler
 from posir.controlled.placement import Placement, placed_text
 from posir.controlled.spec import INSERT, ControlledParams, VariantKey
 from posir.controlled.units import Units
+from posir.evidence import EVIDENCE, GROUPS, by_query, check_pieces, read_evidence
 from posir.metrics.controlled import LENGTH_TARGET, NATURAL_LENGTH_BUCKET, POSITION_INDEX, ROUND, TARGET_POSITION
 from posir.metrics.positions import LengthBucket
-from posir.text import TokenCounter
+from posir.text import Span, TokenCounter
 
 STAGE_ROUND = "controlled_round"
 IN_ANOTHER_ROUND = "in_another_round"
@@ -92,7 +93,10 @@ class Source:
 
     ``separator`` joins the source's paragraphs (None: it has none, units are
     sentences). ``answers`` per query are what filler must not contain; by
-    default the text at the query's span.
+    default the text at the query's span. ``pieces`` are the evidence spans of
+    queries resting on several (:mod:`posir.evidence`), ``groups`` each grouped
+    query's group, form and (a member alone) piece where the source's groups table
+    says them (spread mode, :mod:`posir.controlled.spread`).
     """
 
     documents: Sequence[Document]
@@ -102,6 +106,8 @@ class Source:
     language: str
     separator: str | None = "\n\n"
     answers: Mapping[str, Sequence[str]] | None = None
+    pieces: Mapping[str, tuple[Span, ...]] = field(default_factory=dict)
+    groups: Mapping[str, tuple[str, str, int | None]] = field(default_factory=dict)
 
     @classmethod
     def from_built(
@@ -113,8 +119,20 @@ class Source:
     ) -> Source:
         if built.documents is None:
             raise ValueError("a query-only benchmark has no corpus to vary")
+        pieces = {
+            qid: tuple(Span(p.span_start, p.span_end) for p in rows) for qid, rows in by_query(built.pieces).items()
+        }
+        groups = {row[0]: _grouped(row[1], row[2], row[3]) for row in built.tables.get(GROUPS, ((), []))[1]}
         return cls(
-            built.documents, built.queries, built.positions, built.doc_token_lengths, language, separator, answers
+            built.documents,
+            built.queries,
+            built.positions,
+            built.doc_token_lengths,
+            language,
+            separator,
+            answers,
+            pieces,
+            groups,
         )
 
     @classmethod
@@ -123,7 +141,26 @@ class Source:
         directory = Path(directory)
         tokens = {row["doc_id"]: int(row["token_length"]) for row in read_table(directory / "documents.tsv")}
         documents, queries = read_corpus(directory / "corpus.jsonl"), read_queries(directory / "queries.jsonl")
-        return cls(documents, queries, read_positions(directory / "positions.tsv"), tokens, language, separator)
+        positions = read_positions(directory / "positions.tsv")
+        pieces: dict[str, tuple[Span, ...]] = {}
+        groups: dict[str, tuple[str, str, int | None]] = {}
+        if (directory / EVIDENCE).is_file():
+            rows = read_evidence(directory / EVIDENCE)
+            check_pieces(
+                rows,
+                {d.doc_id: d.text for d in documents},
+                {p.qid: (p.doc_id, p.span_start, p.span_end) for p in positions},
+                where=str(directory / EVIDENCE),
+            )
+            pieces = {q: tuple(Span(p.span_start, p.span_end) for p in ps) for q, ps in by_query(rows).items()}
+        if (directory / GROUPS).is_file():
+            groups = {r["qid"]: _grouped(r["group"], r["form"], r["piece"]) for r in read_table(directory / GROUPS)}
+        return cls(documents, queries, positions, tokens, language, separator, None, pieces, groups)
+
+
+def _grouped(group: str, form: str, piece: object) -> tuple[str, str, int | None]:
+    """A groups table's row: the group, the form, and a member's piece (none for a query resting on every piece)."""
+    return str(group), str(form), None if piece in ("", None) else int(str(piece))
 
 
 @dataclass(frozen=True)

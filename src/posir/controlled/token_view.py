@@ -132,3 +132,36 @@ def family_token_views(
                 }
             )
     return [{f: row[f] for f in TOKEN_VIEW_FIELDS} for row in rows]
+
+
+# --- several pieces (spread mode): what of each piece a model reads, and whether one window holds them all --------
+
+
+@dataclass(frozen=True)
+class PiecesView:
+    """A model's view of a document's k pieces: each piece's :class:`SpanTokenView` against the first window's
+    budget, and whether one window the model reads holds every piece whole (``shared_window``)."""
+
+    pieces: tuple[SpanTokenView, ...]
+    shared_window: bool
+
+    def seen_shares(self) -> list[float]:
+        """Each piece's share of tokens in the first window."""
+        return [view.tokens_seen / view.span_tokens for view in self.pieces]
+
+
+def pieces_view(
+    text: str,
+    spans: Sequence[Span],
+    token_offsets: TokenOffsets,
+    budget: int | None,
+    windows: Sequence[tuple[int, int]] | None = None,
+) -> PiecesView:
+    """How a model reads a document's pieces. ``windows`` are the character spans of the windows it reads (a
+    chunked entry's or a MaxP scorer's); None: it reads the first ``budget`` tokens (all of them when None)."""
+    views = tuple(span_token_view(text, span, token_offsets, budget) for span in spans)
+    if windows is None:
+        end = views[0].truncation_char if views[0].truncation_char is not None else len(text)
+        windows = [(0, end)]
+    first, last = min(s.start for s in spans), max(s.end for s in spans)
+    return PiecesView(views, any(start <= first and last <= end for start, end in windows))

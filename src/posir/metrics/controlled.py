@@ -259,9 +259,16 @@ def untestable_reason(scores: np.ndarray) -> str:
 
 
 def group_statistics(
-    matrix: PositionMatrix, params: BootstrapParams, label: str, targets: Sequence[float] | None = None
+    matrix: PositionMatrix,
+    params: BootstrapParams,
+    label: str,
+    targets: Sequence[float] | None = None,
+    level_columns: tuple[str, str] = (POSITION_INDEX, TARGET_POSITION),
 ) -> tuple[dict[str, object], list[dict[str, object]]]:
-    """The tests row and the position rows of one group (module docstring); ``label`` seeds its resamples."""
+    """The tests row and the position rows of one group (module docstring); ``label`` seeds its resamples.
+
+    The positions may be any ordered levels of a repeated measure (a spread family's distance levels,
+    :mod:`posir.metrics.distance`): ``level_columns`` name a level row's index and target columns."""
     scores = matrix.scores
     n, k = scores.shape
     if n == 0:
@@ -293,10 +300,11 @@ def group_statistics(
         *({**r, WILCOXON_P_HOLM: float(a)} for r, a in zip(against_first, adjusted)),
     ]
     low, high, bias = interval(boot, point, params, POSITION_MEASURE.bounds)
+    index_column, target_column = level_columns
     positions = [
         {
-            POSITION_INDEX: position,
-            TARGET_POSITION: float(targets[position]) if targets is not None else math.nan,
+            index_column: position,
+            target_column: float(targets[position]) if targets is not None else math.nan,
             N_QUERIES: n,
             MEAN: float(point[j]),
             CI_LOW: float(low[j]),

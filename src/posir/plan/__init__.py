@@ -22,6 +22,7 @@ from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
 from posir.plan.controlled import ControlledPlan
 from posir.plan.evaluation import EvaluationPlan
+from posir.plan.pairs import PairsPlan
 from posir.plan.retrieval import RetrievalPlan
 from posir.results.paths import ResultPaths
 
@@ -38,6 +39,7 @@ class Plan:
     retrieval: RetrievalPlan
     evaluation: EvaluationPlan
     controlled: ControlledPlan
+    pairs: PairsPlan
 
     @classmethod
     def from_config(
@@ -48,7 +50,7 @@ class Plan:
         if check_environment:
             check_installed(config)
         paths = ResultPaths(results, {variant: family for variant, (family, _) in config.controlled_variants.items()})
-        parts = (BenchmarkPlan, RetrievalPlan, EvaluationPlan, ControlledPlan)
+        parts = (BenchmarkPlan, RetrievalPlan, EvaluationPlan, ControlledPlan, PairsPlan)
         plan = cls(config, paths, *(part(config, paths, prompts_dir) for part in parts))
         check_plan(config, prompts_dir, results)
         return plan
@@ -121,7 +123,9 @@ class Plan:
     def evaluation_targets(self) -> list[str]:
         paths, evaluation = self.paths, self.evaluation
         outputs = []
-        for name in sorted({e.benchmark for e in self.config.evaluations}):
+        # a spread family's variants have no tables or grids of their own: the family's distance tables hold them
+        spread = self.controlled.spread_variants()
+        for name in sorted({e.benchmark for e in self.config.evaluations} - spread):
             outputs += [paths.table(name, "main.csv"), paths.table(name, "main.md")]
             if evaluation.is_multilingual(name):
                 # one grid per setting; a grid of every model and setting would be unreadable
@@ -138,14 +142,15 @@ class Plan:
             if len(settings) > 1:
                 outputs += [paths.grid(name, s) for s in settings]
         variants = sorted(
-            {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations}
+            {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations} - spread
         )
         outputs += [paths.figure(v, "positions.png") for v in variants]
         outputs += [paths.run_figure(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
         return outputs
 
     def significance_targets(self) -> list[str]:
-        pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations})
+        spread = self.controlled.spread_variants()
+        pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations if e.benchmark not in spread})
         return [self.paths.significance(b, s, "md") for b, s in pairs if len(self.evaluation.compared_models(b, s)) > 1]
 
     def analyses_targets(self) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from posir.config import WorkflowConfig
+from posir.config import Evaluation, WorkflowConfig
 from posir.results.paths import ResultPaths
 
 
@@ -38,6 +38,27 @@ class Part:
         specs = [self.config.models[name] for name in models if name in self.config.models]
         packages = sorted({str(spec.model_package) for spec in specs if spec.is_converted})
         return {f"converted_{package}": self.paths.converted_model(package) for package in packages}
+
+    def encoded_file(self, model: str, text_set: str, kind: str) -> str:
+        """What an entry's encode job writes first for a text set: a dense entry's embeddings (its own, not an
+        ``embeddings_from`` entry's), a multi-vector entry's token vectors, a sparse entry's terms."""
+        spec = self.config.models[model]
+        if spec.is_multi_vector:
+            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
+        if spec.is_sparse:
+            return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
+        return self.paths.embeddings(model, text_set, kind)
+
+    def scores_taken_apart(self, evaluation: Evaluation) -> bool:
+        """Whether a run's scores can be taken apart (:mod:`posir.analyses.score_origin`): a multi-vector or sparse
+        entry's, in a setting whose queries and documents share a language and one corpus file (the evidence span is
+        in the characters of the positive the entry read; another language's copy of it has other characters)."""
+        spec = self.config.models.get(evaluation.model)  # None: a pipeline, whose second stage reranks a first stage
+        if spec is None or not (spec.is_multi_vector or spec.is_sparse):
+            return False
+        setting = evaluation.setting
+        variants = self.config.corpus_variants(evaluation.benchmark, setting.corpus_language)
+        return setting.query_language == setting.corpus_language and len(variants) == 1
 
 
 def input_scaled_mem_mb(base_mb: float, per_input_mb: float) -> Callable[[Any, Any], int]:

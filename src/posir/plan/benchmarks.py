@@ -174,7 +174,34 @@ class BenchmarkPlan(Part):
         spec = self._translation(wildcards).languages[wildcards.language]
         for role, name in spec.source_names.items():
             inputs[role] = self.source_file(name)
+        before = self.apertium_translated_before(wildcards.benchmark, wildcards.language)
+        if before is not None:
+            inputs["translated_before"] = self.paths.benchmark_file(before, fmt.CARD)
         return inputs
+
+    def apertium_translated_before(self, benchmark: str, language: str) -> str | None:
+        """The apertium variant of the same language pair whose job goes before this one's: an ordering edge only.
+
+        Apertium's tagger carries state across the texts of a batch (posir.translate.apertium), so a text's
+        translation depends on its batch, and the translation cache freezes the first one. Two variants sharing
+        texts (squad-long and XQuAD hold the same 48 articles) then got their shared paragraphs from whichever job ran
+        first: a schedule changed the run's numbers (xquad-parallel-apertium's use-m3 spa-eng moved by up to 0.70
+        nDCG@10 on one query). In a chain by variant name, each pair's texts come from the same batches in every run.
+        """
+        entry = self.config.benchmarks[benchmark]
+        assert isinstance(entry, TranslationEntry)
+        pair = (entry.source_language, language)
+        chain = sorted(
+            f"{name}-{target}"
+            for name, other in self.config.benchmarks.items()
+            if isinstance(other, TranslationEntry)
+            for target, spec in other.languages.items()
+            if spec.backend == "apertium" and (other.source_language, target) == pair
+        )
+        variant = f"{benchmark}-{language}"
+        if variant not in chain or chain.index(variant) == 0:
+            return None
+        return chain[chain.index(variant) - 1]
 
     def translate(self, wildcards: Any) -> TranslateJob:
         """A variant's job. The llm section only for variants that call an LLM (so editing it reruns only those);

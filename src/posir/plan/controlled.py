@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from posir import benchmark as fmt
+from posir.builders.pairs import EvidencePairsBenchmark
 from posir.controlled.family import CONTROLLED_TABLE
-from posir.controlled.spec import ControlledBenchmark
+from posir.controlled.spec import SPREAD, ControlledBenchmark
+from posir.evidence import EVIDENCE, GROUPS
 from posir.plan.base import Part, names_regex
-from posir.plan.jobs import ControlledJob, ControlledTablesJob
+from posir.plan.jobs import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
 from posir.scorers.spec import scores_with_model
 
 #: Backends whose tokenizer gives character offsets: the card records where each span sits in their view.
@@ -29,6 +31,19 @@ FAMILY_FILES = {
     "comparison_md": "natural_vs_controlled.md",
 }
 FAMILY_FIGURES = {"curves": "controlled.png", "heatmap": "controlled_heatmap.png"}
+#: A spread family's tables and figure, by output name (posir.metrics.distance).
+SPREAD_FILES = {
+    "cells_csv": "distance.csv",
+    "cells_md": "distance.md",
+    "tests_csv": "distance_tests.csv",
+    "levels_csv": "distance_levels.csv",
+    "single_csv": "distance_single.csv",
+    "tokens_csv": "distance_tokens.csv",
+    "shares_csv": "distance_score_shares.csv",
+}
+SPREAD_FIGURES = {"figure": "distance.png"}
+#: Long-input modes that read a document window by window: their pieces may or may not share a window.
+WINDOWED_INPUTS = frozenset({"chunks", "window_mean"})
 
 
 class ControlledPlan(Part):
@@ -37,11 +52,25 @@ class ControlledPlan(Part):
     def families(self) -> dict[str, ControlledBenchmark]:
         return {n: e for n, e in self.config.benchmarks.items() if isinstance(e, ControlledBenchmark)}
 
-    def families_regex(self) -> str:
-        return names_regex(self.families())
+    def spread_families(self) -> dict[str, ControlledBenchmark]:
+        """The families of spread mode (queries resting on several pieces, :mod:`posir.controlled.spread`)."""
+        return {n: e for n, e in self.families().items() if e.controlled.mode == SPREAD}
 
-    def variants_regex(self) -> str:
-        return names_regex(self.config.controlled_variants)
+    def families_regex(self, spread: bool = False) -> str:
+        """The families of one kind: one evidence unit moved (controlled tables), or several pieces (distance)."""
+        return names_regex(n for n, e in self.families().items() if (e.controlled.mode == SPREAD) == spread)
+
+    def variants_regex(self, spread: bool = False) -> str:
+        spreads = self.spread_families()
+        return names_regex(
+            v for v, (family, _) in self.config.controlled_variants.items() if (family in spreads) == spread
+        )
+
+    def spread_variants(self) -> set[str]:
+        """Every variant of a spread family: no tables of its own (the family's distance tables set them side by
+        side), only its runs and scores."""
+        spreads = self.spread_families()
+        return {v for v, (family, _) in self.config.controlled_variants.items() if family in spreads}
 
     # --- building a variant ---------------------------------------------------------------------------------
 
@@ -49,15 +78,20 @@ class ControlledPlan(Part):
         return self.paths.benchmark_dir(self.config.query_variant(family.source_benchmark, family.source_language))
 
     def build_inputs(self, wildcards: Any) -> dict[str, str]:
-        """The source variant's contract: its corpus, queries, positions and documents."""
-        source = self.source_dir(self.config.family_of(wildcards.benchmark))
+        """The source variant's contract: its corpus, queries, positions and documents (a spread family's source, when
+        the workflow makes its pieces, also its evidence table and groups)."""
+        family = self.config.family_of(wildcards.benchmark)
+        source = self.source_dir(family)
         contract = {name: f"{source}/{fmt.CONTRACT[name]}" for name in ("corpus", "queries", "positions", "documents")}
+        if isinstance(self.config.benchmarks[family.source_benchmark], EvidencePairsBenchmark):
+            contract.update(evidence=f"{source}/{EVIDENCE}", groups=f"{source}/{GROUPS}")
         return {**contract, **self.converted_inputs(self.build(wildcards).views)}
 
     def build(self, wildcards: Any) -> ControlledJob:
         family = self.config.family_of(wildcards.benchmark)
         evaluated = {e.model for e in self.config.controlled_evaluations.get(family.name, [])}
-        models = {m for name in evaluated for m in self._models_behind(name)}
+        # a spread family counts its pieces' tokens once, in its tables job (posir.plan.controlled.distance_tables)
+        models = set() if family.controlled.mode == SPREAD else {m for n in evaluated for m in self._models_behind(n)}
         # A view needs the model's tokenizer only: read on the CPU, a variant is not rebuilt when a model moves to
         # a GPU, and its job needs none.
         views = {
@@ -106,10 +140,68 @@ class ControlledPlan(Part):
         )
 
     def family_outputs(self, family: str) -> dict[str, str]:
+        spread = family in self.spread_families()
+        tables, figures = (SPREAD_FILES, SPREAD_FIGURES) if spread else (FAMILY_FILES, FAMILY_FIGURES)
         return {
-            **{k: self.paths.table(family, f) for k, f in FAMILY_FILES.items()},
-            **{k: self.paths.figure(family, f) for k, f in FAMILY_FIGURES.items()},
+            **{k: self.paths.table(family, f) for k, f in tables.items()},
+            **{k: self.paths.figure(family, f) for k, f in figures.items()},
         }
+
+    # --- a spread family's tables ---------------------------------------------------------------------------------
+
+    def distance_tables_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        """Per evaluation of the family: its per-query scores and its variant's controlled.tsv; per variant: its
+        corpus and evidence table (where the pieces are, for their tokens); the converted models the readers load."""
+        job = self.distance_tables(wildcards)
+        return {
+            "scores": [self.paths.scores(v, m, s) for v, m, s in job.runs],
+            "controlled": [self.paths.benchmark_file(v, CONTROLLED_TABLE) for v, _, _ in job.runs],
+            "corpora": [self.paths.benchmark_file(v, fmt.CORPUS) for v in job.variants],
+            "evidence": [self.paths.benchmark_file(v, EVIDENCE) for v in job.variants],
+            "origin_queries": [self.encoded_file(m, v, "queries") for v, m, _ in job.origins],
+            "origin_corpus": [self.encoded_file(m, v, "corpus") for v, m, _ in job.origins],
+            **{k: [v] for k, v in self.converted_inputs(r.model.name for r in job.readers.values()).items()},
+        }
+
+    def distance_tables(self, wildcards: Any) -> DistanceTablesJob:
+        runs = self.config.controlled_evaluations[wildcards.benchmark]
+        origins = [e for e in runs if self.scores_taken_apart(e)]
+        return DistanceTablesJob(
+            entry=self.config.benchmarks[wildcards.benchmark],  # type: ignore[arg-type]
+            runs=[(e.benchmark, e.model, str(e.setting)) for e in runs],
+            variants=list(dict.fromkeys(e.benchmark for e in runs)),
+            readers={n: r for n in dict.fromkeys(e.model for e in runs) if (r := self.reader(n)) is not None},
+            origins=[(e.benchmark, e.model, str(e.setting)) for e in origins],
+            origin_outputs=[self.config.models[e.model].output for e in origins],
+            metrics=self.config.metrics,
+        )
+
+    def reader(self, name: str) -> PieceReader | None:
+        """How an evaluated name reads the pieces, where its tokenizer gives offsets: a model entry by its long-input
+        mode, a pipeline by the windows of its second stage's model (a bi-encoder's or a rescore's, FirstP its first);
+        None for the others (BM25, cross-encoders)."""
+        if self.config.is_pipeline(name):
+            scorer = self.config.scorers[self.config.pipelines[name].second_stage]
+            model = getattr(scorer, "model", None)
+            if not scores_with_model(scorer) or self.config.models[model].backend not in OFFSET_BACKENDS:
+                return None
+            reads = "first" if scorer.aggregation == "firstp" else "windows"  # type: ignore[attr-defined]
+            return PieceReader(
+                model=self.config.models[model].on_cpu(),
+                reads=reads,
+                window_tokens=scorer.window_tokens,  # type: ignore[attr-defined]
+                stride_tokens=scorer.stride_tokens,  # type: ignore[attr-defined]
+            )
+        spec = self.config.models[name]
+        if spec.backend not in OFFSET_BACKENDS or spec.effective_long_input == "full":
+            return None
+        windowed = spec.effective_long_input in WINDOWED_INPUTS
+        return PieceReader(
+            model=spec.on_cpu(),
+            reads="windows" if windowed else "first",
+            window_tokens=spec.window_tokens if windowed else None,
+            stride_tokens=spec.stride_tokens if windowed else None,
+        )
 
     def targets(self) -> list[str]:
         return [

@@ -9,6 +9,7 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.controlled.family import CONTROLLED_TABLE
+from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
 from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
@@ -277,23 +278,9 @@ class EvaluationPlan(Part):
     # --- where the score comes from: multi-vector and sparse entries (posir.analyses.score_origin) ----------------
 
     def score_origin_runs(self, benchmark: str) -> list[Evaluation]:
-        """The runs whose scores are taken apart: a multi-vector or sparse entry's, in a setting whose queries and
-        documents share a language and one corpus file (the evidence span is in the characters of the positive the
-        entry read; another language's copy of it has other characters)."""
-        runs = []
-        for e in self.evaluations_of(benchmark):
-            spec = self.config.models.get(e.model)  # None: a pipeline, whose second stage reranks a first stage
-            if spec is None or not (spec.is_multi_vector or spec.is_sparse):
-                continue
-            same_language = e.setting.query_language == e.setting.corpus_language
-            if same_language and len(self.config.corpus_variants(benchmark, e.setting.corpus_language)) == 1:
-                runs.append(e)
+        """The runs whose scores are taken apart (:meth:`~posir.plan.base.Part.scores_taken_apart`)."""
+        runs = [e for e in self.evaluations_of(benchmark) if self.scores_taken_apart(e)]
         return sorted(runs, key=lambda e: (e.model, str(e.setting)))
-
-    def _token_file(self, model: str, text_set: str, kind: str) -> str:
-        if self.config.models[model].is_multi_vector:
-            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
-        return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
 
     def score_origin_inputs(self, wildcards: Any) -> dict[str, list[str]]:
         inputs: dict[str, list[str]] = {"positions": [], "queries": [], "corpus": []}
@@ -301,8 +288,8 @@ class EvaluationPlan(Part):
             query_dir = self.config.query_variant(e.benchmark, e.setting.query_language)
             (corpus_dir,) = self.config.corpus_variants(e.benchmark, e.setting.corpus_language)
             inputs["positions"].append(self.paths.benchmark_file(query_dir, fmt.POSITIONS))
-            inputs["queries"].append(self._token_file(e.model, query_dir, "queries"))
-            inputs["corpus"].append(self._token_file(e.model, corpus_dir, "corpus"))
+            inputs["queries"].append(self.encoded_file(e.model, query_dir, "queries"))
+            inputs["corpus"].append(self.encoded_file(e.model, corpus_dir, "corpus"))
         return inputs
 
     def score_origin(self, wildcards: Any) -> ScoreOriginJob:
@@ -354,8 +341,12 @@ class EvaluationPlan(Part):
 
     def pooling_names(self) -> list[str]:
         """The natural benchmarks and controlled families whose pooling table is built: those evaluating an unpooled
-        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison)."""
-        families = set(self.config.controlled_evaluations)
+        entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison). A spread
+        family has none: its cells are no positions of one evidence span (its multi-vector entries' reading is each
+        piece's share of the score, in its distance tables)."""
+        benchmarks = self.config.benchmarks.items()
+        spread = {n for n, e in benchmarks if isinstance(e, ControlledBenchmark) and e.controlled.mode == SPREAD}
+        families = set(self.config.controlled_evaluations) - spread
         names = sorted(
             {e.benchmark for e in self.config.evaluations if e.benchmark not in self.config.controlled_variants}
             | families

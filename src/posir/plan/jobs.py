@@ -15,7 +15,7 @@ from posir.jobs.benchmarks import (
     JudgeTableJob,
     TranslateJob,
 )
-from posir.jobs.controlled import ControlledJob, ControlledTablesJob
+from posir.jobs.controlled import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
 from posir.jobs.evaluation import (
     ExposureCorpus,
     ExposureJob,
@@ -42,6 +42,7 @@ __all__ = [
     "ComparisonJob",
     "ControlledJob",
     "ControlledTablesJob",
+    "DistanceTablesJob",
     "EncodeJob",
     "ExposureCorpus",
     "ExposureJob",
@@ -56,6 +57,7 @@ __all__ = [
     "MtebTaskJob",
     "PanelsJob",
     "PaperTablesJob",
+    "PieceReader",
     "PoolingJob",
     "PositionsFigureJob",
     "PublishedJob",

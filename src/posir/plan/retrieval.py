@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
+from posir.builders.pairs import EvidencePairsBenchmark
 from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.runtimes import EXPORTED_RUNTIMES
@@ -79,17 +80,33 @@ class RetrievalPlan(Part):
         queries are a sample of the source's, so once the source is encoded the variant's job finds nearly every
         text in the embedding cache. Two jobs running at once do not see each other's cache entries: without the
         edge, a variant and its source encoded the same windows side by side (182 s each for MiniLM's chunks).
+        The source is the nearest set this run encodes with ``model`` among the family's source and the benchmarks
+        whose documents it took unchanged (evidence pairs take their source's); where none is encoded, the family's
+        first variant goes first and the others find its texts cached (me5-small's chunks encoded the same 1,334
+        windows of squad-long side by side in squad-long's job and a distance family's, 316 s each).
         """
         if text_set not in self.config.controlled_variants:
             return None
         family = self.config.family_of(text_set)
-        language = family.source_language
+        for source in self._origins(family.source_benchmark, family.source_language, kind):
+            if (model, source, kind) in self.planned_encodings:
+                return source
+        variants = [v for v, (name, _) in self.config.controlled_variants.items() if name == family.name]
+        first = next((v for v in variants if (model, v, kind) in self.planned_encodings), None)
+        return first if first != text_set else None
+
+    def _origins(self, benchmark: str, language: str, kind: str) -> list[str]:
+        """The one text set of ``benchmark``'s queries or corpus in ``language`` (none where its corpus is several
+        sets), then those of the benchmark it took its documents from unchanged, nearest first."""
         if kind == "queries":
-            sources = [self.config.query_variant(family.source_benchmark, language)]
+            sets = [self.config.query_variant(benchmark, language)]
         else:
-            sources = self.config.corpus_variants(family.source_benchmark, language)
-        source = sources[0] if len(sources) == 1 else None
-        return source if (model, source, kind) in self.planned_encodings else None
+            corpus = self.config.corpus_variants(benchmark, language)
+            sets = corpus if len(corpus) == 1 else []
+        entry = self.config.benchmarks.get(benchmark)
+        if isinstance(entry, EvidencePairsBenchmark):
+            sets += self._origins(entry.source_benchmark, entry.source_language, kind)
+        return sets
 
     @cached_property
     def planned_encodings(self) -> frozenset[tuple[str, str, str]]:
@@ -137,16 +154,6 @@ class RetrievalPlan(Part):
     def embeddings(self, model: str, text_set: str, kind: str) -> str:
         """Embeddings of a text set; a model sharing another entry's embeddings (embeddings_from) reads those."""
         return self.paths.embeddings(self.config.embedding_model(model), text_set, kind)
-
-    def encoded_file(self, model: str, text_set: str, kind: str) -> str:
-        """What an entry's encode job writes first for a text set: a dense entry's embeddings (its own, not an
-        ``embeddings_from`` entry's), a multi-vector entry's token vectors, a sparse entry's terms."""
-        spec = self.config.models[model]
-        if spec.is_multi_vector:
-            return self.paths.token_vector_outputs(model, text_set, kind)["vectors"]
-        if spec.is_sparse:
-            return self.paths.sparse_vector_outputs(model, text_set, kind)["terms"]
-        return self.paths.embeddings(model, text_set, kind)
 
     def models_of_output_regex(self, output: str) -> str:
         """The encoding entries of one ``output`` (dense, multi-vector, sparse): each has its own encode rule, since

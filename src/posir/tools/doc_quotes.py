@@ -56,6 +56,7 @@ from posir.metrics.trend import (
 from posir.plan.controlled import FAMILY_FILES
 from posir.results.schemas import BENCHMARK, NDCG, PSI, PSI_TREND, delta
 from posir.tables.controlled import CONTROLLED_PSI, NATURAL_PSI
+from posir.tools.distance_quotes import DISTANCE_TABLES
 from posir.tools.quoting import (
     PATHS,
     Cell,
@@ -73,6 +74,7 @@ from posir.tools.quoting import (
     fixed,
     number,
     p_value,
+    page_p,
     run_file,
     significant,
 )
@@ -482,10 +484,6 @@ CONTROLLED = (
 )
 
 
-def page_p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.2f}"
-
-
 def controlled_rows(results: Results, entries: Sequence[tuple[str, str, str]] = CONTROLLED) -> list[list[str]]:
     """Per family and model: natural and controlled PSI, nDCG@10 at the first and last position, Page's test."""
     rows = []
@@ -596,4 +594,5 @@ TABLES: list[Table] = [
         f"`{TRANSLATIONS}` (the human and apertium rows; differences are the apertium row's `{delta('*')}`)",
         ("---", "---", *[RIGHT] * 6),
     ),
+    *DISTANCE_TABLES,
 ]

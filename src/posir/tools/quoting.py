@@ -254,6 +254,11 @@ def p_value(digits: int = 3, below: str = "<") -> Callable[[float], str]:
     return render
 
 
+def page_p(value: float) -> str:
+    """A p-value of Page's test as the findings' tables show it: two decimals, ``< 0.001`` below."""
+    return "< 0.001" if value < 0.001 else f"{value:.2f}"
+
+
 def significant(digits: int = 2) -> Callable[[float], str]:
     def render(value: float) -> str:
         return f"{value:.{digits}g}"

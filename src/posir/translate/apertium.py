@@ -14,8 +14,11 @@ One difference remains and is documented rather than hidden: apertium's HMM
 tagger carries some state across null-flushed segments, so in a batch a few
 words of a later text may be tagged differently from a lone call (a past
 participle for a preterite, e.g. "acabado"/"acabó"). Batches are fixed by the
-input order and a fixed size, so a clean run is reproducible, and the on-disk
-cache (:mod:`posir.translate.cache`) freezes each text's first translation.
+input order and a fixed size, the on-disk cache (:mod:`posir.translate.cache`)
+freezes each text's first translation, and the variants of one language pair
+translate one after the other in a fixed order
+(:meth:`posir.plan.benchmarks.BenchmarkPlan.apertium_translated_before`), so
+a clean run is reproducible whatever the schedule.
 
 Install: ``apt-get install apertium-eng-spa`` (Debian/Ubuntu; other pairs:
 ``apt-cache search apertium-``).

@@ -1,0 +1,7 @@
+from posir.jobs.controlled import ControlledJob
+from posir.logs import log_to
+from posir.steps.spread import build_spread_variant
+
+with log_to(snakemake.log[0]) as log:
+    card = build_spread_variant(ControlledJob.of(snakemake))
+    log.info("built %s: %s", card["name"], card["counts"])

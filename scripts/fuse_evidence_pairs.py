@@ -1,0 +1,7 @@
+from posir.jobs.pairs import PairsJob
+from posir.logs import log_to
+from posir.steps.pairs import fuse_evidence_pairs
+
+with log_to(snakemake.log[0]) as log:
+    stages = fuse_evidence_pairs(PairsJob.of(snakemake))
+    log.info("fused: %s", stages)
