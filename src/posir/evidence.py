@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from posir.metrics.columns import FUSED, JOINED, SEVERAL, SINGLE
 from posir.metrics.positions import relative_position
 
 EVIDENCE = "evidence.tsv"
@@ -37,9 +38,8 @@ EVIDENCE_FIELDS = ("qid", "doc_id", "piece", "n_pieces", "span_start", "span_end
 #: query's form and, for a single-evidence member, the piece of the group it answers.
 GROUPS = "evidence_groups.tsv"
 GROUP_FIELDS = ("qid", "group", "form", "piece")
-#: The forms of a group's queries: the questions joined, an LLM's fused question, one member alone; a query with
-#: several pieces that no groups table describes (a user's import) is ``several``.
-JOINED, FUSED, SINGLE, SEVERAL = "joined", "fused", "single", "several"
+#: The forms of a group's queries, named in the column vocabulary that the distance statistics read them by.
+FORMS = (JOINED, FUSED, SINGLE, SEVERAL)
 
 
 class EvidenceError(ValueError):

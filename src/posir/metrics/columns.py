@@ -26,6 +26,9 @@ POSITION_BIN = "position_bin"
 BIN_START, BIN_END = "bin_start", "bin_end"
 BUCKET = "bucket"  # an aggregate row's length bucket, or ALL
 ALL = "all"  # the bucket of all queries, whatever their length (queries outside every bucket included)
+#: The forms of a group's queries (posir.evidence): the questions joined, an LLM's fused question, one member alone; a
+#: query with several pieces that no groups table describes (a user's import) is ``several``.
+JOINED, FUSED, SINGLE, SEVERAL = "joined", "fused", "single", "several"
 N_QUERIES = "n_queries"
 ATTRIBUTE, GROUP = "attribute", "group"  # a document attribute (length_bucket, language) and one of its values
 MEASURE, CUTOFF = "measure", "cutoff"  # a row's measure, where a table holds several, and its depth

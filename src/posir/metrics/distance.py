@@ -34,8 +34,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from posir.evidence import SINGLE
-from posir.metrics.columns import DIFFERENCE, MODEL, N_QUERIES, QID, SETTING, with_interval
+from posir.metrics.columns import DIFFERENCE, MODEL, N_QUERIES, QID, SETTING, SINGLE, with_interval
 from posir.metrics.controlled import (
     PAGE_L_PRIMACY,
     PAGE_L_RECENCY,
