@@ -10,12 +10,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import permutation_test
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
 
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import BootstrapParams
-from posir.metrics.significance import align_scores, paired_t, pairwise_tests, psi_differences, randomisation_p
+from posir.metrics.significance import (
+    align_scores,
+    paired_t,
+    pairwise_tests,
+    psi_differences,
+    randomisation_p,
+    sign_flip_null,
+    sign_flip_p,
+)
 from tests._realdata import METRICS, bm25_per_query, build_squad_benchmark
 
 BUCKETS = METRICS.bucket_names
@@ -35,6 +44,47 @@ def test_randomisation_p_is_fishers_exact_test(seed: int) -> None:
     a, b = rng.uniform(0, 1, 10), rng.uniform(0, 1, 10)
     b[:3] = a[:3]  # zero differences, as tied queries in IR
     assert randomisation_p(a, b, n_resamples=2**10, seed=0) == pytest.approx(_fisher_exact(a, b), abs=1e-12)
+
+
+# (queries, resamples): one batch, several with a shorter last one, an odd number of 32-bit draws per batch (a
+# half of a 64-bit draw carried into the next), the CHUNK_ENTRIES batching of ten thousand queries
+SIGN_FLIP_SHAPES = [(14, 99), (15, 1001), (333, 6239), (2001, 9999), (5003, 999), (10_001, 401)]
+
+
+@pytest.mark.parametrize(("n", "resamples"), SIGN_FLIP_SHAPES)
+def test_sign_flips_are_scipys_permutation_test_value_for_value(n: int, resamples: int) -> None:
+    rng = np.random.default_rng(n)
+    levels = np.array([0.0, 1.0, 0.5, 0.6309297535714575, 0.43067655807339306, 0.38685280723454163])
+    a, b = rng.choice(levels, n), rng.choice(levels, n)  # nDCG@10 values of one positive: ties in the null
+    for seed in (0, 13):
+        reference = permutation_test(
+            (a, b),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=resamples,
+            alternative="two-sided",
+            rng=np.random.default_rng(seed),
+            batch=max(1, 4_000_000 // (2 * n)),
+        )
+        assert np.array_equal(sign_flip_null(a, b, resamples, seed), reference.null_distribution)
+        assert sign_flip_p(a, b, resamples, seed) == reference.pvalue
+
+
+def test_sign_flips_leave_the_exact_test_to_scipy() -> None:
+    a, b = np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.5, 0.5])
+    with pytest.raises(ValueError, match="exact test"):
+        sign_flip_null(a, b, 8, 0)
+    assert (
+        sign_flip_p(a, b, 8, 0)
+        == permutation_test(
+            (a, b),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=8,
+        ).pvalue
+    )
 
 
 def test_paired_t_matches_statsmodels() -> None:
