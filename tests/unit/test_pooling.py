@@ -186,8 +186,14 @@ def _with_overlay(config: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_pooling_tables_are_asked_for_only_where_a_pair_is_evaluated(default_config: dict[str, Any]) -> None:
     default = Plan.from_config(default_config, ROOT / "prompts")
-    assert default.evaluation.pooling_names() == []
-    assert not [t for t in default.targets() if "pooling" in t]
+    # config.yaml pairs the truncated readings on the controlled family only
+    assert default.evaluation.pooling_names() == ["squad-long-moved"]
+    assert sorted(t for t in default.targets() if "pooling" in t) == [
+        "results/tables/squad-long-moved/pooling.csv",
+        "results/tables/squad-long-moved/pooling.md",
+    ]
+    job = default.evaluation.pooling(Wildcards(benchmark="squad-long-moved"))
+    assert sorted(p[1] for p in job.pairs) == ["me5-small", "minilm-l6"] and job.unpaired == []
 
     plan = Plan.from_config(_with_overlay(default_config), ROOT / "prompts")
     assert plan.evaluation.pooling_names() == ["squad-long", "squad-long-moved"]
