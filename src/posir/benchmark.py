@@ -254,6 +254,24 @@ class Provenance:
             notes=list(entry.notes),
         )
 
+    @classmethod
+    def derived(cls, entry: Any, name: str, source_dir: Path, parameters: Mapping[str, Any]) -> Provenance:
+        """The header of a benchmark made from another benchmark's files (a controlled or spread family's cell, an
+        evidence-pair benchmark): that benchmark's corpus, queries and positions, checksummed."""
+        return cls(
+            name=name,
+            builder=entry.builder,
+            language=entry.source_language,
+            parameters=parameters,
+            sources={
+                "source_corpus": source_dir / CORPUS,
+                "source_queries": source_dir / QUERIES,
+                "source_positions": source_dir / POSITIONS,
+            },
+            provenance=entry.provenance,
+            notes=list(entry.notes),
+        )
+
 
 STAGE_SUBSAMPLE = "subsample_queries"
 

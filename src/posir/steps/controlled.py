@@ -37,18 +37,8 @@ def build_controlled_variant(job: ControlledJob) -> dict[str, Any]:
         )
     built = family.variant(key)
     _add_model_views(built, job)
-    provenance = fmt.Provenance(
-        name=variant,
-        builder=entry.builder,
-        language=entry.source_language,
-        parameters={"variant": key.slug, **entry.controlled.model_dump(mode="json")},
-        sources={
-            "source_corpus": source_dir / fmt.CORPUS,
-            "source_queries": source_dir / fmt.QUERIES,
-            "source_positions": source_dir / fmt.POSITIONS,
-        },
-        provenance=entry.provenance,
-        notes=list(entry.notes),
+    provenance = fmt.Provenance.derived(
+        entry, variant, source_dir, {"variant": key.slug, **entry.controlled.model_dump(mode="json")}
     )
     card = fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)
     logger.info(

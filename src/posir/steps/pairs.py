@@ -69,19 +69,7 @@ def build_evidence_pairs(job: PairsJob) -> dict[str, Any]:
     if entry.params.fuse is not None and "llm_usage" in counts:
         built.card["llm_usage"] = counts["llm_usage"]
     source = job.path("corpus").parent
-    provenance = fmt.Provenance(
-        name=entry.name,
-        builder=entry.builder,
-        language=entry.source_language,
-        parameters=entry.params.model_dump(mode="json"),
-        sources={
-            "source_corpus": source / fmt.CORPUS,
-            "source_queries": source / fmt.QUERIES,
-            "source_positions": source / fmt.POSITIONS,
-        },
-        provenance=entry.provenance,
-        notes=list(entry.notes),
-    )
+    provenance = fmt.Provenance.derived(entry, entry.name, source, entry.params.model_dump(mode="json"))
     card = fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)
     logger.info("%s: %s", entry.name, card["pairs"])
     return card

@@ -45,18 +45,8 @@ def build_spread_variant(job: ControlledJob) -> dict[str, Any]:
             f"{family.rounds} (or ask for more queries)"
         )
     built = family.variant(key)
-    provenance = fmt.Provenance(
-        name=variant,
-        builder=entry.builder,
-        language=entry.source_language,
-        parameters={"variant": key.slug, **entry.controlled.model_dump(mode="json")},
-        sources={
-            "source_corpus": source_dir / fmt.CORPUS,
-            "source_queries": source_dir / fmt.QUERIES,
-            "source_positions": source_dir / fmt.POSITIONS,
-        },
-        provenance=entry.provenance,
-        notes=list(entry.notes),
+    provenance = fmt.Provenance.derived(
+        entry, variant, source_dir, {"variant": key.slug, **entry.controlled.model_dump(mode="json")}
     )
     card = fmt.finish(built, provenance, metrics.buckets, metrics.n_bins, job.path("card", "output").parent)
     logger.info(
