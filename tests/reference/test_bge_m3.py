@@ -22,18 +22,13 @@ from posir.models.outputs import load_output_encoder
 from posir.models.spec import ModelConfigError, ModelSpec
 from posir.retrieval.maxsim import TokenMatrix, maxsim_search
 from posir.retrieval.sparse import sparse_matrix, sparse_search
-from tests.fixtures import bge_m3_checkpoint
+from tests.fixtures import bge_m3_checkpoint, toy_collection
 
 DOCUMENTS = [
-    "Paris is the capital and most populous city of France, with an estimated population of 2,102,650.",
-    "Berlin is the capital and largest city of Germany; it lies on the banks of the Spree.",
-    "The Amazon river in South America is the largest river by discharge volume of water in the world.",
-    "Photosynthesis is a process used by plants to convert light energy into chemical energy (sugars).",
-    "The Great Wall of China is a series of fortifications built across the historical northern borders.",
+    *toy_collection.DOCUMENTS,
     "Der Rhein ist ein Strom in Mitteleuropa.",
-]
-QUERIES = ["What is the capital of France?", "Which river carries the most water?", "How do plants make sugar?"]
-RELEVANT = {0: 0, 1: 2, 2: 3}
+]  # a German text: the tokenizer is XLM-R's
+QUERIES, RELEVANT = list(toy_collection.QUERIES), toy_collection.RELEVANT
 
 
 @pytest.fixture(scope="module")

@@ -26,17 +26,9 @@ from posir.retrieval.maxsim import TokenMatrix, maxsim_search
 from posir.retrieval.sparse import sparse_matrix, sparse_search
 from posir.scorers.rescore import RescoreScorer
 from posir.scorers.spec import ScorerSpec
-from tests.fixtures import late_checkpoints
+from tests.fixtures import late_checkpoints, toy_collection
 
-DOCUMENTS = [
-    "Paris is the capital and most populous city of France, with an estimated population of 2,102,650.",
-    "Berlin is the capital and largest city of Germany; it lies on the banks of the Spree.",
-    "The Amazon river in South America is the largest river by discharge volume of water in the world.",
-    "Photosynthesis is a process used by plants to convert light energy into chemical energy (sugars).",
-    "The Great Wall of China is a series of fortifications built across the historical northern borders.",
-]
-QUERIES = ["What is the capital of France?", "Which river carries the most water?", "How do plants make sugar?"]
-RELEVANT = {0: 0, 1: 2, 2: 3}
+DOCUMENTS, QUERIES, RELEVANT = list(toy_collection.DOCUMENTS), list(toy_collection.QUERIES), toy_collection.RELEVANT
 
 
 @pytest.fixture(scope="module")
