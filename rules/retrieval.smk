@@ -79,7 +79,7 @@ rule encode_token_vectors:
     log:
         PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
     benchmark:
-        PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+        PATHS.timing("encode_token_vectors", "{model}/{text_set}/{kind}")
     wildcard_constraints:
         model=RETRIEVAL.models_of_output_regex("multi-vector"),
     priority: RETRIEVAL.encode_priority
@@ -104,7 +104,7 @@ rule encode_sparse_vectors:
     log:
         PATHS.log("encode_texts", "{model}/{text_set}/{kind}"),
     benchmark:
-        PATHS.timing("encode_texts", "{model}/{text_set}/{kind}")
+        PATHS.timing("encode_sparse_vectors", "{model}/{text_set}/{kind}")
     wildcard_constraints:
         model=RETRIEVAL.models_of_output_regex("sparse"),
     priority: RETRIEVAL.encode_priority

@@ -168,6 +168,30 @@ def test_the_controlled_comparison_resamples_both_entries_queries_alike() -> Non
     assert "controlled positions" in text
 
 
+def test_the_findings_quote_the_controlled_table_as_written(tmp_path: Path) -> None:
+    """posir doc-numbers' pooling table (posir.tools.pooling_quotes) reads the family's pooling.csv as the step
+    writes it: each pair's lengths-pooled row, PSI to two decimals, nDCG@10 x 100 to one, differences signed."""
+    from posir.results.io import write_table
+    from posir.tools.pooling_quotes import pooling_file, pooling_rows
+    from posir.tools.quoting import Results
+
+    rng = np.random.default_rng(4)
+    pooled = np.clip(np.linspace(0.95, 0.35, 5) + rng.normal(0, 0.1, (40, 5)), 0, 1)
+    unpooled = np.clip(0.75 + rng.normal(0, 0.1, (40, 5)), 0, 1)
+    frame = pd.concat([_controlled("dense", pooled), _controlled("tokens", unpooled)], ignore_index=True)
+    table = controlled_pooling(frame, [("dense", "tokens")], BootstrapParams(resamples=200, seed=3))
+    (tmp_path / pooling_file("family")).parent.mkdir(parents=True)
+    write_table(table, tmp_path / pooling_file("family"))
+    (row,) = pooling_rows(Results(tmp_path), "family", "eng-eng", [("Dense", "dense", "tokens")])
+    overall = table.iloc[0]
+    psi_d, low, high = (overall[c] for c in ("psi_difference", "psi_difference_ci_low", "psi_difference_ci_high"))
+    assert row[:4] == ["Dense", "40", f"{overall['psi_a']:.2f}", f"{overall['psi_b']:.2f}"]
+    assert row[4] == f"{psi_d:+.2f} [{low:+.2f}, {high:+.2f}]" and psi_d > 0
+    mean_d = 100 * overall["mean_difference"]
+    assert row[5:7] == [f"{100 * overall['mean_a']:.1f}", f"{100 * overall['mean_b']:.1f}"]
+    assert row[7].startswith(f"{mean_d:+.1f} [")
+
+
 # --- the plan --------------------------------------------------------------------------------------------------------
 
 

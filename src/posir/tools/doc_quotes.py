@@ -57,6 +57,7 @@ from posir.plan.controlled import FAMILY_FILES
 from posir.results.schemas import BENCHMARK, NDCG, PSI, PSI_TREND, delta
 from posir.tables.controlled import CONTROLLED_PSI, NATURAL_PSI
 from posir.tools.distance_quotes import DISTANCE_TABLES
+from posir.tools.pooling_quotes import POOLING_NUMBERS, POOLING_QUOTES, POOLING_TABLES
 from posir.tools.quoting import (
     PATHS,
     Cell,
@@ -276,7 +277,7 @@ def _numbers() -> list[Number]:
     return numbers
 
 
-NUMBERS: list[Number] = _numbers()
+NUMBERS: list[Number] = _numbers() + POOLING_NUMBERS
 
 FINDINGS, README, BENCHMARKS = "docs/findings.md", "README.md", "docs/benchmarks.md"
 
@@ -415,6 +416,7 @@ QUOTES: list[Quote] = [
     ),
     Quote("docs/controlled.md", "in the default run {squad-long-moved.too_few_units} queries whose"),
     Quote("docs/models.md", "`text_collections.python-docs`: {python-docs.texts} sentences of"),
+    *POOLING_QUOTES,
 ]
 
 
@@ -594,5 +596,5 @@ TABLES: list[Table] = [
         f"`{TRANSLATIONS}` (the human and apertium rows; differences are the apertium row's `{delta('*')}`)",
         ("---", "---", *[RIGHT] * 6),
     ),
-    *DISTANCE_TABLES,
+    *(DISTANCE_TABLES + POOLING_TABLES),  # from their own modules (posir.tools.distance_quotes, .pooling_quotes)
 ]
