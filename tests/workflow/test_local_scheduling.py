@@ -44,7 +44,8 @@ def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_the
     assert by_job["encode_texts", "me5-small", "squad-long", "corpus"] == 2
     assert by_job["encode_texts", "me5-small", "squad-long", "queries"] == 1
     assert {p for (rule, *_), p in by_job.items() if rule == "representation"} == {2}
-    encodes = [p for rule, _, p in jobs if rule == "encode_texts"]
+    encoding = {"encode_texts", "encode_token_vectors"}  # token vectors (the pooling comparison) rank alike
+    encodes = [p for rule, _, p in jobs if rule in encoding]
     texts_first = {"fetch_source", "build_benchmark", "build_parallel_variant", "build_cross_lingual_variant"}
     texts_first |= {"build_text_collection", "translate_benchmark", "build_controlled_variant", "build_evidence_pairs"}
     texts_first |= {"build_spread_variant"}
@@ -52,5 +53,5 @@ def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_the
     # What makes texts comes before any encoding: Snakemake does not raise a job's inputs to its priority.
     assert {p for rule, _, p in jobs if rule in texts_first} == {TEXTS_PRIORITY}
     assert TEXTS_PRIORITY > max(encodes)
-    raised = {rule for rule, _, p in jobs if p and rule not in texts_first | {"encode_texts", "representation"}}
+    raised = {rule for rule, _, p in jobs if p and rule not in texts_first | encoding | {"representation"}}
     assert not raised, raised
