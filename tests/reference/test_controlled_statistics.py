@@ -16,9 +16,11 @@ from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.controlled import (
     FEWER_THAN_3_POSITIONS,
     NO_VARIATION,
+    WILCOXON_ENUMERATED,
     controlled_statistics,
     pooled_over_lengths,
     position_matrix,
+    wilcoxon_two_sided,
 )
 from posir.metrics.measures.psi import psi as controlled_psi
 
@@ -189,3 +191,30 @@ def test_pooling_the_lengths_keeps_the_query_the_paired_unit():
     move = pd.DataFrame([r for r in rows if r["length"] == 512])
     same = pooled_over_lengths(move).set_index(["qid", "position_index"])["ndcg@10"]
     assert same.equals(move.set_index(["qid", "position_index"])["ndcg@10"])
+
+
+NDCG_LEVELS = np.array([0.0, 1.0, 0.5, 0.6309297535714575, 0.43067655807339306, 0.38685280723454163])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_wilcoxon_is_scipys_value_for_value(seed: int) -> None:
+    """Every branch scipy's wilcoxon(method="auto") takes: the enumerated sign flips (ties or zeros, at most 13
+    differences), the exact distribution (no ties, no zeros), the normal approximation (more than 13 with ties)."""
+    rng = np.random.default_rng(seed)
+    branches = set()
+    for trial in range(300):
+        n = int(rng.integers(1, 2 * WILCOXON_ENUMERATED + 4))
+        continuous = trial % 3 == 0  # no ties: scipy's exact distribution
+        x = rng.uniform(0, 1, n) if continuous else rng.choice(NDCG_LEVELS, n)
+        y = rng.choice(NDCG_LEVELS, n)
+        if np.all(x == y):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference = stats.wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
+            ours = wilcoxon_two_sided(x, y)
+        assert ours == (float(reference.statistic), float(reference.pvalue)), (n, x, y)
+        differences = x - y
+        ties = len(np.unique(np.abs(differences))) < n or np.any(differences == 0)
+        branches.add("enumerated" if ties and n <= WILCOXON_ENUMERATED else "scipy")
+    assert branches == {"enumerated", "scipy"}

@@ -222,27 +222,51 @@ NO_PAGE: dict[str, object] = {
 }
 
 
+#: scipy's ``wilcoxon(method="auto")`` enumerates every sign flip of at most this many differences when they tie or
+#: hold zeros (its permutation test, exact below 2**13 resamples); larger samples go to the normal approximation.
+WILCOXON_ENUMERATED = 13
+
+
+def wilcoxon_two_sided(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(statistic, p) of scipy's two-sided ``wilcoxon(x, y, zero_method="wilcox")``, value for value.
+
+    Where scipy enumerates the sign flips (at most :data:`WILCOXON_ENUMERATED` differences that tie or hold zeros)
+    it calls the rank sum once per flip, 2**n Python calls (0.4 s for 12 queries); here the 2**m rank sums of the m
+    non-zero differences are one matrix product, each a sum of halves, exact in floating point, counted as scipy
+    counts (zeros double every count and the total alike). Every other case is scipy's own call.
+    """
+    from scipy.stats import rankdata, wilcoxon
+
+    differences = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+    nonzero = differences[differences != 0]
+    ties_or_zeros = len(nonzero) < len(differences) or len(np.unique(np.abs(nonzero))) < len(nonzero)
+    if len(differences) > WILCOXON_ENUMERATED or not ties_or_zeros or len(nonzero) == 0:
+        result = wilcoxon(x, y, zero_method="wilcox", alternative="two-sided")
+        return float(result.statistic), float(result.pvalue)
+    ranks = rankdata(np.abs(nonzero))
+    r_plus, r_minus = float(np.sum((nonzero > 0) * ranks)), float(np.sum((nonzero < 0) * ranks))
+    flips = (np.arange(2 ** len(nonzero))[:, None] >> np.arange(len(nonzero))) & 1
+    null = flips @ ranks
+    gamma = abs(np.finfo(float).eps * 100 * r_plus)
+    less = np.count_nonzero(null <= r_plus + gamma) / len(null)
+    greater = np.count_nonzero(null >= r_plus - gamma) / len(null)
+    return min(r_plus, r_minus), float(np.clip(min(less, greater) * 2, 0.0, 1.0))
+
+
 def wilcoxon_against_first(scores: np.ndarray) -> list[dict[str, float]]:
-    """Per position after the first: scipy's two-sided Wilcoxon signed-rank test against the first position.
+    """Per position after the first: scipy's two-sided Wilcoxon signed-rank test against the first position
+    (:func:`wilcoxon_two_sided`).
 
     :data:`NO_WILCOXON` where no query's score differs (module docstring).
     """
-    from scipy.stats import wilcoxon
-
     results: list[dict[str, float]] = []
     for j in range(1, scores.shape[1]):
         nonzero = int(np.count_nonzero(scores[:, j] != scores[:, 0]))
         if nonzero == 0:
             results.append(dict(NO_WILCOXON))
             continue
-        result = wilcoxon(scores[:, j], scores[:, 0], zero_method="wilcox", alternative="two-sided")
-        results.append(
-            {
-                WILCOXON_STATISTIC: float(result.statistic),
-                WILCOXON_P: float(result.pvalue),
-                WILCOXON_NONZERO: nonzero,
-            }
-        )
+        statistic, p = wilcoxon_two_sided(scores[:, j], scores[:, 0])
+        results.append({WILCOXON_STATISTIC: statistic, WILCOXON_P: p, WILCOXON_NONZERO: nonzero})
     return results
 
 
