@@ -258,19 +258,9 @@ class Provenance:
     def derived(cls, entry: Any, name: str, source_dir: Path, parameters: Mapping[str, Any]) -> Provenance:
         """The header of a benchmark made from another benchmark's files (a controlled or spread family's cell, an
         evidence-pair benchmark): that benchmark's corpus, queries and positions, checksummed."""
-        return cls(
-            name=name,
-            builder=entry.builder,
-            language=entry.source_language,
-            parameters=parameters,
-            sources={
-                "source_corpus": source_dir / CORPUS,
-                "source_queries": source_dir / QUERIES,
-                "source_positions": source_dir / POSITIONS,
-            },
-            provenance=entry.provenance,
-            notes=list(entry.notes),
-        )
+        files = {"source_corpus": CORPUS, "source_queries": QUERIES, "source_positions": POSITIONS}
+        sources = {role: source_dir / file for role, file in files.items()}
+        return cls(name, entry.builder, entry.source_language, parameters, sources, entry.provenance, list(entry.notes))
 
 
 STAGE_SUBSAMPLE = "subsample_queries"
