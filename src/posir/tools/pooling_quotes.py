@@ -31,6 +31,11 @@ def pooling_file(family: str) -> str:
     return run_file(PATHS.table(family, "pooling.csv"))
 
 
+def pair_row(setting: str, pooled: str, unpooled: str) -> dict[str, str]:
+    """The pooling table's row of a pair, the family's lengths pooled."""
+    return {SETTING: setting, LENGTH: ALL, MODEL_A: pooled, MODEL_B: unpooled}
+
+
 def pooling_rows(
     results: Results,
     family: str = POOLING_FAMILY,
@@ -42,7 +47,7 @@ def pooling_rows(
     path = pooling_file(family)
     rows = []
     for label, pooled, unpooled in pairs:
-        where = {SETTING: setting, LENGTH: ALL, MODEL_A: pooled, MODEL_B: unpooled}
+        where = pair_row(setting, pooled, unpooled)
         psi_a, psi_b, psi_d, psi_low, psi_high = (Cell(path, c, where).value(results) for c in paired_columns(PSI)[:5])
         mean_a, mean_b, mean_d, mean_low, mean_high = (
             Cell(path, c, where, 100.0).value(results) for c in paired_columns(MEAN)[:5]
@@ -68,7 +73,7 @@ def _numbers() -> list[Number]:
     numbers = []
     path = pooling_file(POOLING_FAMILY)
     for _, pooled, unpooled in POOLING_PAIRS:
-        where = {SETTING: POOLING_SETTING, LENGTH: ALL, MODEL_A: pooled, MODEL_B: unpooled}
+        where = pair_row(POOLING_SETTING, pooled, unpooled)
         psi_d, psi_low, psi_high = paired_columns(PSI)[2:5]
         key = f"{POOLING_FAMILY}.pooling.{pooled}"
         numbers += [
