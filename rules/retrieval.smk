@@ -147,7 +147,8 @@ rule retrieve:
     threads: 1
     resources:
         mem_mb=RETRIEVAL.retrieve_mem_mb,
-        runtime=60,
+        gpu=RETRIEVAL.retrieve_gpu,
+        runtime=RETRIEVAL.retrieve_runtime,
     params:
         job=job(RETRIEVAL.retrieve),
     script:

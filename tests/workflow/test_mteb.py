@@ -2,7 +2,10 @@
 BM25 -> MiniLM MaxP; shared with tests/faults/runs) run again with tests/configs/mteb_models.yaml:
 
 - in: MiniLM through MTEB's own loader (`backend: mteb`, `mteb.get_model`) from the Hugging Face cache, offline,
-  gives the direct entry's vectors and scores, and runs chunked and as a pipeline's second stage;
+  gives the direct entry's vectors and scores, and runs chunked and as a pipeline's second stage; MTEB's other kinds,
+  on its weightless baselines: models that rank the corpus themselves (`output: search`: bm25s, a late-interaction
+  model, a sparse encoder) give the per-query nDCG@10 that `mteb.evaluate` gives them on our task, and a cross-encoder
+  reranks a first stage by its own score of each pair;
 - our benchmark as an MTEB task: `mteb.evaluate` scores our run and an MTEB model on it, MTEB's evaluator's
   per-query nDCG@10 equals ours, and its position breakdown equals our aggregates;
 - out: `snakemake mteb_export` plans a TaskResult per model and its metadata; those the tests read are built, and
@@ -24,6 +27,13 @@ from tests.workflow.conftest import shared_build
 BENCHMARK, SETTING = "squad-long", "eng-eng"
 MODELS = ("minilm-l6", "bm25", "bm25.minilm-maxp")
 MTEB_MODELS = ("minilm-mteb", "minilm-mteb-chunks", "bm25.minilm-mteb-maxp")
+#: entries that rank the corpus themselves (output: search), by the MTEB model each names
+SEARCH_MODELS = {
+    "bm25s-mteb": "mteb/baseline-bm25s",
+    "colbert-mteb": "mteb/baseline-random-colbert",
+    "sparse-mteb": "mteb/baseline-random-sparse-encoder",
+}
+CROSS_ENCODED = "bm25.random-ce-mteb"
 EXPORTED_META = (*MODELS, "minilm-mteb")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # the revision MTEB's registry names
@@ -50,7 +60,10 @@ def built(tmp_path_factory: pytest.TempPathFactory, mirror: Path, hub_cache: Pat
     offline = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub_cache)}
     # what the tests read, not every target: the export of mteb_export's every file is planned by the plan tests
     targets = [
-        *(f"results/scores/{BENCHMARK}/{model}/{SETTING}.tsv" for model in MTEB_MODELS),
+        *(
+            f"results/scores/{BENCHMARK}/{model}/{SETTING}.tsv"
+            for model in (*MTEB_MODELS, *SEARCH_MODELS, CROSS_ENCODED)
+        ),
         f"results/tables/{BENCHMARK}/main.csv",
         *(f"results/export/mteb/results/posir__{m}/no_revision_available/posir-{BENCHMARK}.json" for m in MODELS),
         *(f"results/export/mteb/results/posir__{m}/no_revision_available/model_meta.json" for m in EXPORTED_META),
@@ -157,9 +170,56 @@ def test_an_mteb_user_gets_the_position_breakdown_of_an_mteb_model(
     assert_position_numbers_are_ours(result.task_results[0], built.workdir, "minilm-mteb")
 
 
+@pytest.mark.parametrize("entry", sorted(SEARCH_MODELS))
+def test_a_model_that_ranks_the_corpus_itself_scores_as_mteb_evaluate_scores_it(
+    built: Build, entry: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run of an ``output: search`` entry is the ranking MTEB's own evaluation of the model makes on our task:
+    MTEB's evaluator's per-query nDCG@10 equals the one the workflow scored."""
+    import mteb
+
+    monkeypatch.chdir(built.workdir)
+    task = mteb_task(built)
+    mteb.evaluate(mteb.get_model(SEARCH_MODELS[entry]), tasks=[task], cache=None, show_progress_bar=False)
+    theirs = pd.Series(task.per_query_ndcg[SETTING]).sort_index()
+    ours = per_query_ndcg(built.workdir, entry)
+    assert len(ours) == 810 and ours.max() > 0
+    pd.testing.assert_series_equal(theirs, ours, check_exact=False, atol=1e-12, rtol=0, check_names=False)
+
+
+def test_an_mteb_cross_encoder_reranks_by_its_own_score_of_each_pair(built: Build) -> None:
+    """``mteb/baseline-random-cross-encoder`` scores a pair by the cosine of two vectors drawn from each text's
+    sha256 (rebuilt here from that recipe); the pipeline keeps those scores and ranks the first stage's top 10 by
+    them."""
+    import hashlib
+
+    from posir import benchmark as fmt
+    from posir.results.runs import ranked, read_trec_run
+
+    def vector(text: str) -> np.ndarray:
+        seed = int(hashlib.sha256(text.encode()).hexdigest(), 16) % 2**32
+        drawn = np.random.default_rng(seed).random(32, dtype=np.float32)
+        return drawn / np.linalg.norm(drawn)
+
+    benchmark = built.workdir / "results" / "benchmarks" / BENCHMARK
+    queries = {q.qid: q.text for q in fmt.read_queries(benchmark / fmt.QUERIES)}
+    documents = {d.doc_id: d.text for d in fmt.read_corpus(benchmark / fmt.CORPUS)}
+    run = built.workdir / "results" / "runs" / BENCHMARK / CROSS_ENCODED
+    kept = pd.read_csv(run / f"{SETTING}.scores.tsv", sep="\t", dtype={"qid": str, "doc_id": str})
+    first_stage = ranked(read_trec_run(built.workdir / "results" / "runs" / BENCHMARK / "bm25" / f"{SETTING}.trec"))
+    assert kept["qid"].nunique() == 810
+    for qid, scored in kept.groupby("qid"):  # each query's top 10 of the first stage, every pair scored
+        assert set(scored["doc_id"]) == {doc for doc, _ in first_stage[qid][:10]}
+    expected = [float(vector(queries[q]) @ vector(documents[d])) for q, d in zip(kept["qid"], kept["doc_id"])]
+    np.testing.assert_allclose(kept["score"], expected, atol=1e-6)
+    for _, ranking in kept.groupby("qid"):
+        assert ranking.sort_values("rank")["score"].is_monotonic_decreasing
+    assert len(per_query_ndcg(built.workdir, CROSS_ENCODED)) == 810
+
+
 def test_mteb_export_plans_a_result_for_every_model_and_its_metadata(built: Build) -> None:
     planned = built.planned("mteb_export", "--forcerun", "mteb_task_result", "mteb_model_meta")
-    every = {*MODELS, *MTEB_MODELS}
+    every = {*MODELS, *MTEB_MODELS, *SEARCH_MODELS, CROSS_ENCODED}
     assert {w["model"] for rule, w in planned if rule == "mteb_task_result"} == every
     assert {w["model"] for rule, w in planned if rule == "mteb_model_meta"} == every
 

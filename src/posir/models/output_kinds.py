@@ -1,7 +1,10 @@
 """What a model entry gives per text (``output``) and the combinations of keys each output allows.
 
 A dense entry gives one vector per text; ``multi-vector`` a vector per token, scored by MaxSim (ColBERT-style late
-interaction); ``sparse`` a weight per vocabulary term (SPLADE). docs/late-interaction.md. Kept beside
+interaction); ``sparse`` a weight per vocabulary term (SPLADE); ``search`` no vectors of its own to the workflow: the
+model ranks the corpus itself through MTEB's search protocol (``backend: mteb``: late-interaction models, search
+models such as bm25s, sparse encoders scored by their own similarity; :mod:`posir.models.mteb_search`).
+docs/late-interaction.md. Kept beside
 :mod:`posir.models.spec`, which declares the keys and calls :func:`validate_output` when an entry is read.
 """
 
@@ -12,7 +15,9 @@ from typing import Any
 # What an entry gives per text: one vector (``dense``), a vector per token scored by MaxSim (``multi-vector``,
 # ColBERT-style late interaction) or a weight per vocabulary term (``sparse``, SPLADE). docs/late-interaction.md
 DENSE, MULTI_VECTOR, SPARSE = "dense", "multi-vector", "sparse"
-OUTPUTS = (DENSE, MULTI_VECTOR, SPARSE)
+# The model ranks the corpus itself (MTEB's index and search): a first stage with no vectors of ours to cache or search
+SEARCH = "search"
+OUTPUTS = (DENSE, MULTI_VECTOR, SPARSE, SEARCH)
 # Where a multi-vector entry's token vectors come from: a late-interaction checkpoint (Stanford ColBERT, PyLate,
 # a sentence-transformers MultiVectorEncoder save) read by MultiVectorEncoder, or a dense checkpoint's own token
 # embeddings before its pooling (no late-interaction training: the pooling-or-encoder comparison).
@@ -32,7 +37,7 @@ def validate_output(spec: Any) -> None:
             "output",
             f"'{spec.output}' is not available",
             f"this backend gives {list(caps.outputs)}; use backend: sentence-transformers for multi-vector or "
-            "sparse entries (backend: flagembedding for BGE-M3's)",
+            "sparse entries (backend: flagembedding for BGE-M3's), backend: mteb for search",
         )
     if spec.backend == "flagembedding":
         _validate_bge_m3(spec)
@@ -42,6 +47,13 @@ def validate_output(spec: Any) -> None:
         )
     if spec.output == DENSE:
         return
+    if spec.output == SEARCH and spec.long_input not in (None, "truncate"):
+        raise spec._fail(
+            "long_input",
+            f"'{spec.long_input}' is not defined for output 'search': the model reads each text as MTEB hands it, "
+            "cut where its own limit cuts",
+            "remove long_input (truncate), or use output: dense for windows and chunks",
+        )
     if spec.long_input is not None and spec.long_input not in ROW_LONG_INPUTS:
         raise spec._fail(
             "long_input",

@@ -26,7 +26,15 @@ from pydantic import (
     model_validator,
 )
 
-from posir.models.output_kinds import DENSE, MULTI_VECTOR, OUTPUT_KEYS, SPARSE, TOKEN_VECTOR_SOURCES, validate_output
+from posir.models.output_kinds import (
+    DENSE,
+    MULTI_VECTOR,
+    OUTPUT_KEYS,
+    SEARCH,
+    SPARSE,
+    TOKEN_VECTOR_SOURCES,
+    validate_output,
+)
 from posir.schema import (
     Bool,
     ConfigError,
@@ -164,6 +172,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         module="mteb",
         implementation="posir.models.mteb_backend",
         window_mode="truncate",
+        outputs=(DENSE, SEARCH),
     ),
     "bm25": BackendCapabilities("lexical", params=("k1", "b", "stem", "stopwords", "min_token_chars"), module="bm25s"),
 }
@@ -176,28 +185,10 @@ CONVERTED_MODELS_DIR = Path("results/models")
 
 LEXICAL_BACKENDS = frozenset(name for name, caps in BACKENDS.items() if caps.kind == "lexical")
 
-_DENSE_ONLY_KEYS = (
-    "model",
-    "model_package",
-    "query_prompt",
-    "document_prompt",
-    "max_seq_length",
-    "dtype",
-    "long_input",
-    "renorm",
-    "renorm_collection",
-    "base_url",
-    "api_key_env",
-    "input_type",
-    "dimensions",
-    "request",
-    "window_tokens",
-    "stride_tokens",
-    "runtime",
-    "quantize",
-    "revision",
-    "output",
-    "token_vectors",
+_DENSE_ONLY_KEYS = tuple(
+    "model model_package query_prompt document_prompt max_seq_length dtype long_input renorm renorm_collection "
+    "base_url api_key_env input_type dimensions request window_tokens stride_tokens runtime quantize revision "
+    "output token_vectors".split()
 )
 _OPENAI_ONLY_KEYS = ("base_url", "api_key_env", "input_type", "dimensions", "request")
 
@@ -278,10 +269,11 @@ class ModelSpec(NamedEntry):
     )
     renorm: Literal["r1", "r2"] | None = None
     renorm_collection: Annotated[str, Strict(), Field(min_length=1)] | None = None
-    output: Literal["dense", "multi-vector", "sparse"] = Field(
+    output: Literal["dense", "multi-vector", "sparse", "search"] = Field(
         DENSE,
-        description="what the entry gives per text: dense (one vector), multi-vector (a vector per token, MaxSim) "
-        "or sparse (a weight per vocabulary term, SPLADE); docs/late-interaction.md",
+        description="what the entry gives per text: dense (one vector), multi-vector (a vector per token, MaxSim), "
+        "sparse (a weight per vocabulary term, SPLADE) or search (backend: mteb: the model ranks the corpus itself "
+        "through MTEB's index and search); docs/late-interaction.md",
     )
     token_vectors: Literal["late-interaction", "unpooled"] | None = Field(
         None,
@@ -360,9 +352,15 @@ class ModelSpec(NamedEntry):
         return self.output == SPARSE
 
     @property
+    def ranks_itself(self) -> bool:
+        """The model ranks the corpus itself (``output: search``, MTEB's index and search): its job loads it."""
+        return self.output == SEARCH
+
+    @property
     def encodes(self) -> bool:
-        """The entry's texts are encoded (into vectors, token vectors or sparse vectors), not indexed as text."""
-        return self.backend not in LEXICAL_BACKENDS
+        """The entry's texts are encoded (into vectors, token vectors or sparse vectors) by the workflow, not indexed
+        as text or ranked by the model itself."""
+        return self.backend not in LEXICAL_BACKENDS and not self.ranks_itself
 
     @property
     def effective_token_vectors(self) -> str | None:

@@ -222,6 +222,15 @@ class RetrievalPlan(Part):
             metrics=self.config.metrics,
         )
 
+    def retrieve_gpu(self, wildcards: Any) -> int:
+        """1 when the search job runs a model on a cuda device (``output: search``); a search of vectors needs none."""
+        spec = self.config.models[wildcards.model]
+        return int(spec.ranks_itself and spec.uses_gpu)
+
+    def retrieve_runtime(self, wildcards: Any) -> int:
+        """Minutes: a model that ranks the corpus itself encodes it in the job, as long as an encode job may take."""
+        return 240 if self.config.models[wildcards.model].ranks_itself else 60
+
     def retrieve_mem_mb(self, wildcards: Any, input: Any) -> int:  # noqa: A002 - Snakemake's name
         """The larger of the search and the scoring of its run. Search, peak RSS measured: 70-90 MB of Python,
         plus up to 8 MB per MB of embeddings (dense: 188 MB for 17 MB) or 45 MB per MB of corpus text (BM25 keeps
@@ -233,6 +242,8 @@ class RetrievalPlan(Part):
         per_mb = 8 if spec.is_dense else (3 if spec.encodes else 45)
         searched_mb = sum(Path(p).stat().st_size for p in [input.queries, *input.corpus]) / 2**20
         search = scaled_mem_mb(500 if spec.encodes and not spec.is_dense else 100, per_mb, searched_mb)
+        if spec.ranks_itself:  # the model, as its entry declares, beside its index of the texts
+            search += spec.mem_mb
         with open(input.positions, "rb") as positions:
             queries = max(sum(1 for _ in positions) - 1, 0)
         run_mb = queries * self.config.retrieval.top_k * RUN_LINE_BYTES / 2**20

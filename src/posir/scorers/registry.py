@@ -81,6 +81,12 @@ def _llm(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
     )
 
 
+def _mteb(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
+    from posir.scorers.mteb_cross_encoder import MtebCrossEncoderScorer
+
+    return MtebCrossEncoderScorer(spec)
+
+
 def _rerank_api(spec: ScorerSpec, context: ScorerContext) -> PairScorer:
     from posir.scorers.rerank_api import RerankAPIScorer
 
@@ -92,6 +98,7 @@ FACTORIES: dict[str, Factory] = {
     "cross-encoder": _cross_encoder,
     "flag-reranker": _flag_reranker,
     "llm-grade": _llm,
+    "mteb": _mteb,
     "rerank-api": _rerank_api,
     "rescore": _rescore,
 }

@@ -14,6 +14,7 @@ Backends (one implementation each):
 ``flag-reranker``   FlagEmbedding ``FlagReranker`` / ``FlagLLMReranker`` (:mod:`.flag_reranker`)
 ``llm-grade``       an OpenAI-compatible LLM: P(yes) from logprobs, else its 0-4 grade (:mod:`.llm`)
 ``rerank-api``      a ``/rerank`` endpoint: Cohere, Jina or text-embeddings-inference (:mod:`.rerank_api`)
+``mteb``            a cross-encoder MTEB's registry holds, through its own loader (:mod:`.mteb_cross_encoder`)
 ==================  ==========================================================================
 
 Each backend is its own declaration (its keys and their defaults); :data:`ScorerEntry` is their union,
@@ -282,9 +283,34 @@ class RerankAPISpec(ScorerSpec):
         return self
 
 
+class MtebCrossEncoderSpec(ScorerSpec):
+    """``mteb``: a cross-encoder loaded by ``mteb.get_model`` (its loader, prompts and instructions are MTEB's), fed
+    each (query, document) pair as MTEB's reranking feeds it; documents are cut where the model's own limit cuts."""
+
+    backend: Literal["mteb"]
+    model: Str
+    """the name MTEB knows the model by (its metadata must call it a cross-encoder)"""
+    revision: Str | None = None
+    """the checkpoint's revision (default: the one MTEB's registry names)"""
+    batch_size: PositiveInt = 32
+    device: Device = "cpu"
+
+    @property
+    def uses_gpu(self) -> bool:
+        return self.device.startswith("cuda")
+
+
 #: Every scorer entry, told apart by ``backend``.
 ScorerEntry = Annotated[
-    Union[BiEncoderSpec, CrossEncoderSpec, FlagRerankerSpec, LLMGradeSpec, RerankAPISpec, RescoreSpec],
+    Union[
+        BiEncoderSpec,
+        CrossEncoderSpec,
+        FlagRerankerSpec,
+        LLMGradeSpec,
+        MtebCrossEncoderSpec,
+        RerankAPISpec,
+        RescoreSpec,
+    ],
     Field(discriminator="backend"),
 ]
 _ENTRY: TypeAdapter[ScorerSpec] = TypeAdapter(ScorerEntry)
@@ -295,6 +321,7 @@ SPECS: dict[str, type[ScorerSpec]] = {
     "cross-encoder": CrossEncoderSpec,
     "flag-reranker": FlagRerankerSpec,
     "llm-grade": LLMGradeSpec,
+    "mteb": MtebCrossEncoderSpec,
     "rerank-api": RerankAPISpec,
     "rescore": RescoreSpec,
 }

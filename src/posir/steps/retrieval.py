@@ -253,10 +253,58 @@ def lexical_search(
     write_trec_run(Path(run_path), [q.qid for q in queries], doc_ids, scores, indices, tag=spec.name)
 
 
+def ranked_by_model(
+    spec: ModelSpec,
+    queries_path: Path,
+    corpus_paths: Sequence[Path],
+    id_prefixes: Sequence[str],
+    setting: Setting,
+    top_k: int,
+    run_path: Path,
+    threads: int = 1,
+) -> None:
+    """A model that ranks the corpus itself (``output: search``: MTEB's index and search), several corpus files
+    (one-vs-many) as one corpus, written in trec_eval's order."""
+    from posir.models.mteb_search import search
+    from posir.mteb_results import setting_languages
+    from posir.results.runs import ranked
+
+    doc_ids: list[str] = []
+    texts: list[str] = []
+    for index, path in enumerate(corpus_paths):
+        documents = fmt.read_corpus(path)
+        doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
+        texts += [d.text for d in documents]
+    queries = fmt.read_queries(queries_path)
+    qids = [q.qid for q in queries]
+    results = search(
+        spec, (doc_ids, texts), (qids, [q.text for q in queries]), top_k, str(setting), setting_languages(str(setting))
+    )
+    position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
+    scores = np.zeros((len(qids), top_k), dtype=np.float64)
+    indices = np.full((len(qids), top_k), -1, dtype=np.int64)
+    for row, documents in enumerate(ranked(results).get(qid, []) for qid in qids):
+        for column, (doc_id, score) in enumerate(documents[:top_k]):
+            scores[row, column], indices[row, column] = score, position[doc_id]
+    write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
+
+
 def retrieve(job: RetrieveJob) -> None:
-    """Dense models read cached embeddings, multi-vector and sparse models their rows; lexical models the texts."""
+    """Dense models read cached embeddings, multi-vector and sparse models their rows; lexical models the texts, and
+    so do models that rank the corpus themselves."""
     spec, run_path = job.model, job.path("run", "output")
-    if spec.encodes and not spec.is_dense:
+    if spec.ranks_itself:
+        ranked_by_model(
+            spec,
+            job.path("queries"),
+            job.paths("corpus"),
+            job.id_prefixes,
+            Setting.parse(job.wildcards["setting"]),
+            job.top_k,
+            run_path,
+            job.threads,
+        )
+    elif spec.encodes and not spec.is_dense:
         token_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads)
     elif spec.is_dense:
         mean = job.path("mean") if "mean" in job.input else None
