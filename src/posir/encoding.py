@@ -33,6 +33,8 @@ import numpy as np
 
 from posir.cache_store import CacheCounts
 from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, whole_text_identity, window_identity
+from posir.models.output_kinds import DENSE, MULTI_VECTOR, SPARSE
+from posir.models.outputs import one_pass_twins
 from posir.models.rows import Row
 from posir.models.spec import ModelSpec
 from posir.progress import Progress
@@ -151,7 +153,9 @@ class EncodingService:
         self._tokenizing: Any = None
         self._cache = EmbeddingCache(self.cache_path) if self.cache_path is not None else None
         self._rows_cache: Any = None
-        if self.cache_path is not None and not spec.is_dense:
+        #: the entries whose texts one pass of this entry's encoder also encodes, by output (BGE-M3's)
+        self._twins = one_pass_twins(spec)
+        if self.cache_path is not None and (not spec.is_dense or self._twins):
             from posir.token_cache import TokenCache, token_cache_path
 
             self._rows_cache = TokenCache(token_cache_path(self.cache_path))
@@ -203,12 +207,17 @@ class EncodingService:
         from_cache = sum(k in found for k in keys)
         if missing:
             text_of = dict(zip(keys, texts))
-            model = ReportingEncoder(self.encoder, Progress(f"encoding {role} texts", len(missing)))
+            progress = Progress(f"encoding {role} texts", len(missing))
+            model = ReportingEncoder(self.encoder, progress)
             for start in range(0, len(missing), ENCODE_CHUNK):
                 chunk = missing[start : start + ENCODE_CHUNK]
                 chunk_texts = [text_of[k] for k in chunk]
                 tokens = model.input_tokens(chunk_texts, role)
-                vectors = encode_by_length(model, chunk_texts, role, tokens)
+                if hasattr(self.encoder, "encode_outputs"):  # one pass: the other outputs' rows are kept too
+                    vectors = self._encode_outputs_and_store(chunk_texts, role)[DENSE]
+                    progress.advance(len(chunk))
+                else:
+                    vectors = encode_by_length(model, chunk_texts, role, tokens)
                 if dim is None:
                     dim = int(np.asarray(vectors).shape[-1])
                     cache.set_dimension(self.identity, dim)
@@ -238,19 +247,36 @@ class EncodingService:
 
     def _encode_and_store(self, texts: list[str], keys: list[str], role: str) -> list[Row]:
         """The entry's rows of ``texts``, cached under ``keys``; an encoder whose one pass gives several outputs
-        (``encode_outputs``: BGE-M3) has every output's rows cached, under the same keys (the entries of one such
-        checkpoint share their identity: :func:`posir.models.outputs.identity_dump`), so an entry of another output
-        reads this pass from the cache."""
-        encode_outputs = getattr(self.encoder, "encode_outputs", None)
-        if encode_outputs is None:
+        (``encode_outputs``: BGE-M3) has every output cached (:meth:`_encode_outputs_and_store`)."""
+        if not hasattr(self.encoder, "encode_outputs"):
             rows = list(self.encoder.encode_rows(texts, role))
             self._rows_cache.put_many(keys, rows)
             return rows
-        outputs = encode_outputs(texts, role)
-        self._rows_cache.put_many(
-            [key for _ in outputs for key in keys], [row for rows in outputs.values() for row in rows]
-        )
-        return list(outputs[self.spec.output])
+        return list(self._encode_outputs_and_store(texts, role)[self.spec.output])
+
+    def _encode_outputs_and_store(self, texts: list[str], role: str) -> dict[str, Any]:
+        """Every output of one pass over ``texts`` (BGE-M3's), each cached where the entry of that output reads it:
+        the rows of both row outputs in the token-vector cache under their shared identity
+        (:func:`posir.models.outputs.identity_dump`), the dense vectors in the embedding cache under the identity of
+        the dense entry of the same keys, so an entry of another output reads this pass from the cache. A dense
+        entry's own vectors are left to the caller to cache."""
+        outputs = self.encoder.encode_outputs(texts, role)
+        if self.spec.is_dense:
+            twin = self._twins.get(MULTI_VECTOR)
+            rows_identity = whole_text_identity(twin) if twin is not None else None
+        else:
+            rows_identity = self.identity
+        if rows_identity is not None and self._rows_cache is not None:
+            keys = [text_key(rows_identity, role, text) for text in texts]
+            self._rows_cache.put_many([*keys, *keys], [*outputs[MULTI_VECTOR], *outputs[SPARSE]])
+        dense = self._twins.get(DENSE)
+        if dense is not None and self._cache is not None:
+            identity = whole_text_identity(dense)
+            if self._cache.dimension(identity) is None:
+                self._cache.set_dimension(identity, int(outputs[DENSE].shape[1]))
+            keys = [text_key(identity, role, text) for text in texts]
+            self._cache.put_many(keys, outputs[DENSE], self.encoder.input_tokens(texts, role))
+        return outputs
 
     def store(self, texts: Sequence[str], role: str, vectors: np.ndarray, input_tokens: Sequence[int]) -> None:
         """File vectors of ``texts`` encoded elsewhere (``posir.tools.gpu_encode``: this entry on a lent GPU) under

@@ -1,11 +1,12 @@
-"""BGE-M3's multi-vector and sparse entries (``backend: flagembedding``) against FlagEmbedding's own encoding and
-scoring (docs/late-interaction.md).
+"""BGE-M3's dense, multi-vector and sparse entries (``backend: flagembedding``) against FlagEmbedding's own encoding
+and scoring (docs/late-interaction.md).
 
 The checkpoint is tiny and randomly initialised, written as a BGE-M3 folder (tests/fixtures/bge_m3_checkpoint.py:
 an XLM-R encoder, an XLM-R-shaped tokenizer, ``colbert_linear.pt``, ``sparse_linear.pt``). The independent side is
 FlagEmbedding's ``BGEM3FlagModel`` itself: its ``encode`` (its own tokenization, padding and batching) and its
 ``colbert_score`` and ``compute_lexical_matching_score``. Our search over our rows must rank as those scores do, with
-per-query nDCG@10 against pytrec_eval; the second entry of the checkpoint must find the first one's pass cached.
+per-query nDCG@10 against pytrec_eval; the entries of the other outputs must find the first one's pass cached, the
+dense one included (FlagEmbedding's dense vector of the same pass, which is ``FlagModel``'s).
 """
 
 from __future__ import annotations
@@ -294,3 +295,51 @@ def test_the_encode_and_search_steps_write_and_rank_both_outputs(folder: Path, t
                 assert ranked[f"q{q}"][0] == f"d{int(expected['multi-vector'][q].argmax())}"
                 order = [int(d[1:]) for d in ranked[f"q{q}"]]
                 assert (np.diff(expected["multi-vector"][q][order]) <= 1e-6).all()
+
+
+def test_the_dense_vector_is_flagembeddings_and_flagmodels_from_the_same_pass(folder: Path, flag) -> None:  # noqa: ANN001
+    from posir.models.bge_m3 import M3Encoder
+    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
+
+    dense = entry(folder, "dense")
+    encoder = load_output_encoder(dense)
+    assert isinstance(encoder, M3Encoder)
+    ours = encoder.encode(DOCUMENTS, "document")
+    theirs = flag.encode(DOCUMENTS, return_dense=True, return_sparse=False, return_colbert_vecs=False)["dense_vecs"]
+    np.testing.assert_allclose(ours, theirs, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(ours, FlagEmbeddingEncoder(dense).encode(DOCUMENTS, "document"), atol=1e-6, rtol=0)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
+
+
+def test_a_dense_entry_of_another_checkpoint_or_pooling_is_flagmodels(folder: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
+    from posir.models.outputs import implementation_modules
+
+    plain = tmp_path / "no-heads"
+    shutil.copytree(folder, plain)
+    (plain / "colbert_linear.pt").unlink()
+    assert isinstance(load_output_encoder(entry(plain, "dense")), FlagEmbeddingEncoder)
+    mean = entry(folder, "dense", params={"pooling_method": "mean"})
+    assert isinstance(load_output_encoder(mean), FlagEmbeddingEncoder)
+    # both readings key a dense flagembedding entry's vectors: a change to either re-keys them
+    modules = implementation_modules(entry(plain, "dense"))
+    assert {"posir.models.flagembedding_backend", "posir.models.bge_m3", "posir.models.registry"} <= set(modules)
+
+
+@pytest.mark.parametrize(("first", "then"), [("multi-vector", "dense"), ("dense", "sparse"), ("sparse", "dense")])
+def test_one_pass_caches_all_three_outputs(folder: Path, tmp_path: Path, first: str, then: str) -> None:
+    cache = tmp_path / "embedding-cache.sqlite"
+    with EncodingService(entry(folder, first), cache) as service:
+        assert service.encode(DOCUMENTS, "document").from_cache == 0
+    with EncodingService(entry(folder, then), cache) as service:
+        cached = service.encode(DOCUMENTS, "document")
+        assert service._encoder is None  # no model loaded: the first entry's pass was cached for this output
+    assert cached.from_cache == len(DOCUMENTS)
+    uncached = EncodingService(entry(folder, then)).encode(DOCUMENTS, "document")
+    if then == "dense":
+        assert cached.vectors.tobytes() == uncached.vectors.tobytes()
+        assert cached.input_tokens == uncached.input_tokens
+    else:
+        assert [r.terms.tobytes() for r in cached.rows] == [r.terms.tobytes() for r in uncached.rows]

@@ -1,5 +1,5 @@
-"""BGE-M3's multi-vector and sparse outputs through FlagEmbedding (Chen et al., "BGE M3-Embedding", arXiv:2402.03216,
-section 3.1: one encoder pass gives a dense vector, lexical weights and ColBERT vectors).
+"""BGE-M3's three outputs through FlagEmbedding (Chen et al., "BGE M3-Embedding", arXiv:2402.03216, section 3.1: one
+encoder pass gives a dense vector, lexical weights and ColBERT vectors).
 
 The model is FlagEmbedding's own (``BGEM3FlagModel``: the XLM-R encoder, ``colbert_linear.pt``, ``sparse_linear.pt``)
 and so is its forward pass (``EncoderOnlyEmbedderM3ModelForInference``); what is ours is the batching (groups of one
@@ -16,9 +16,14 @@ vector and term and its character span (:mod:`posir.models.rows`). What FlagEmbe
   the token that gave it beside it; ``compute_lexical_matching_score`` is the dot product of two such vectors, which
   is what sparse search computes.
 
-One pass gives both rows: :meth:`M3Encoder.encode_outputs` returns each output's, and the encoding service caches
+* The dense vector: the last hidden state of ``<s>`` (``_dense_embedding`` with CLS pooling), L2-normalised when the
+  entry normalises: what ``FlagModel`` gives the same folder with CLS pooling, from the same pass.
+
+One pass gives all three: :meth:`M3Encoder.encode_outputs` returns each output's, and the encoding service caches
 them together (the multi-vector and sparse entries of one checkpoint share an encoding identity:
-:func:`posir.models.outputs.identity_dump`), so the second entry reads the first one's pass from the cache.
+:func:`posir.models.outputs.identity_dump`; the dense vectors go to the embedding cache under the identity of the
+dense entry of the same keys), so the entries of the other outputs read the first one's pass from the cache. A dense
+``flagembedding`` entry of a BGE-M3 folder (:func:`has_m3_heads`) is encoded by this pass too.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from posir.models.output_kinds import MULTI_VECTOR, SPARSE
+from posir.models.output_kinds import DENSE, MULTI_VECTOR, SPARSE
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TOKEN_VECTOR_DTYPE, Row, TermWeights, TokenVectors, text_spans
 from posir.models.spec import ModelConfigError, ModelSpec, model_unavailable
 from posir.models.token_model import equal_length_batches
@@ -42,6 +47,18 @@ HEAD_FILES = ("colbert_linear.pt", "sparse_linear.pt")
 DEFAULT_MAX_LENGTH = 512
 #: The special tokens FlagEmbedding's lexical weights leave out (``_process_token_weights``)
 UNUSED_SPECIAL_TOKENS = ("cls_token", "eos_token", "pad_token", "unk_token")
+
+
+def has_m3_heads(spec: ModelSpec) -> bool:
+    """The entry's checkpoint is a BGE-M3 folder (both heads beside the encoder) that reads its dense vector by CLS
+    pooling, as BGE-M3's pass gives it; False for another FlagEmbedding model or one this machine does not hold."""
+    if spec.params.get("pooling_method", "cls") != "cls":
+        return False
+    try:
+        checkpoint_folder(spec)
+    except ModelConfigError:
+        return False
+    return True
 
 
 def checkpoint_folder(spec: ModelSpec) -> str:
@@ -120,17 +137,28 @@ class M3Encoder:
         """Input positions the model reads per text (``<s>``, ``</s>`` and the prompt included)."""
         return [len(ids) for ids in self._tokenize(texts, role)["input_ids"]] if texts else []
 
+    @property
+    def max_input_tokens(self) -> int:
+        return int(self.max_length)
+
     def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]:
         """The entry's own output's rows."""
         return self.encode_outputs(texts, role)[self.spec.output]
 
-    def encode_outputs(self, texts: Sequence[str], role: str) -> dict[str, list[Row]]:
-        """Each text's ColBERT row (``multi-vector``) and lexical-weight row (``sparse``) from one pass, encoded in
-        groups of one input length."""
+    def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
+        """The dense vectors of ``texts`` (a dense entry of a BGE-M3 folder), from the pass that gives all three."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return self.encode_outputs(texts, role)[DENSE]
+
+    def encode_outputs(self, texts: Sequence[str], role: str) -> dict[str, Any]:
+        """Each text's dense vector (``dense``: a float32 matrix, a row per text), ColBERT row (``multi-vector``) and
+        lexical-weight row (``sparse``) from one pass, encoded in groups of one input length."""
         import torch
 
         texts = list(texts)
         rows: dict[str, list[Any]] = {MULTI_VECTOR: [None] * len(texts), SPARSE: [None] * len(texts)}
+        dense: np.ndarray | None = None
         prompt_length = len(self.spec.prompt(role))
         lengths = self.input_tokens(texts, role)
         with torch.inference_mode():
@@ -138,7 +166,11 @@ class M3Encoder:
                 encoded = self._tokenize([texts[i] for i in members], role, return_offsets_mapping=True)
                 offsets = np.asarray(encoded.pop("offset_mapping"))
                 inputs = {k: torch.tensor(v, device=self.spec.device) for k, v in encoded.items()}
-                out = self.model(inputs, return_dense=False, return_sparse=True, return_colbert_vecs=True)
+                out = self.model(inputs, return_dense=True, return_sparse=True, return_colbert_vecs=True)
+                vectors = out["dense_vecs"].float().cpu().numpy()
+                if dense is None:
+                    dense = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                dense[members] = vectors
                 colbert = out["colbert_vecs"].float().cpu().numpy()
                 weights = out["sparse_vecs"].squeeze(-1).float().cpu().numpy()
                 input_ids = inputs["input_ids"].cpu().numpy()
@@ -146,7 +178,7 @@ class M3Encoder:
                     spans = text_spans(offsets[at], prompt_length)
                     rows[MULTI_VECTOR][index] = _colbert_row(colbert[at], input_ids[at], spans)
                     rows[SPARSE][index] = self._lexical_row(weights[at], input_ids[at], spans)
-        return rows
+        return {DENSE: dense if dense is not None else np.zeros((0, 0), dtype=np.float32), **rows}
 
     def _lexical_row(self, weights: np.ndarray, input_ids: np.ndarray, spans: np.ndarray) -> TermWeights:
         """The largest weight of each input id (the first position giving it: FlagEmbedding keeps a later one only

@@ -42,10 +42,21 @@ IMPLEMENTATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     # BGE-M3: one pass gives both outputs, so both entries are keyed on the same modules (identity_dump)
     ("flagembedding", MULTI_VECTOR): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
     ("flagembedding", SPARSE): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
+    # a dense flagembedding entry is FlagModel's, or BGE-M3's pass for a BGE-M3 folder (load_output_encoder): keyed
+    # on both, with the modules every dense entry is keyed on (posir.embedding_cache.ENCODING_MODULES)
+    ("flagembedding", DENSE): (
+        "posir.models.flagembedding_backend",
+        "posir.models.long_inputs",
+        "posir.models.registry",
+        "posir.models.bge_m3",
+        "posir.models.token_model",
+        "posir.models.rows",
+    ),
 }
-#: Backends whose one encoder pass gives every output other than dense (BGE-M3 through FlagEmbedding): an entry's
-#: ``output`` is left out of its encoding identity, so the multi-vector and sparse entries of one checkpoint share it
-#: and the rows of both outputs are cached together, whichever entry encodes first.
+#: Backends whose one encoder pass gives every output (BGE-M3 through FlagEmbedding): a multi-vector or sparse entry's
+#: ``output`` is left out of its encoding identity, so the two entries of one checkpoint share it and the rows of both
+#: outputs are cached together, whichever entry encodes first; the dense vectors of the pass are cached under the
+#: identity of the dense entry of the same keys (posir.encoding.EncodingService), which encodes by the same pass.
 ONE_PASS_BACKENDS = frozenset({"flagembedding"})
 
 
@@ -60,8 +71,9 @@ def identity_dump(spec: ModelSpec) -> dict[str, Any]:
 
 
 def implementation_modules(spec: ModelSpec) -> tuple[str, ...]:
-    """The modules that key a multi-vector or sparse entry's cache (empty for a dense entry)."""
-    if spec.output == DENSE:
+    """The modules that key a multi-vector or sparse entry's cache, or a dense entry of a one-pass backend's (empty
+    for the other dense entries: their backend's implementation keys them)."""
+    if spec.output == DENSE and spec.backend not in ONE_PASS_BACKENDS:
         return ()
     try:
         return IMPLEMENTATIONS[(spec.backend, spec.output)]
@@ -77,7 +89,7 @@ def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: P
     multi-vector or sparse encoder of its output."""
     from posir.models.device import require_device
 
-    if spec.output == DENSE:
+    if spec.output == DENSE and not (spec.backend in ONE_PASS_BACKENDS and _reads_one_pass(spec)):
         from posir.models.registry import load_encoder
 
         return load_encoder(spec, threads, exported)
@@ -94,3 +106,23 @@ def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: P
     from posir.models.sparse import SparseTextEncoder
 
     return SparseTextEncoder(spec, threads)
+
+
+def _reads_one_pass(spec: ModelSpec) -> bool:
+    """A dense entry of a one-pass backend whose checkpoint gives every output in one pass (a BGE-M3 folder)."""
+    from posir.models.bge_m3 import has_m3_heads
+
+    return has_m3_heads(spec)
+
+
+def one_pass_twins(spec: ModelSpec) -> dict[str, ModelSpec]:
+    """The entries, by output, whose texts one pass of ``spec``'s encoder also encodes (the same keys, another
+    output): empty unless ``spec`` is of a one-pass backend; a chunked entry has no dense twin (a dense flagembedding
+    entry reads texts whole)."""
+    if spec.backend not in ONE_PASS_BACKENDS:
+        return {}
+    return {
+        output: spec.model_copy(update={"output": output, "token_vectors": None})
+        for output in (DENSE, MULTI_VECTOR, SPARSE)
+        if output != spec.output and not (output == DENSE and spec.is_chunked)
+    }
