@@ -29,7 +29,7 @@ from posir.scorers.spec import ScorerSpec
 from posir.windows import aggregate
 
 if TYPE_CHECKING:
-    from posir.encoding import Encoded
+    from posir.encoding import Encoded, EncodedRows
 
 
 @dataclass
@@ -43,11 +43,12 @@ class EmbeddingCounts:
         return asdict(self)
 
 
-class ModelBiEncoderScorer:
-    """A dense model of the registry scoring (query, document) by its windows, aggregated.
+class ModelWindowScorer:
+    """A ``models:`` entry scoring (query, document) by the document's windows, aggregated (``aggregation``).
 
     It encodes through one :class:`posir.encoding.EncodingService` under the model's window identity, open for the
-    scorer's life: :meth:`close` it (the rerank step does) to close the embedding cache.
+    scorer's life: :meth:`close` it (the rerank step does) to close the caches. A subclass says which entries it
+    scores with (:meth:`refusal`), what it keeps of a query's and the windows' encodings and how a window scores.
     """
 
     def __init__(
@@ -63,19 +64,33 @@ class ModelBiEncoderScorer:
         self.name = spec.name
         self.spec = spec
         self.model_spec = ModelSpec.from_config(str(spec.model), model_entry)
-        if not self.model_spec.is_dense:
-            raise ValueError(
-                f"scorers.{spec.name}.model: '{spec.model}' is not a dense model (a bi-encoder scores with embeddings)"
-            )
+        refusal = self.refusal(self.model_spec)
+        if refusal:
+            raise ValueError(f"scorers.{spec.name}.model: '{spec.model}' {refusal}")
         self.service = EncodingService(self.model_spec, cache_path, threads=threads, keyed="window")
-        self.window_identity = self.service.identity
         self.window, self.stride = self.service.window_size(
             "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
         )
-        self._windows: dict[str, np.ndarray] = {}
-        self._queries: dict[str, np.ndarray] = {}
-        # texts (windows and queries) whose embedding the cache held, and those encoded now
+        self._windows: dict[str, Any] = {}
+        self._queries: dict[str, Any] = {}
+        # texts (windows and queries) whose encoding the cache held, and those encoded now
         self.counts = EmbeddingCounts()
+
+    def refusal(self, model: Any) -> str | None:
+        """Why the scorer cannot score with ``model`` (None: it can)."""
+        raise NotImplementedError
+
+    def queries_kept(self, encoded: Any) -> list[Any]:
+        """What is kept of each query's encoding."""
+        raise NotImplementedError
+
+    def windows_kept(self, encoded: Any) -> list[Any]:
+        """What is kept of each window's encoding, in order."""
+        raise NotImplementedError
+
+    def window_scores(self, query: Any, windows: Any) -> np.ndarray:
+        """Each window's score against the query."""
+        raise NotImplementedError
 
     @property
     def encoder(self) -> Any:
@@ -83,7 +98,57 @@ class ModelBiEncoderScorer:
         return self.service.encoder
 
     def __repr__(self) -> str:
-        return f"ModelBiEncoderScorer(name={self.name!r}, model={self.model_spec.name!r})"
+        return f"{type(self).__name__}(name={self.name!r}, model={self.model_spec.name!r})"
+
+    def _count(self, encoded: Encoded | EncodedRows) -> Encoded | EncodedRows:
+        self.counts.from_cache += encoded.from_cache
+        self.counts.encoded += encoded.encoded
+        return encoded
+
+    def _prepare(self, queries: Sequence[str], documents: Sequence[str]) -> None:
+        new_queries = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        if new_queries:
+            encoded = self._count(self.service.encode(new_queries, "query"))
+            self._queries.update(zip(new_queries, self.queries_kept(encoded)))
+        new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
+        if not new_documents:
+            return
+        # FirstP: only the first window counts, so no other is encoded
+        windows = self.service.encode_windows(
+            new_documents, "document", self.window, self.stride, first_only=self.spec.aggregation == "firstp"
+        )
+        kept = self.windows_kept(self._count(windows.encoded))
+        cursor = 0
+        for text, doc_spans in zip(new_documents, windows.spans):
+            self._windows[text] = self.stacked(kept[cursor : cursor + len(doc_spans)])
+            cursor += len(doc_spans)
+
+    def stacked(self, windows: Any) -> Any:
+        """A document's windows as :meth:`window_scores` reads them (as kept, by default)."""
+        return windows
+
+    def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
+        check_pairs(queries, documents)
+        self._prepare(queries, documents)
+        return [
+            aggregate([float(v) for v in self.window_scores(self._queries[q], self._windows[d])], self.spec.aggregation)
+            for q, d in zip(queries, documents)
+        ]
+
+    def close(self) -> None:
+        """Close the caches; the scorer encodes nothing more."""
+        self.service.close()
+
+
+class ModelBiEncoderScorer(ModelWindowScorer):
+    """A dense model of the registry scoring (query, document) by the inner product of their windows' vectors."""
+
+    def refusal(self, model: Any) -> str | None:
+        return None if model.is_dense else "is not a dense model (a bi-encoder scores with embeddings)"
+
+    @property
+    def window_identity(self) -> str:
+        return self.service.identity
 
     def identity(self) -> Mapping[str, Any]:
         return {
@@ -95,36 +160,11 @@ class ModelBiEncoderScorer:
             "score": "inner product",
         }
 
-    def _count(self, encoded: Encoded) -> np.ndarray:
-        self.counts.from_cache += encoded.from_cache
-        self.counts.encoded += encoded.encoded
+    def queries_kept(self, encoded: Any) -> list[Any]:
+        return list(encoded.vectors)
+
+    def windows_kept(self, encoded: Any) -> Any:
         return encoded.vectors
 
-    def _prepare(self, queries: Sequence[str], documents: Sequence[str]) -> None:
-        new_queries = list(dict.fromkeys(q for q in queries if q not in self._queries))
-        if new_queries:
-            self._queries.update(zip(new_queries, self._count(self.service.encode(new_queries, "query"))))
-        new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
-        if not new_documents:
-            return
-        # FirstP: only the first window counts, so no other is embedded
-        windows = self.service.encode_windows(
-            new_documents, "document", self.window, self.stride, first_only=self.spec.aggregation == "firstp"
-        )
-        vectors = self._count(windows.encoded)
-        cursor = 0
-        for text, doc_spans in zip(new_documents, windows.spans):
-            self._windows[text] = vectors[cursor : cursor + len(doc_spans)]
-            cursor += len(doc_spans)
-
-    def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
-        check_pairs(queries, documents)
-        self._prepare(queries, documents)
-        return [
-            aggregate([float(s) for s in self._windows[d] @ self._queries[q]], self.spec.aggregation)
-            for q, d in zip(queries, documents)
-        ]
-
-    def close(self) -> None:
-        """Close the embedding cache; the scorer encodes nothing more."""
-        self.service.close()
+    def window_scores(self, query: Any, windows: Any) -> np.ndarray:
+        return windows @ query

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from posir.models.rows import TermWeights, TokenVectors
-from posir.scorers.base import check_pairs
-from posir.scorers.bi_encoder import EmbeddingCounts
-from posir.scorers.spec import ScorerSpec
-from posir.windows import aggregate
+from posir.scorers.bi_encoder import ModelWindowScorer
 
 
 def as_float32(vectors: np.ndarray) -> np.ndarray:
@@ -63,38 +59,14 @@ def dot(query: TermWeights, windows: Sequence[TermWeights]) -> np.ndarray:
     return scores
 
 
-class RescoreScorer:
+class RescoreScorer(ModelWindowScorer):
     """A multi-vector or sparse entry scoring (query, document) by its windows, aggregated. Close it (the rerank
     step does) to close the caches."""
 
-    def __init__(
-        self,
-        spec: ScorerSpec,
-        model_entry: Mapping[str, Any],
-        cache_path: str | Path | None = None,
-        threads: int | None = None,
-    ) -> None:
-        from posir.encoding import EncodingService
-        from posir.models.spec import ModelSpec
-
-        self.name = spec.name
-        self.spec = spec
-        self.model_spec = ModelSpec.from_config(str(spec.model), model_entry)
-        if self.model_spec.is_dense or not self.model_spec.encodes:
-            raise ValueError(
-                f"scorers.{spec.name}.model: '{spec.model}' is not a multi-vector or sparse model; use backend: "
-                "bi-encoder for a dense one"
-            )
-        self.service = EncodingService(self.model_spec, cache_path, threads=threads, keyed="window")
-        self.window, self.stride = self.service.window_size(
-            "document", spec.window_tokens, spec.stride_tokens, f"scorers.{spec.name}"
-        )
-        self._windows: dict[str, Any] = {}
-        self._queries: dict[str, Any] = {}
-        self.counts = EmbeddingCounts()
-
-    def __repr__(self) -> str:
-        return f"RescoreScorer(name={self.name!r}, model={self.model_spec.name!r})"
+    def refusal(self, model: Any) -> str | None:
+        if model.is_dense or not model.encodes:
+            return "is not a multi-vector or sparse model; use backend: bi-encoder for a dense one"
+        return None
 
     def identity(self) -> Mapping[str, Any]:
         return {
@@ -106,41 +78,14 @@ class RescoreScorer:
             "score": "sparse dot product" if self.model_spec.is_sparse else "MaxSim",
         }
 
-    def _prepare(self, queries: Sequence[str], documents: Sequence[str]) -> None:
-        new_queries = list(dict.fromkeys(q for q in queries if q not in self._queries))
-        if new_queries:
-            encoded = self.service.encode(new_queries, "query")
-            self.counts.from_cache += encoded.from_cache
-            self.counts.encoded += encoded.encoded
-            rows = encoded.rows if self.model_spec.is_sparse else [as_float32(r.vectors) for r in encoded.rows]
-            self._queries.update(zip(new_queries, rows))
-        new_documents = list(dict.fromkeys(d for d in documents if d not in self._windows))
-        if not new_documents:
-            return
-        windows = self.service.encode_windows(
-            new_documents, "document", self.window, self.stride, first_only=self.spec.aggregation == "firstp"
-        )
-        self.counts.from_cache += windows.encoded.from_cache
-        self.counts.encoded += windows.encoded.encoded
-        cursor = 0
-        for text, spans in zip(new_documents, windows.spans):
-            rows = windows.encoded.rows[cursor : cursor + len(spans)]
-            self._windows[text] = rows if self.model_spec.is_sparse else StackedWindows.of(rows)
-            cursor += len(spans)
+    def queries_kept(self, encoded: Any) -> list[Any]:
+        return encoded.rows if self.model_spec.is_sparse else [as_float32(r.vectors) for r in encoded.rows]
 
-    def _window_scores(self, query: str, document: str) -> np.ndarray:
-        if self.model_spec.is_sparse:
-            return dot(self._queries[query], self._windows[document])
-        return maxsim(self._queries[query], self._windows[document])
+    def windows_kept(self, encoded: Any) -> list[Any]:
+        return encoded.rows
 
-    def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:
-        check_pairs(queries, documents)
-        self._prepare(queries, documents)
-        scores: list[float | None] = []
-        for query, document in zip(queries, documents):
-            window_scores = self._window_scores(query, document)
-            scores.append(aggregate([float(v) for v in window_scores], self.spec.aggregation))
-        return scores
+    def stacked(self, windows: Any) -> Any:
+        return windows if self.model_spec.is_sparse else StackedWindows.of(windows)
 
-    def close(self) -> None:
-        self.service.close()
+    def window_scores(self, query: Any, windows: Any) -> np.ndarray:
+        return dot(query, windows) if self.model_spec.is_sparse else maxsim(query, windows)
