@@ -256,28 +256,24 @@ class ControlledFamily:
             # the original span text: finish() validates that the recomputed offsets hold it
             evidence[plan.qid] = self.evidence_text(plan)
             records.append(self._record(plan, key, placement, layout, tokens[doc_id]))
-        documents = [replace(d, text=texts[d.doc_id]) if d.doc_id in texts else d for d in self.source.documents]
-        kept = {p.qid for p in in_round}
-        queries = [q for q in self.source.queries if q.qid in kept]
-        round_drops = [
-            Drop(STAGE_ROUND, p.qid, IN_ANOTHER_ROUND, f"round {p.round}") for p in self.plans if p.round != key.round
-        ]
-        drops = [*self.drops, *round_drops]
-        stages = [*self.stages, stage_count(STAGE_ROUND, "questions", len(self.plans), round_drops)]
-        card = {
-            "controlled": {
-                **self.design(),
-                "variant": {
-                    "key": key.slug,
-                    ROUND: key.round,
-                    POSITION_INDEX: key.position_index,
-                    TARGET_POSITION: self.params.targets[key.position_index],
-                    LENGTH_TARGET: key.length,
-                },
-                "queries": records,
-                "dropped": [_dropped(d) for d in drops],
-            }
+        documents, queries, drops, stages = round_parts(
+            self.source,
+            texts,
+            {p.qid for p in in_round},
+            [(p.qid, p.round) for p in self.plans],
+            key.round,
+            "questions",
+            self.drops,
+            self.stages,
+        )
+        variant = {
+            "key": key.slug,
+            ROUND: key.round,
+            POSITION_INDEX: key.position_index,
+            TARGET_POSITION: self.params.targets[key.position_index],
+            LENGTH_TARGET: key.length,
         }
+        card = controlled_card(self.design(), variant, records, drops)
         rows = [[r[f] for f in CONTROLLED_FIELDS] for r in records]
         note = (
             f"controlled {self.params.mode} variant {key.slug} of {len(self.plans)} sampled queries: the "
@@ -394,6 +390,41 @@ def _filler_fields(filler: Filler | None) -> dict[str, Any]:
         "filler_units": len(filler.units),
         "filler_documents": " ".join(sorted(set(filler.source_documents))),
         "filler_max_overlap": filler.max_overlap,
+    }
+
+
+def round_parts(
+    source: Source,
+    texts: Mapping[str, str],
+    kept: set[str],
+    planned: Sequence[tuple[str, int]],
+    round_: int,
+    counted: str,
+    drops: Sequence[Drop],
+    stages: Sequence[StageCount],
+) -> tuple[list[Document], list[Query], list[Drop], list[StageCount]]:
+    """A variant of one round: the source's documents with the placed ``texts``, the ``kept`` queries, and every
+    drop and stage count so far with the round's own (each ``(label, round)`` of ``planned`` outside ``round_`` is
+    in another round's variants, counted among the ``counted``)."""
+    documents = [replace(d, text=texts[d.doc_id]) if d.doc_id in texts else d for d in source.documents]
+    queries = [q for q in source.queries if q.qid in kept]
+    elsewhere = [
+        Drop(STAGE_ROUND, label, IN_ANOTHER_ROUND, f"round {other}") for label, other in planned if other != round_
+    ]
+    return (
+        documents,
+        queries,
+        [*drops, *elsewhere],
+        [*stages, stage_count(STAGE_ROUND, counted, len(planned), elsewhere)],
+    )
+
+
+def controlled_card(
+    design: Mapping[str, Any], variant: Mapping[str, Any], records: list[dict[str, Any]], drops: Sequence[Drop]
+) -> dict[str, Any]:
+    """The card section of a controlled variant: the family's design, the variant, its queries and every drop."""
+    return {
+        "controlled": {**design, "variant": dict(variant), "queries": records, "dropped": [_dropped(d) for d in drops]}
     }
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from posir.benchmark import BuiltBenchmark, Drop, Position, StageCount, stage_count
-from posir.controlled.family import Source
+from posir.controlled.family import Source, controlled_card, round_parts
 from posir.controlled.pieces import Arrangement, Cell, plan_arrangements
 from posir.controlled.placement import VariantRefused
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
@@ -48,9 +48,7 @@ from posir.text import Span, TokenCounter
 
 STAGE_PIECES = "spread_pieces"
 STAGE_GROUPS = "spread_groups"
-STAGE_ROUND = "controlled_round"
 PIECES_NOT_K = "pieces_not_k"
-IN_ANOTHER_ROUND = "in_another_round"
 
 SPREAD_FIELDS = (
     "qid",
@@ -165,23 +163,19 @@ class SpreadFamily:
                 positions.append(located(qid, spans[piece]))
                 evidence[qid] = reference[piece]
                 records.append(self._record(plan, cell, key, arrangement, qid, SINGLE, piece, positions[-1]))
-        documents = [replace(d, text=texts[d.doc_id]) if d.doc_id in texts else d for d in self.source.documents]
-        kept = {r["qid"] for r in records}
-        queries = [q for q in self.source.queries if q.qid in kept]
-        round_drops = [
-            Drop(STAGE_ROUND, p.label, IN_ANOTHER_ROUND, f"round {p.round}") for p in self.plans if p.round != key.round
-        ]
-        drops = [*self.drops, *round_drops]
-        stages = [*self.stages, stage_count(STAGE_ROUND, "groups", len(self.plans), round_drops)]
-        card = {
-            "controlled": {
-                **self.design(),
-                "variant": {"key": key.slug, ROUND: key.round, CELL: cell.index, ANCHOR: cell.anchor,
-                            TARGET_POSITION: cell.position, TARGET_DISTANCE: cell.distance},
-                "queries": records,
-                "dropped": [{"qid": d.record, "stage": d.stage, "reason": d.reason, "detail": d.detail} for d in drops],
-            }
-        }  # fmt: skip
+        documents, queries, drops, stages = round_parts(
+            self.source,
+            texts,
+            {r["qid"] for r in records},
+            [(p.label, p.round) for p in self.plans],
+            key.round,
+            "groups",
+            self.drops,
+            self.stages,
+        )
+        variant = {"key": key.slug, ROUND: key.round, CELL: cell.index, ANCHOR: cell.anchor,
+                   TARGET_POSITION: cell.position, TARGET_DISTANCE: cell.distance}  # fmt: skip
+        card = controlled_card(self.design(), variant, records, drops)
         note = (
             f"controlled spread variant {key.slug} of {len(self.plans)} sampled evidence groups of "
             f"{self.params.pieces} pieces: round {key.round}'s {len(in_round)} positives arranged with their pieces' "
