@@ -209,11 +209,14 @@ class EncodingService:
             text_of = dict(zip(keys, texts))
             progress = Progress(f"encoding {role} texts", len(missing))
             model = ReportingEncoder(self.encoder, progress)
-            for start in range(0, len(missing), ENCODE_CHUNK):
-                chunk = missing[start : start + ENCODE_CHUNK]
+            # one pass gives the other outputs' rows too, which are kept: chunks of rows, as a row entry's
+            one_pass = hasattr(self.encoder, "encode_outputs")
+            step = ROWS_CHUNK if one_pass else ENCODE_CHUNK
+            for start in range(0, len(missing), step):
+                chunk = missing[start : start + step]
                 chunk_texts = [text_of[k] for k in chunk]
                 tokens = model.input_tokens(chunk_texts, role)
-                if hasattr(self.encoder, "encode_outputs"):  # one pass: the other outputs' rows are kept too
+                if one_pass:
                     vectors = self._encode_outputs_and_store(chunk_texts, role)[DENSE]
                     progress.advance(len(chunk))
                 else:

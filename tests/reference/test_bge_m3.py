@@ -297,47 +297,57 @@ def test_the_encode_and_search_steps_write_and_rank_both_outputs(folder: Path, t
                 assert (np.diff(expected["multi-vector"][q][order]) <= 1e-6).all()
 
 
+M3_DENSE = {"params": {"model_class": "encoder-only-m3"}}
+
+
 def test_the_dense_vector_is_flagembeddings_and_flagmodels_from_the_same_pass(folder: Path, flag) -> None:  # noqa: ANN001
     from posir.models.bge_m3 import M3Encoder
     from posir.models.flagembedding_backend import FlagEmbeddingEncoder
 
-    dense = entry(folder, "dense")
-    encoder = load_output_encoder(dense)
+    encoder = load_output_encoder(entry(folder, "dense", **M3_DENSE))
     assert isinstance(encoder, M3Encoder)
     ours = encoder.encode(DOCUMENTS, "document")
     theirs = flag.encode(DOCUMENTS, return_dense=True, return_sparse=False, return_colbert_vecs=False)["dense_vecs"]
     np.testing.assert_allclose(ours, theirs, atol=1e-6, rtol=0)
-    np.testing.assert_allclose(ours, FlagEmbeddingEncoder(dense).encode(DOCUMENTS, "document"), atol=1e-6, rtol=0)
+    flag_model = load_output_encoder(entry(folder, "dense"))  # the default class: FlagModel, on the same folder
+    assert isinstance(flag_model, FlagEmbeddingEncoder)
+    np.testing.assert_allclose(ours, flag_model.encode(DOCUMENTS, "document"), atol=1e-6, rtol=0)
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
 
 
-def test_a_dense_entry_of_another_checkpoint_or_pooling_is_flagmodels(folder: Path, tmp_path: Path) -> None:
+def test_the_class_is_the_entrys_not_the_folders(folder: Path, tmp_path: Path) -> None:
+    """Which reading encodes a dense entry is said by its config (params.model_class), never by the files a machine
+    holds: an entry keeps its identity and its vectors on every host."""
     import shutil
 
-    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
     from posir.models.outputs import implementation_modules
 
     plain = tmp_path / "no-heads"
     shutil.copytree(folder, plain)
     (plain / "colbert_linear.pt").unlink()
-    assert isinstance(load_output_encoder(entry(plain, "dense")), FlagEmbeddingEncoder)
-    mean = entry(folder, "dense", params={"pooling_method": "mean"})
-    assert isinstance(load_output_encoder(mean), FlagEmbeddingEncoder)
-    # both readings key a dense flagembedding entry's vectors: a change to either re-keys them
-    modules = implementation_modules(entry(plain, "dense"))
-    assert {"posir.models.flagembedding_backend", "posir.models.bge_m3", "posir.models.registry"} <= set(modules)
+    with pytest.raises(ModelConfigError, match=r"model 'm3-dense'.*colbert_linear\.pt.*models\.m3-dense\.model"):
+        load_output_encoder(entry(plain, "dense", **M3_DENSE))
+    assert implementation_modules(entry(folder, "dense")) == ()  # FlagModel's entries keep their identity
+    assert "posir.models.bge_m3" in implementation_modules(entry(folder, "dense", **M3_DENSE))
+    with pytest.raises(ModelConfigError, match=r"params\.pooling_method: BGE-M3's pass gives its dense vector by CLS"):
+        entry(folder, "dense", params={"model_class": "encoder-only-m3", "pooling_method": "mean"})
+    with pytest.raises(ModelConfigError, match=r"params\.model_class: output 'sparse' is BGE-M3's pass"):
+        entry(folder, "sparse", params={"model_class": "encoder-only-m3"})
 
 
 @pytest.mark.parametrize(("first", "then"), [("multi-vector", "dense"), ("dense", "sparse"), ("sparse", "dense")])
 def test_one_pass_caches_all_three_outputs(folder: Path, tmp_path: Path, first: str, then: str) -> None:
+    def of(output: str) -> ModelSpec:
+        return entry(folder, output, **(M3_DENSE if output == "dense" else {}))
+
     cache = tmp_path / "embedding-cache.sqlite"
-    with EncodingService(entry(folder, first), cache) as service:
+    with EncodingService(of(first), cache) as service:
         assert service.encode(DOCUMENTS, "document").from_cache == 0
-    with EncodingService(entry(folder, then), cache) as service:
+    with EncodingService(of(then), cache) as service:
         cached = service.encode(DOCUMENTS, "document")
         assert service._encoder is None  # no model loaded: the first entry's pass was cached for this output
     assert cached.from_cache == len(DOCUMENTS)
-    uncached = EncodingService(entry(folder, then)).encode(DOCUMENTS, "document")
+    uncached = EncodingService(of(then)).encode(DOCUMENTS, "document")
     if then == "dense":
         assert cached.vectors.tobytes() == uncached.vectors.tobytes()
         assert cached.input_tokens == uncached.input_tokens

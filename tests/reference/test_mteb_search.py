@@ -120,3 +120,6 @@ def test_an_mteb_cross_encoder_scores_each_pair_by_the_cosine_of_its_hash_vector
     assert scorer.score(queries[2:3], documents[2:3]) == pytest.approx(expected[2:3], abs=1e-6)
     identity = scorer.identity()
     assert identity["backend"] == "mteb" and identity["revision"] == "2" and "mteb" in identity["versions"]
+    # the score cache's key holds MTEB's loader of the model, the libraries loaders run on and this module's code
+    assert identity["loader"].endswith("random_baseline.RandomCrossEncoderBaseline")
+    assert {"torch", "FlagEmbedding"} <= set(identity["versions"]) and len(identity["code"]) == 64

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from posir.config import ConfigError
-from posir.embedding_cache import ENCODING_MODULES, code_fingerprint, encoding_identity, whole_text_identity
+from posir.embedding_cache import code_fingerprint, encoding_identity, whole_text_identity
 from posir.models.outputs import IMPLEMENTATIONS
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TermWeights, TokenVectors
-from posir.models.spec import BACKENDS, OUTPUT_KEYS, ModelConfigError, ModelSpec
+from posir.models.spec import OUTPUT_KEYS, ModelConfigError, ModelSpec
 from posir.plan import Plan, Wildcards
 from posir.token_cache import TokenCache, token_cache_path
 
@@ -208,14 +208,12 @@ FINGERPRINTS = {
     "posir.models.sparse": "d009fa4dcf0a828e0cb8017e491284ea82e2dd19cc3787613d0568e1dbe5ce88",
     "posir.models.token_model": "5ebf1d60f3292e4635a061d2c489d41e31f755f8c36c70a5d0856c9d13b498da",
     "posir.models.rows": "063671594a430e01c1a6c28915c5c55cb4cf73cf5b5e28217d5592e2680f8379",
-    "posir.models.bge_m3": "3796e39e0d605515bfdab292bbbfdf69334bbb69c044bb37ca092cf488c8a3c9",
+    "posir.models.bge_m3": "7a95356ec3025e6868738661417a1653de2cf097a62788842a4a1f5ff185323a",
 }
 
 
 def test_every_module_that_keys_token_and_sparse_rows_has_a_recorded_fingerprint() -> None:
-    # a dense flagembedding entry is keyed on BGE-M3's pass and on the dense modules test_encoding_keys.py records
-    dense = {*ENCODING_MODULES, BACKENDS["flagembedding"].implementation}
-    assert {m for modules in IMPLEMENTATIONS.values() for m in modules} - dense == set(FINGERPRINTS)
+    assert {m for modules in IMPLEMENTATIONS.values() for m in modules} == set(FINGERPRINTS)
 
 
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="fingerprints recorded on Python 3.11's ast")

@@ -146,3 +146,13 @@ def test_a_search_entry_plans_no_encoding_and_a_search_job_that_holds_its_model(
     assert (retrieval.retrieve_gpu(bm25), retrieval.retrieve_runtime(bm25)) == (0, 60)
     job = retrieval.rerank(Wildcards(benchmark="squad-long", model="bm25.ce-mteb", setting="eng-eng"))
     assert job.scorer.backend == "mteb"
+
+
+def test_a_revision_the_registry_does_not_hold_is_refused_naming_the_entrys_revision() -> None:
+    """MTEB's loader refuses it inside the job; the check names the key and the registry's revision first (before:
+    the lookup failed and every kind check was skipped)."""
+    with pytest.raises(ConfigError, match=r"^config: models\.x\.revision: .*at revision '0_3_0', not 'abc'"):
+        check_model_entry(mteb_entry("mteb/baseline-bm25s", output="search", revision="abc"))
+    with pytest.raises(ConfigError, match=r"^config: scorers\.ce\.revision: .*at revision '2', not 'abc'"):
+        check_scorer_entry("ce", "mteb/baseline-random-cross-encoder", "abc")
+    check_model_entry(mteb_entry("mteb/baseline-bm25s", output="search", revision="0_3_0"))

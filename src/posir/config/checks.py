@@ -114,6 +114,11 @@ def check_installed(config: ConfigSections) -> None:
             )
     for name, scorer in config.scorers.items():
         if isinstance(scorer, MtebCrossEncoderSpec):
+            if importlib.util.find_spec("mteb") is None:
+                raise ConfigError(
+                    f"config: scorers.{name}.backend: 'mteb' needs the Python package 'mteb', which is not installed; "
+                    "install it (pip install -r requirements.txt) or use another backend"
+                )
             from posir.models.mteb_kinds import check_scorer_entry
 
             check_scorer_entry(name, scorer.model, scorer.revision)
@@ -152,7 +157,8 @@ def _check_pipelines(config: ConfigSections) -> None:
             raise KeyProblem(
                 f"scorers.{name}.model",
                 f"'{model_name}' gives output '{model.output}', a {scorer.backend} scorer scores with {list(outputs)}",
-                "use backend: rescore for multi-vector and sparse entries, bi-encoder for dense ones",
+                "use backend: rescore for multi-vector and sparse entries, bi-encoder for dense ones (an output: "
+                "search entry ranks the corpus itself and encodes no windows for a scorer)",
             )
 
 

@@ -23,7 +23,8 @@ One pass gives all three: :meth:`M3Encoder.encode_outputs` returns each output's
 them together (the multi-vector and sparse entries of one checkpoint share an encoding identity:
 :func:`posir.models.outputs.identity_dump`; the dense vectors go to the embedding cache under the identity of the
 dense entry of the same keys), so the entries of the other outputs read the first one's pass from the cache. A dense
-``flagembedding`` entry of a BGE-M3 folder (:func:`has_m3_heads`) is encoded by this pass too.
+``flagembedding`` entry with ``params.model_class: encoder-only-m3`` (FlagEmbedding's name of the class) is encoded
+by this pass too.
 """
 
 from __future__ import annotations
@@ -47,18 +48,6 @@ HEAD_FILES = ("colbert_linear.pt", "sparse_linear.pt")
 DEFAULT_MAX_LENGTH = 512
 #: The special tokens FlagEmbedding's lexical weights leave out (``_process_token_weights``)
 UNUSED_SPECIAL_TOKENS = ("cls_token", "eos_token", "pad_token", "unk_token")
-
-
-def has_m3_heads(spec: ModelSpec) -> bool:
-    """The entry's checkpoint is a BGE-M3 folder (both heads beside the encoder) that reads its dense vector by CLS
-    pooling, as BGE-M3's pass gives it; False for another FlagEmbedding model or one this machine does not hold."""
-    if spec.params.get("pooling_method", "cls") != "cls":
-        return False
-    try:
-        checkpoint_folder(spec)
-    except ModelConfigError:
-        return False
-    return True
 
 
 def checkpoint_folder(spec: ModelSpec) -> str:

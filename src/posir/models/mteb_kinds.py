@@ -37,14 +37,21 @@ LIST_SCORERS = {
 }
 
 
-def model_meta(name: str, revision: str | None = None) -> Any | None:
-    """MTEB's metadata of the model, None when its registry does not hold it."""
+def model_meta(name: str, revision: str | None = None, key: str = "model") -> Any | None:
+    """MTEB's metadata of the model, None when its registry does not hold it. A ``revision`` other than the one the
+    registry names is refused (MTEB's loader would refuse it inside the job), naming ``key``'s entry's revision."""
     import mteb
 
     try:
-        return mteb.get_model_meta(name, revision=revision)
+        meta = mteb.get_model_meta(name)
     except (KeyError, ValueError):
         return None
+    if revision is not None and meta.revision is not None and revision != meta.revision:
+        raise ModelConfigError(
+            f"config: {key}.revision: MTEB's registry holds '{name}' at revision '{meta.revision}', not "
+            f"'{revision}'; remove revision (MTEB's is the default) or set it to '{meta.revision}'"
+        )
+    return meta
 
 
 def kind_of(meta: Any) -> str:
@@ -64,7 +71,7 @@ def kind_of(meta: Any) -> str:
 
 def model_kind(name: str, revision: str | None = None) -> str | None:
     """The kind of the model MTEB knows by ``name`` (None: its registry does not hold it)."""
-    meta = model_meta(name, revision)
+    meta = model_meta(name, revision, f"model '{name}'")
     return None if meta is None else kind_of(meta)
 
 
@@ -74,7 +81,7 @@ def _needs_pylate(meta: Any) -> bool:
 
 def check_model_entry(spec: ModelSpec) -> None:
     """Raise, naming the entry, the kind, the reason and the fix, if a ``models:`` entry cannot run its model."""
-    meta = model_meta(str(spec.model), spec.revision)
+    meta = model_meta(str(spec.model), spec.revision, f"models.{spec.name}")
     if meta is None:
         return
     kind, name, key = kind_of(meta), spec.model, f"models.{spec.name}"
@@ -104,7 +111,7 @@ def check_model_entry(spec: ModelSpec) -> None:
 
 def check_scorer_entry(name: str, model: str, revision: str | None) -> None:
     """Raise, naming the entry and the fix, if a ``scorers:`` entry of backend mteb names no pair scorer."""
-    meta = model_meta(model, revision)
+    meta = model_meta(model, revision, f"scorers.{name}")
     if meta is None:
         return
     kind, key = kind_of(meta), f"scorers.{name}.model"

@@ -48,8 +48,11 @@ def load_search_model(spec: ModelSpec, threads: int | None = None) -> Any:
     import mteb
     import torch
 
+    from posir.models.device import require_device
+
     if threads:
         torch.set_num_threads(threads)
+    require_device(spec.device, f"models.{spec.name}")
     name = str(spec.model)
     try:
         model = mteb.get_model(name, revision=spec.revision, device=spec.device)

@@ -79,9 +79,28 @@ def validate_output(spec: Any) -> None:
         )
 
 
+#: FlagEmbedding's name of BGE-M3's model class (``FlagAutoModel``'s ``model_class``): a dense flagembedding entry with
+#: ``params.model_class: encoder-only-m3`` is read by BGE-M3's pass, which gives all three outputs
+M3_MODEL_CLASS = "encoder-only-m3"
+
+
 def _validate_bge_m3(spec: Any) -> None:
-    """``backend: flagembedding``: dense entries are FlagModel's (read whole, truncated), multi-vector and sparse
-    entries BGE-M3's ColBERT vectors and lexical weights (posir.models.bge_m3), which have no other reading."""
+    """``backend: flagembedding``: dense entries are FlagModel's (read whole, truncated), or BGE-M3's pass with
+    ``params.model_class: encoder-only-m3``; multi-vector and sparse entries are BGE-M3's ColBERT vectors and lexical
+    weights (posir.models.bge_m3), which have no other reading."""
+    model_class = spec.params.get("model_class")
+    if spec.output != DENSE and model_class is not None:
+        raise spec._fail(
+            "params.model_class",
+            f"output '{spec.output}' is BGE-M3's pass, the only class that gives it",
+            "remove params.model_class",
+        )
+    if model_class == M3_MODEL_CLASS and spec.params.get("pooling_method", "cls") != "cls":
+        raise spec._fail(
+            "params.pooling_method",
+            "BGE-M3's pass gives its dense vector by CLS pooling",
+            "remove params.pooling_method, or params.model_class for FlagModel's mean pooling",
+        )
     if spec.output == DENSE:
         if spec.long_input == "chunks":
             raise spec._fail(

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from posir.models.output_kinds import M3_MODEL_CLASS
 from posir.models.rows import Row
 from posir.models.spec import DENSE, MULTI_VECTOR, SPARSE, ModelSpec
 
@@ -42,16 +43,6 @@ IMPLEMENTATIONS: dict[tuple[str, str], tuple[str, ...]] = {
     # BGE-M3: one pass gives both outputs, so both entries are keyed on the same modules (identity_dump)
     ("flagembedding", MULTI_VECTOR): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
     ("flagembedding", SPARSE): ("posir.models.bge_m3", "posir.models.token_model", "posir.models.rows"),
-    # a dense flagembedding entry is FlagModel's, or BGE-M3's pass for a BGE-M3 folder (load_output_encoder): keyed
-    # on both, with the modules every dense entry is keyed on (posir.embedding_cache.ENCODING_MODULES)
-    ("flagembedding", DENSE): (
-        "posir.models.flagembedding_backend",
-        "posir.models.long_inputs",
-        "posir.models.registry",
-        "posir.models.bge_m3",
-        "posir.models.token_model",
-        "posir.models.rows",
-    ),
 }
 #: Backends whose one encoder pass gives every output (BGE-M3 through FlagEmbedding): a multi-vector or sparse entry's
 #: ``output`` is left out of its encoding identity, so the two entries of one checkpoint share it and the rows of both
@@ -70,10 +61,20 @@ def identity_dump(spec: ModelSpec) -> dict[str, Any]:
     return dump
 
 
+def reads_one_pass(spec: ModelSpec) -> bool:
+    """The entry is read by a pass that gives every output (BGE-M3's): a multi-vector or sparse entry of a one-pass
+    backend, or a dense one that names BGE-M3's class (``params.model_class: encoder-only-m3``)."""
+    if spec.backend not in ONE_PASS_BACKENDS:
+        return False
+    return spec.output != DENSE or spec.params.get("model_class") == M3_MODEL_CLASS
+
+
 def implementation_modules(spec: ModelSpec) -> tuple[str, ...]:
-    """The modules that key a multi-vector or sparse entry's cache, or a dense entry of a one-pass backend's (empty
-    for the other dense entries: their backend's implementation keys them)."""
-    if spec.output == DENSE and spec.backend not in ONE_PASS_BACKENDS:
+    """The modules that key a multi-vector or sparse entry's cache, or a dense entry's that BGE-M3's pass reads
+    (empty for the other dense entries: their backend's implementation keys them)."""
+    if spec.output == DENSE and reads_one_pass(spec):
+        return IMPLEMENTATIONS[(spec.backend, MULTI_VECTOR)]
+    if spec.output == DENSE:
         return ()
     try:
         return IMPLEMENTATIONS[(spec.backend, spec.output)]
@@ -89,7 +90,7 @@ def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: P
     multi-vector or sparse encoder of its output."""
     from posir.models.device import require_device
 
-    if spec.output == DENSE and not (spec.backend in ONE_PASS_BACKENDS and _reads_one_pass(spec)):
+    if spec.output == DENSE and not reads_one_pass(spec):
         from posir.models.registry import load_encoder
 
         return load_encoder(spec, threads, exported)
@@ -108,21 +109,17 @@ def load_output_encoder(spec: ModelSpec, threads: int | None = None, exported: P
     return SparseTextEncoder(spec, threads)
 
 
-def _reads_one_pass(spec: ModelSpec) -> bool:
-    """A dense entry of a one-pass backend whose checkpoint gives every output in one pass (a BGE-M3 folder)."""
-    from posir.models.bge_m3 import has_m3_heads
-
-    return has_m3_heads(spec)
-
-
 def one_pass_twins(spec: ModelSpec) -> dict[str, ModelSpec]:
     """The entries, by output, whose texts one pass of ``spec``'s encoder also encodes (the same keys, another
-    output): empty unless ``spec`` is of a one-pass backend; a chunked entry has no dense twin (a dense flagembedding
+    output): empty unless BGE-M3's pass reads ``spec``; a chunked entry has no dense twin (a dense flagembedding
     entry reads texts whole)."""
-    if spec.backend not in ONE_PASS_BACKENDS:
+    if not reads_one_pass(spec):
         return {}
-    return {
-        output: spec.model_copy(update={"output": output, "token_vectors": None})
-        for output in (DENSE, MULTI_VECTOR, SPARSE)
-        if output != spec.output and not (output == DENSE and spec.is_chunked)
-    }
+    rows_params = {key: value for key, value in spec.params.items() if key != "model_class"}
+    twins = {}
+    for output in (DENSE, MULTI_VECTOR, SPARSE):
+        if output == spec.output or (output == DENSE and spec.is_chunked):
+            continue
+        params = {**rows_params, "model_class": M3_MODEL_CLASS} if output == DENSE else rows_params
+        twins[output] = spec.model_copy(update={"output": output, "token_vectors": None, "params": params})
+    return twins

@@ -122,7 +122,7 @@ BACKENDS: dict[str, BackendCapabilities] = {
         long_input=("truncate", CHUNKS),
         dtypes=("float32", "float16", "bfloat16"),
         gpu=True,
-        params=("pooling_method",),
+        params=("pooling_method", "model_class"),
         distribution="FlagEmbedding",
         module="FlagEmbedding",
         implementation="posir.models.flagembedding_backend",
@@ -223,6 +223,11 @@ class BackendParams(Entry):
     stopwords: Bool | None = None
     min_token_chars: PositiveInt | None = None
     pooling_method: Literal["cls", "mean"] | None = None
+    model_class: Literal["encoder-only-base", "encoder-only-m3"] | None = Field(
+        None,
+        description="flagembedding, output: dense: FlagEmbedding's class of the model, encoder-only-base (FlagModel, "
+        "the default) or encoder-only-m3 (BGE-M3's pass, which gives its ColBERT vectors and lexical weights too)",
+    )
 
 
 #: Each backend's parameters and their defaults (bm25s' Lucene defaults; FlagModel's CLS pooling).

@@ -18,6 +18,9 @@ from posir.models.spec import model_unavailable
 from posir.scorers.base import ScorerError, check_pairs, installed_version
 from posir.scorers.spec import ScorerSpec
 
+#: the libraries MTEB's cross-encoder loaders run on (a version that is not installed is recorded as such)
+LOADER_LIBRARIES = ("mteb", "sentence-transformers", "transformers", "torch", "FlagEmbedding")
+
 
 class MtebCrossEncoderScorer:
     """MTEB's cross-encoder ``predict`` per (query, document) pair."""
@@ -46,12 +49,19 @@ class MtebCrossEncoderScorer:
         return f"MtebCrossEncoderScorer(name={self.name!r}, model={self.spec.model!r})"
 
     def identity(self) -> Mapping[str, Any]:
+        """The model, its revision and MTEB's loader of it, the libraries a loader of MTEB's runs on, and the code
+        of this module, which hands the pairs over."""
+        from posir.embedding_cache import code_fingerprint
+
         meta = self.model.mteb_model_meta
+        loader = getattr(meta, "loader", None)
         return {
             "backend": "mteb",
             "model": self.spec.model,
             "revision": getattr(meta, "revision", None) or self.spec.revision,
-            "versions": {p: installed_version(p) for p in ("mteb", "sentence-transformers", "transformers")},
+            "loader": f"{getattr(loader, '__module__', '')}.{getattr(loader, '__qualname__', '')}",
+            "versions": {p: installed_version(p) for p in LOADER_LIBRARIES},
+            "code": code_fingerprint([__name__]),
         }
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:

@@ -278,7 +278,13 @@ def ranked_by_model(
     queries = fmt.read_queries(queries_path)
     qids = [q.qid for q in queries]
     results = search(
-        spec, (doc_ids, texts), (qids, [q.text for q in queries]), top_k, str(setting), setting_languages(str(setting))
+        spec,
+        (doc_ids, texts),
+        (qids, [q.text for q in queries]),
+        top_k,
+        str(setting),
+        setting_languages(str(setting)),
+        threads,
     )
     position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
     scores = np.zeros((len(qids), top_k), dtype=np.float64)
