@@ -104,8 +104,15 @@ def test_bge_m3s_outputs_share_one_identity_that_a_dense_entry_does_not() -> Non
     assert chunked.is_chunked and whole_text_identity(chunked) == m3
 
 
-def _plan(models: dict[str, Any], pipelines: dict[str, Any] | None = None, scorers: dict[str, Any] | None = None):
+def _plan(
+    models: dict[str, Any],
+    pipelines: dict[str, Any] | None = None,
+    scorers: dict[str, Any] | None = None,
+    drop: tuple[str, ...] | list[str] = (),
+):
     config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    for name in drop:
+        del config["models"][name]
     config["models"].update(models)
     config["scorers"].update(scorers or {})
     config["pipelines"].update(pipelines or {})
@@ -222,3 +229,14 @@ def test_the_code_that_keys_token_and_sparse_rows_is_unchanged(module: str) -> N
     assert code_fingerprint([module]) == FINGERPRINTS[module], (
         f"{module}'s code changed: every cached row of the multi-vector or sparse entries it encodes gets a new key"
     )
+
+
+def test_a_dense_entry_read_by_bge_m3s_pass_folds_the_token_vector_cache_and_flagmodels_does_not() -> None:
+    """The pass keeps the ColBERT and lexical rows of a dense ``encoder-only-m3`` entry: in the shards mode the driver
+    must fold that cache's shards too; a FlagModel entry writes none."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    dense_only = [name for name, entry in config["models"].items() if entry.get("output", "dense") != "dense"]
+    m3 = {"backend": "flagembedding", "model": "BAAI/bge-m3", "params": {"model_class": "encoder-only-m3"}}
+    flag_model = {"backend": "flagembedding", "model": "BAAI/bge-m3"}
+    assert "token-vector" in _plan({"m3-dense": m3}, drop=dense_only).cache_files()
+    assert "token-vector" not in _plan({"bge-dense": flag_model}, drop=dense_only).cache_files()

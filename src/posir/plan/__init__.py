@@ -17,7 +17,7 @@ from typing import Any
 
 from posir.builders import BUILDERS
 from posir.config import WorkflowConfig, check_installed, load_config
-from posir.models.outputs import ONE_PASS_BACKENDS
+from posir.models.outputs import reads_one_pass
 from posir.plan.base import Wildcards, input_scaled_mem_mb, names_regex
 from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
@@ -71,7 +71,7 @@ class Plan:
         }
         # rows are kept by multi-vector and sparse entries, and by a dense entry whose one pass gives them (BGE-M3)
         if config.embedding_cache and any(
-            spec.encodes and (not spec.is_dense or spec.backend in ONE_PASS_BACKENDS) for spec in config.models.values()
+            spec.encodes and (not spec.is_dense or reads_one_pass(spec)) for spec in config.models.values()
         ):
             from posir.token_cache import token_cache_path
 
