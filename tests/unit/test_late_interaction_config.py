@@ -240,3 +240,19 @@ def test_a_dense_entry_read_by_bge_m3s_pass_folds_the_token_vector_cache_and_fla
     flag_model = {"backend": "flagembedding", "model": "BAAI/bge-m3"}
     assert "token-vector" in _plan({"m3-dense": m3}, drop=dense_only).cache_files()
     assert "token-vector" not in _plan({"bge-dense": flag_model}, drop=dense_only).cache_files()
+
+
+def test_flagmodels_class_written_out_keys_as_left_out_and_bge_m3s_pass_keys_on_its_code() -> None:
+    from posir.models.outputs import implementation_modules
+
+    def flag(**params: str) -> ModelSpec:
+        return ModelSpec.from_config("d", {"backend": "flagembedding", "model": "BAAI/bge-m3", "params": params})
+
+    left_out, written = flag(), flag(model_class="encoder-only-base")
+    assert written.params == left_out.params == {"pooling_method": "cls"}
+    assert encoding_identity(written) == encoding_identity(left_out)
+    bm25 = ModelSpec.from_config("b", {"backend": "bm25", "params": {"k1": 1.2, "stopwords": False}})
+    assert (bm25.params["k1"], bm25.params["stopwords"], bm25.params["b"]) == (1.2, False, 0.75)
+    m3 = flag(model_class="encoder-only-m3")
+    assert encoding_identity(m3) != encoding_identity(left_out)
+    assert {"posir.models.bge_m3", "posir.models.registry"} <= set(implementation_modules(m3))

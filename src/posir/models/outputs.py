@@ -72,8 +72,8 @@ def reads_one_pass(spec: ModelSpec) -> bool:
 def implementation_modules(spec: ModelSpec) -> tuple[str, ...]:
     """The modules that key a multi-vector or sparse entry's cache, or a dense entry's that BGE-M3's pass reads
     (empty for the other dense entries: their backend's implementation keys them)."""
-    if spec.output == DENSE and reads_one_pass(spec):
-        return IMPLEMENTATIONS[(spec.backend, MULTI_VECTOR)]
+    if spec.output == DENSE and reads_one_pass(spec):  # and the grouping of texts by length an uncached encode uses
+        return (*IMPLEMENTATIONS[(spec.backend, MULTI_VECTOR)], "posir.models.registry")
     if spec.output == DENSE:
         return ()
     try:

@@ -223,11 +223,8 @@ class BackendParams(Entry):
     stopwords: Bool | None = None
     min_token_chars: PositiveInt | None = None
     pooling_method: Literal["cls", "mean"] | None = None
-    model_class: Literal["encoder-only-base", "encoder-only-m3"] | None = Field(
-        None,
-        description="flagembedding, output: dense: FlagEmbedding's class of the model, encoder-only-base (FlagModel, "
-        "the default) or encoder-only-m3 (BGE-M3's pass, which gives its ColBERT vectors and lexical weights too)",
-    )
+    # flagembedding, output: dense: FlagModel (encoder-only-base, the default) or BGE-M3's pass (encoder-only-m3)
+    model_class: Literal["encoder-only-base", "encoder-only-m3"] | None = None
 
 
 #: Each backend's parameters and their defaults (bm25s' Lucene defaults; FlagModel's CLS pooling).
@@ -235,6 +232,8 @@ PARAM_DEFAULTS: dict[str, dict[str, Any]] = {
     "bm25": {"k1": 1.5, "b": 0.75, "stem": True, "stopwords": True, "min_token_chars": 2},
     "flagembedding": {"pooling_method": "cls"},
 }
+#: Parameter values a backend takes when the key is absent, kept absent (FlagModel's class of a dense entry)
+IMPLICIT_PARAMS: dict[str, dict[str, Any]] = {"flagembedding": {"model_class": "encoder-only-base"}}
 
 
 class ModelSpec(NamedEntry):
@@ -314,7 +313,8 @@ class ModelSpec(NamedEntry):
         except ValidationError as error:
             first = error.errors(include_url=False)[0]
             raise KeyProblem(f"params.{first['loc'][0]}", describe_problem(first)) from None
-        checked = {**given, **typed.model_dump(exclude_unset=True)}
+        implicit = IMPLICIT_PARAMS.get(str(data.get("backend")), {}).items()  # left out: both spellings key alike
+        checked = {k: v for k, v in {**given, **typed.model_dump(exclude_unset=True)}.items() if (k, v) not in implicit}
         return {**data, "params": {**PARAM_DEFAULTS.get(str(data.get("backend")), {}), **checked}}
 
     @model_validator(mode="after")
