@@ -225,6 +225,20 @@ def dense_search(
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 
+def corpus_texts(corpus_paths: Sequence[Path], id_prefixes: Sequence[str]) -> tuple[list[str], list[str], list[int]]:
+    """The documents of several corpus files (one-vs-many) as one corpus: ids (prefixed with their file's language
+    when ``id_prefixes`` are given), texts, and how many documents each file holds."""
+    doc_ids: list[str] = []
+    texts: list[str] = []
+    sizes: list[int] = []
+    for index, path in enumerate(corpus_paths):
+        documents = fmt.read_corpus(path)
+        doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
+        texts += [d.text for d in documents]
+        sizes.append(len(documents))
+    return doc_ids, texts, sizes
+
+
 def lexical_search(
     spec: ModelSpec,
     queries_path: Path,
@@ -238,14 +252,8 @@ def lexical_search(
     """BM25, each document analysed in its own language and each query in the query language."""
     from posir.models.bm25_backend import bm25_search
 
-    texts: list[str] = []
-    languages: list[str] = []
-    doc_ids: list[str] = []
-    for index, path in enumerate(corpus_paths):
-        documents = fmt.read_corpus(path)
-        texts += [d.text for d in documents]
-        languages += [corpus_languages[index]] * len(documents)
-        doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
+    doc_ids, texts, sizes = corpus_texts(corpus_paths, id_prefixes)
+    languages = [language for language, size in zip(corpus_languages, sizes) for _ in range(size)]
     queries = fmt.read_queries(queries_path)
     scores, indices = bm25_search(
         texts, [q.text for q in queries], top_k, languages, setting.query_language, spec.params
@@ -269,12 +277,7 @@ def ranked_by_model(
     from posir.mteb_results import setting_languages
     from posir.results.runs import ranked
 
-    doc_ids: list[str] = []
-    texts: list[str] = []
-    for index, path in enumerate(corpus_paths):
-        documents = fmt.read_corpus(path)
-        doc_ids += [f"{id_prefixes[index]}:{d.doc_id}" if id_prefixes else d.doc_id for d in documents]
-        texts += [d.text for d in documents]
+    doc_ids, texts, _ = corpus_texts(corpus_paths, id_prefixes)
     queries = fmt.read_queries(queries_path)
     qids = [q.qid for q in queries]
     results = search(
