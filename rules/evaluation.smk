@@ -1,5 +1,6 @@
 # Scoring runs per query, aggregating into bins and buckets (PosIR 5.2), and the tables and figures of a benchmark.
-# A first stage's run is scored by its own retrieve job; score_run scores a pipeline's reranked run.
+# A first stage's run is scored by its own retrieve job; score_run scores a pipeline's reranked run. Each run's
+# summary, trend tests and position figure are its benchmark's analysis job (a rule per benchmark, below).
 
 
 rule score_run:
@@ -7,14 +8,6 @@ rule score_run:
         unpack(EVALUATION.score_inputs),
     output:
         **PATHS.score_outputs("{benchmark}", "{model}", "{setting}"),
-        figure=reported(
-            PATHS.run_figure("{benchmark}", "{model}", "{setting}"),
-            "position_curve",
-            "Figures",
-            "{benchmark}",
-            model="{model}",
-            setting="{setting}",
-        ),
     log:
         PATHS.log("score_run", "{benchmark}/{model}/{setting}"),
     wildcard_constraints:
@@ -29,6 +22,43 @@ rule score_run:
         job=job(EVALUATION.score),
     script:
         "../scripts/score_run.py"
+
+
+# A Snakemake rule's outputs follow from its wildcards, and this job writes files of every run of a benchmark: so a
+# rule per benchmark (posir.plan.evaluation.EvaluationPlan.run_analysis_rules says why one job and not one per run).
+for rule_name, analysed in EVALUATION.run_analysis_rules().items():
+
+    rule:
+        name:
+            rule_name
+        input:
+            **EVALUATION.run_analysis_inputs(analysed),
+        output:
+            **EVALUATION.run_analysis_outputs(analysed),
+            figures=[
+                reported(
+                    PATHS.run_figure(analysed, model, setting),
+                    "position_curve",
+                    "Figures",
+                    analysed,
+                    model=model,
+                    setting=setting,
+                )
+                for model, setting in EVALUATION.analysed_runs(analysed)
+            ],
+        log:
+            PATHS.log("analyse_runs", analysed),
+        conda:
+            "../envs/evaluation.yaml"
+        # One run's per-query table and its permutation batches at a time (posir.metrics.resampling.CHUNK_ENTRIES);
+        # each run's trend tests and figure take a few seconds.
+        resources:
+            mem_mb=1000,
+            runtime=10 + len(EVALUATION.analysed_runs(analysed)),
+        params:
+            job=job(EVALUATION.run_analysis(analysed)),
+        script:
+            "../scripts/analyse_runs.py"
 
 
 rule main_table:

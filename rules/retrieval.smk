@@ -128,14 +128,6 @@ rule retrieve:
     output:
         **PATHS.score_outputs("{benchmark}", "{model}", "{setting}"),
         run=PATHS.run("{benchmark}", "{model}", "{setting}"),
-        figure=reported(
-            PATHS.run_figure("{benchmark}", "{model}", "{setting}"),
-            "position_curve",
-            "Figures",
-            "{benchmark}",
-            model="{model}",
-            setting="{setting}",
-        ),
     log:
         PATHS.log("retrieve", "{benchmark}/{model}/{setting}"),
     benchmark:

@@ -12,7 +12,7 @@ import yaml
 
 from posir.config import Evaluation, MetricParams, Setting, WorkflowConfig, load_config
 from posir.results.io import read_result_tsv
-from posir.steps.evaluation import aggregate_scores
+from posir.steps.evaluation import bin_scores, summarize_run
 from posir.tables import build, render
 from tests.conftest import REPO
 
@@ -46,9 +46,9 @@ def _summary(tmp_path, name: str, outside: list[str]) -> pd.DataFrame:
     per_query = pd.DataFrame(
         {"qid": ["a", "b"], "ndcg@10": [1.0, 0.5], "length_bucket": ["Q1", "Q1"], "position_bin": [0, 1]}
     )
-    aggregate_scores(
-        per_query, MetricParams().tables(), tmp_path / f"{name}.bins.tsv", tmp_path / f"{name}.summary.tsv", outside
-    )
+    metrics = MetricParams().tables()
+    bins = bin_scores(per_query, metrics, tmp_path / f"{name}.bins.tsv")
+    summarize_run(per_query, bins, metrics, tmp_path / f"{name}.summary.tsv", outside)
     return read_result_tsv(tmp_path / f"{name}.summary.tsv")
 
 

@@ -57,7 +57,7 @@ def test_the_config_names_measures_and_refuses_unknown_ones() -> None:
 
 def test_a_configured_measure_reaches_the_per_query_table_and_the_mteb_export(tmp_path: Path) -> None:
     from posir.mteb_results import RunFiles, subset_scores
-    from posir.steps.evaluation import aggregate_scores, bootstrap_scores, score_run
+    from posir.steps.evaluation import bin_scores, bootstrap_scores, score_run, summarize_run
 
     params = MetricParams.from_config({"measures": ["nDCG@10", "R@100", "RR@10", "P@5", "nDCG@20"], "bootstrap": {}})
     measures = params.ranking_measures()
@@ -86,7 +86,7 @@ def test_a_configured_measure_reaches_the_per_query_table_and_the_mteb_export(tm
         tmp_path / "qrels.tsv", tmp_path / "positions.tsv", tmp_path / "run.trec", files["per_query"], measures=measures
     )
     assert list(per_query.columns[:6]) == ["qid", "ndcg@10", "recall@100", "mrr@10", "precision@5", "ndcg@20"]
-    aggregate_scores(per_query, params, files["bins"], files["summary"])
+    summarize_run(per_query, bin_scores(per_query, params, files["bins"]), params, files["summary"])
     bootstrap_scores(per_query, params, files["bootstrap"], files["bins_ci"])
     run = RunFiles(files["per_query"], files["summary"], files["bootstrap"], files["bins"])
     scores = subset_scores("eng-eng", run, "scores.tsv", measures)

@@ -27,7 +27,7 @@ from posir.metrics.significance import (
 from posir.published import summaries_from_eval_metrics
 from posir.results import schemas as results
 from posir.results.io import read_result_tsv
-from posir.steps.evaluation import aggregate_scores, score_run
+from posir.steps.evaluation import bin_scores, score_run, summarize_run
 from posir.tables import build
 
 METRICS = MetricParams.from_config({})
@@ -77,10 +77,10 @@ def run_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     files = {name: root / f"{name}.tsv" for name in results.RUN_TABLES}
     per_query = score_run(root / "qrels.tsv", root / "positions.tsv", root / "run.trec", files["per_query"])
-    aggregate_scores(
+    summarize_run(
         per_query,
+        bin_scores(per_query, METRICS, files["bins"]),
         METRICS,
-        files["bins"],
         files["summary"],
         ["hin"],
         StatisticsParams.from_config({"resamples": 99}, "metrics.statistics"),

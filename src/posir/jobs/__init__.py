@@ -64,8 +64,8 @@ class Job(Entry):
         files = self.input if side == "input" else self.output
         return Path(files[name])
 
-    def paths(self, name: str) -> list[Path]:
-        value = self.input.get(name, [])
+    def paths(self, name: str, side: str = "input") -> list[Path]:
+        value = (self.input if side == "input" else self.output).get(name, [])
         return [Path(p) for p in ([value] if isinstance(value, str) else value)]
 
 

@@ -25,6 +25,18 @@ class PanelsJob(Job):
     metrics: TableParams
 
 
+class RunAnalysisJob(Job):
+    """Every run of a benchmark: its summary, trend tests and position figure, from the files the run's own job wrote
+    (posir.steps.evaluation.analyse_runs)."""
+
+    benchmark: Str
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of every input and output list"""
+    languages_outside_model: list[list[Str]]
+    """per run, the languages of its setting its model does not declare"""
+    metrics: MetricParams
+
+
 class SettingTablesJob(Job):
     """A setting's grid of every model's position curve, and the paired tests between the models that answer
     every query (one job: both read the same runs' results and are always built together)."""

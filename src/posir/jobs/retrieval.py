@@ -11,10 +11,10 @@ from posir.schema import Str
 
 
 class ScoreJob(Job):
-    """Scoring a run per query, its aggregates and its position figure."""
+    """Scoring a run per query, its bins and their bootstrap intervals (the rest of its aggregates and its position
+    figure are its benchmark's :class:`posir.jobs.evaluation.RunAnalysisJob`)."""
 
     id_prefixes: list[Str] = Field(default_factory=list)
-    languages_outside_model: list[Str] = Field(default_factory=list)
     metrics: MetricParams
 
 

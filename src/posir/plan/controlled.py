@@ -13,6 +13,7 @@ from typing import Any
 
 from posir import benchmark as fmt
 from posir.builders.pairs import EvidencePairsBenchmark
+from posir.config import WorkflowConfig
 from posir.controlled.family import CONTROLLED_TABLE
 from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.evidence import EVIDENCE, GROUPS
@@ -44,6 +45,15 @@ SPREAD_FILES = {
 SPREAD_FIGURES = {"figure": "distance.png"}
 #: Long-input modes that read a document window by window: their pieces may or may not share a window.
 WINDOWED_INPUTS = frozenset({"chunks", "window_mean"})
+
+
+def natural_runs(config: WorkflowConfig, family: str) -> list[tuple[str, str, str]]:
+    """(source benchmark, model, setting) of each (model, setting) a move or insert family evaluates, in config order:
+    the natural run whose summary its tables set beside the controlled positions."""
+    entry = config.benchmarks[family]
+    assert isinstance(entry, ControlledBenchmark)
+    runs = config.controlled_evaluations[family]
+    return list(dict.fromkeys((entry.source_benchmark, e.model, str(e.setting)) for e in runs))
 
 
 class ControlledPlan(Part):
@@ -121,13 +131,11 @@ class ControlledPlan(Part):
         """Per evaluation of the family: its per-query scores and its variant's controlled.tsv; per (model,
         setting): the source's natural summary (the same model on the source benchmark)."""
         runs = self.config.controlled_evaluations[wildcards.benchmark]
-        family = self.config.benchmarks[wildcards.benchmark]
-        assert isinstance(family, ControlledBenchmark)
-        natural = list(dict.fromkeys((e.model, str(e.setting)) for e in runs))
+        natural = natural_runs(self.config, wildcards.benchmark)
         return {
             "scores": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
             "controlled": [self.paths.benchmark_file(e.benchmark, CONTROLLED_TABLE) for e in runs],
-            "natural": [self.paths.aggregate(family.source_benchmark, m, s, "summary") for m, s in natural],
+            "natural": [self.paths.aggregate(*run, "summary") for run in natural],
         }
 
     def tables(self, wildcards: Any) -> ControlledTablesJob:
@@ -135,7 +143,7 @@ class ControlledPlan(Part):
         return ControlledTablesJob(
             entry=self.config.benchmarks[wildcards.benchmark],  # type: ignore[arg-type]
             runs=[(e.benchmark, e.model, str(e.setting)) for e in runs],
-            natural=list(dict.fromkeys((e.model, str(e.setting)) for e in runs)),
+            natural=[(model, setting) for _, model, setting in natural_runs(self.config, wildcards.benchmark)],
             metrics=self.config.metrics,
         )
 

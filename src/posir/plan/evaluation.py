@@ -3,6 +3,8 @@ published results and paper tables."""
 
 from __future__ import annotations
 
+import re
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
 from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
 from posir.plan.base import Part, names_regex, scaled_mem_mb
+from posir.plan.controlled import natural_runs
 from posir.plan.jobs import (
     ExposureCorpus,
     ExposureJob,
@@ -25,11 +28,13 @@ from posir.plan.jobs import (
     PoolingJob,
     PublishedJob,
     RepresentationJob,
+    RunAnalysisJob,
     SaliencyJob,
     ScoreJob,
     ScoreOriginJob,
     SettingTablesJob,
 )
+from posir.results.paths import ANALYSED
 
 #: Documents per query the one-vs-many language bias counts (the top of each run).
 LANGUAGE_BIAS_DEPTH = 100
@@ -99,8 +104,71 @@ class EvaluationPlan(Part):
     def score(self, wildcards: Any) -> ScoreJob:
         setting = Setting.parse(wildcards.setting)
         prefixes = self.config.query_languages(wildcards.benchmark) if setting.corpus_language == ONE_VS_MANY else []
-        outside = self.config.languages_outside_model(Evaluation(wildcards.benchmark, wildcards.model, setting))
-        return ScoreJob(id_prefixes=prefixes, languages_outside_model=outside, metrics=self.config.metrics)
+        return ScoreJob(id_prefixes=prefixes, metrics=self.config.metrics)
+
+    # --- analysing a benchmark's runs: their summaries, trend tests and position figures -----------------------
+    # One job per benchmark, not per run: the trend tests need scipy's statistics and the figure matplotlib, about a
+    # CPU-second of imports that every run's job paid before (perf/script_startup.py). A Snakemake rule's outputs
+    # follow from its wildcards, so each benchmark has a rule of its own (rules/evaluation.smk), named here.
+
+    @cached_property
+    def _analysed(self) -> dict[str, list[Evaluation]]:
+        """Every run whose summary a table reads, by benchmark, in the order first named: the evaluations, the
+        natural run of each (model, setting) a move or insert family evaluates (posir.plan.controlled.natural_runs),
+        and the runs a translation comparison sets side by side (posir.config.comparison_rows)."""
+        from posir.config import comparison_rows
+
+        runs = [(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
+        for family in self.config.controlled_evaluations:
+            entry = self.config.benchmarks[family]
+            if isinstance(entry, ControlledBenchmark) and entry.controlled.mode != SPREAD:
+                runs += natural_runs(self.config, family)
+        for comparison in self.config.translation_comparisons:
+            runs += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(self.config, comparison)]
+        analysed: dict[str, list[Evaluation]] = {}
+        for benchmark, model, setting in dict.fromkeys(runs):
+            analysed.setdefault(benchmark, []).append(Evaluation(benchmark, model, Setting.parse(setting)))
+        return analysed
+
+    def run_analysis_rules(self) -> dict[str, str]:
+        """Every benchmark with runs, by the name of the rule that analyses them (``analyse_runs_<benchmark>``, its
+        characters outside a Python name as ``_``, numbered where two benchmarks would share one)."""
+        rules: dict[str, str] = {}
+        for benchmark in sorted(self._analysed):
+            name = "analyse_runs_" + re.sub(r"\W", "_", benchmark)
+            rules[name if name not in rules else f"{name}_{len(rules)}"] = benchmark
+        return rules
+
+    def run_analysis_inputs(self, benchmark: str) -> dict[str, list[str]]:
+        """What each run's own job wrote, in :meth:`analysed_runs`' order."""
+        runs = self._analysed[benchmark]
+        return {
+            "per_query": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
+            "bins": [self.aggregate_file(e, "bins") for e in runs],
+            "bands": [self.aggregate_file(e, "bootstrap_bins") for e in runs],
+        }
+
+    def run_analysis_outputs(self, benchmark: str) -> dict[str, list[str]]:
+        """Each run's summary and trend tests (its position figure: :meth:`analysed_runs`)."""
+        runs = self._analysed[benchmark]
+        return {name: [self.aggregate_file(e, suffix) for e in runs] for name, suffix in ANALYSED.items()}
+
+    def analysed_runs(self, benchmark: str) -> list[tuple[str, str]]:
+        return [(e.model, str(e.setting)) for e in self._analysed[benchmark]]
+
+    def run_analysis(self, benchmark: str) -> Any:
+        """The job of a benchmark's analysis rule: a function of (no) wildcards, as rules take it."""
+
+        def make(_wildcards: Any) -> RunAnalysisJob:
+            runs = self._analysed[benchmark]
+            return RunAnalysisJob(
+                benchmark=benchmark,
+                runs=[(e.model, str(e.setting)) for e in runs],
+                languages_outside_model=[self.config.languages_outside_model(e) for e in runs],
+                metrics=self.config.metrics,
+            )
+
+        return make
 
     # --- export: MTEB's results format (posir.mteb_results) -------------------------------------------------
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from posir import benchmark as fmt
 from posir.builders.pairs import EvidencePairsBenchmark
-from posir.config import Evaluation
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.runtimes import EXPORTED_RUNTIMES
 from posir.models.spec import CONVERTED_PACKAGES, ModelSpec
@@ -209,16 +208,12 @@ class RetrievalPlan(Part):
         }
 
     def retrieve(self, wildcards: Any) -> RetrieveJob:
-        setting = Setting.parse(wildcards.setting)
         return RetrieveJob(
             model=self.config.models[wildcards.model],
             top_k=self.config.retrieval.top_k,
             corpus_languages=self.corpus_languages(wildcards),
             id_prefixes=self.id_prefixes(wildcards),
             embedding_model=self.config.embedding_model(wildcards.model),
-            languages_outside_model=self.config.languages_outside_model(
-                Evaluation(wildcards.benchmark, wildcards.model, setting)
-            ),
             metrics=self.config.metrics,
         )
 

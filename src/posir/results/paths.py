@@ -14,8 +14,12 @@ from pathlib import Path, PurePosixPath
 
 from posir import benchmark as fmt
 
-#: The per-run files of a score_run job (scores, aggregates, trend, the position figure), by output name.
+#: A run's aggregate files, by suffix: those its own job writes (retrieve, score_run: :data:`SCORED`, beside its
+#: per-query scores) and those its benchmark's analysis job writes (:data:`ANALYSED`, beside its position figure).
 AGGREGATES = ("bins", "summary", "bootstrap", "bootstrap_bins", "trend")
+SCORED = ("bins", "bootstrap", "bootstrap_bins")
+#: output name of the analysis rule -> suffix
+ANALYSED = {"summaries": "summary", "trends": "trend"}
 #: MTEB's revision folder for weights with no Hub revision we can name, and our task names' prefix there
 MTEB_NO_REVISION = "no_revision_available"
 MTEB_TASK_PREFIX = "posir-"
@@ -152,10 +156,11 @@ class ResultPaths:
         return f"{self.root}/figures/{benchmark}/{model}/{setting}.png"
 
     def score_outputs(self, benchmark: str, model: str, setting: str) -> dict[str, str]:
-        """What scoring one run writes besides its position figure: per-query scores and the aggregates."""
+        """What scoring one run writes: per-query scores, bins and their intervals (the rest is its benchmark's
+        analysis: :data:`ANALYSED` and the run's position figure)."""
         return {
             "per_query": self.scores(benchmark, model, setting),
-            **{suffix: self.aggregate(benchmark, model, setting, suffix) for suffix in AGGREGATES},
+            **{suffix: self.aggregate(benchmark, model, setting, suffix) for suffix in SCORED},
         }
 
     # --- tables, figures, analyses ----------------------------------------------------------------------

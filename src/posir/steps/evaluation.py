@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.jobs.evaluation import LanguageBiasJob, PanelsJob, PositionsFigureJob, SettingTablesJob
+from posir.jobs.evaluation import LanguageBiasJob, PanelsJob, PositionsFigureJob, RunAnalysisJob, SettingTablesJob
 from posir.jobs.retrieval import ScoreJob
 from posir.metrics.columns import QID
 from posir.metrics.language_bias import expand_qrels, language_shares
@@ -26,14 +26,14 @@ from posir.results.runs import read_trec_run
 
 
 def evaluate_run(job: ScoreJob) -> pd.DataFrame:
-    """Score a run per query, aggregate it into bins and buckets, bootstrap both, and draw its position curve.
+    """Score a run per query, aggregate it into bins and bootstrap its buckets and bins.
 
-    One job, not four: each part takes well under a second, far less than starting a job.
-    The job's ``languages_outside_model`` (languages of the setting its model does not declare) is
-    recorded in the summary, so every table built from it can flag the row. ``evaluated`` (a
-    pipeline's sample) lists the queries the run answers: only those are scored.
+    One job, not three: each part takes well under a second, far less than starting a job. ``evaluated`` (a
+    pipeline's sample) lists the queries the run answers: only those are scored. The summary, the trend tests and
+    the position figure are the benchmark's job (:func:`analyse_runs`): a run's job imports neither scipy's
+    statistics nor matplotlib.
     """
-    w, out = job.wildcards, {name: Path(path) for name, path in job.output.items()}
+    out = {name: Path(path) for name, path in job.output.items()}
     run = job.path("run") if "run" in job.input else out["run"]  # a first stage scores the run it just wrote
     metrics = job.metrics
     per_query = score_run(
@@ -46,25 +46,39 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
         job.path("evaluated") if "evaluated" in job.input else None,
         metrics.ranking_measures(),
     )
-    aggregate_scores(
-        per_query,
-        metrics,
-        out["bins"],
-        out["summary"],
-        job.languages_outside_model,
-        metrics.statistics,
-        out.get("trend"),
-    )
+    bin_scores(per_query, metrics, out["bins"])
     bootstrap_scores(per_query, metrics, out["bootstrap"], out["bootstrap_bins"])
-    if "figure" in out:
-        plot_position_curve(
-            out["bins"],
-            metrics,
-            f"{w['benchmark']}: {w['model']}, {w['setting']}",
-            out["figure"],
-            out["bootstrap_bins"],
-        )
     return per_query
+
+
+def analyse_runs(job: RunAnalysisJob) -> None:
+    """Each run of a benchmark, from the files its own job wrote: its summary with the trend flags of its PSI, its
+    trend tests and its position figure (:func:`summarize_run`, posir.figures.position_curve)."""
+    from posir.figures import position_curve
+
+    files = {name: job.paths(name) for name in ("per_query", "bins", "bands")}
+    outputs = {name: job.paths(name, "output") for name in ("summaries", "trends", "figures")}
+    progress = Progress(f"{job.benchmark}: runs analysed", len(job.runs), unit="runs", every_s=10)
+    for i, (model, setting) in enumerate(job.runs):
+        bins = read_result_tsv(files["bins"][i])
+        summarize_run(
+            read_result_tsv(files["per_query"][i]),
+            bins,
+            job.metrics,
+            outputs["summaries"][i],
+            job.languages_outside_model[i],
+            job.metrics.statistics,
+            outputs["trends"][i],
+        )
+        position_curve(
+            bins,
+            job.metrics.bucket_names,
+            job.metrics.min_bin_queries,
+            f"{job.benchmark}: {model}, {setting}",
+            outputs["figures"][i],
+            read_result_tsv(files["bands"][i]),
+        )
+        progress.advance(1)
 
 
 def score_run(
@@ -101,23 +115,33 @@ def score_run(
     return table
 
 
-def aggregate_scores(
+def bin_scores(per_query: pd.DataFrame, metrics: TableParams, bins_path: Path) -> pd.DataFrame:
+    """A run's bins (posir.tables.run_tables.run_bins)."""
+    from posir.tables.run_tables import run_bins
+
+    bins = run_bins(per_query, metrics)
+    write_tsv(bins, bins_path)
+    return bins
+
+
+def summarize_run(
     per_query: pd.DataFrame,
+    bins: pd.DataFrame,
     metrics: TableParams,
-    bins_path: Path,
     summary_path: Path,
     languages_outside_model: Sequence[str] = (),
     statistics: StatisticsParams | None = None,
     trend_path: Path | None = None,
 ) -> None:
-    """A run's bins and summary (posir.tables.run_tables.run_aggregates), and with ``statistics`` its trend tests."""
-    from posir.tables.run_tables import run_aggregates
+    """A run's summary (posir.tables.run_tables.run_summary) from its bins, and with ``statistics`` its trend tests.
+    ``languages_outside_model`` (languages of the setting its model does not declare) is recorded in the summary, so
+    every table built from it can flag the row."""
+    from posir.tables.run_tables import run_summary
 
-    aggregates = run_aggregates(per_query, metrics, languages_outside_model, statistics)
-    if aggregates.trends is not None and trend_path is not None:
-        write_tsv(aggregates.trends, trend_path)
-    write_tsv(aggregates.bins, bins_path)
-    write_tsv(aggregates.summary, summary_path)
+    result = run_summary(per_query, bins, metrics, languages_outside_model, statistics)
+    if result.trends is not None and trend_path is not None:
+        write_tsv(result.trends, trend_path)
+    write_tsv(result.summary, summary_path)
 
 
 def bootstrap_scores(
@@ -269,15 +293,6 @@ def plot_positional_distribution(job: PositionsFigureJob) -> None:
         f"{job.wildcards['benchmark']}: evidence positions",
         job.path("figure", "output"),
     )
-
-
-def plot_position_curve(
-    bins_path: Path, metrics: TableParams, title: str, figure_path: Path, bands_path: Path | None = None
-) -> None:
-    from posir.figures import position_curve
-
-    bands = read_result_tsv(bands_path) if bands_path else None
-    position_curve(read_result_tsv(bins_path), metrics.bucket_names, metrics.min_bin_queries, title, figure_path, bands)
 
 
 def plot_benchmark_grid(job: PanelsJob) -> None:

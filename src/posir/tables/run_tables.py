@@ -55,24 +55,28 @@ def per_query_table(
 
 
 @dataclass(frozen=True)
-class RunAggregates:
-    """A run's aggregates: the bins, the bucket summary, and (with statistics) the trend tests."""
+class RunSummary:
+    """A run's bucket summary and (with statistics) its trend tests."""
 
-    bins: pd.DataFrame
     summary: pd.DataFrame
     trends: pd.DataFrame | None
 
 
-def run_aggregates(
+def run_bins(per_query: pd.DataFrame, metrics: TableParams) -> pd.DataFrame:
+    """Bins x buckets means and counts (PosIR 5.2)."""
+    return aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
+
+
+def run_summary(
     per_query: pd.DataFrame,
+    bins: pd.DataFrame,
     metrics: TableParams,
     languages_outside_model: Sequence[str] = (),
     statistics: StatisticsParams | None = None,
-) -> RunAggregates:
-    """Bins x buckets means and counts, and per bucket both means, PSI and skipped bins (PosIR 5.2); the summary
-    names the languages of the setting the model does not declare. With ``statistics``, each bucket's position
-    trend and first-against-last-third test, and the summary says whether its PSI rests on a significant trend."""
-    bins = aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
+) -> RunSummary:
+    """Per bucket both means, PSI and skipped bins (PosIR 5.2) from the run's :func:`run_bins`; the summary names the
+    languages of the setting the model does not declare. With ``statistics``, each bucket's position trend and
+    first-against-last-third test, and the summary says whether its PSI rests on a significant trend."""
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
     summary[LANGUAGES_OUTSIDE_MODEL] = " ".join(languages_outside_model)
     trends = None
@@ -82,7 +86,7 @@ def run_aggregates(
         summary[PSI_TREND_P] = summary[BUCKET].map(flags[P_VALUE])
         summary[PSI_TREND_DIRECTION] = summary[BUCKET].map(flags[DIRECTION])
         summary[PSI_TREND_SIGNIFICANT] = summary[BUCKET].map(flags[PSI_TREND_SIGNIFICANT])
-    return RunAggregates(bins, summary, trends)
+    return RunSummary(summary, trends)
 
 
 def position_trends(

@@ -1,0 +1,6 @@
+from posir.jobs.evaluation import RunAnalysisJob
+from posir.logs import log_to
+from posir.steps.evaluation import analyse_runs
+
+with log_to(snakemake.log[0]):
+    analyse_runs(RunAnalysisJob.of(snakemake))
