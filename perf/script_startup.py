@@ -213,14 +213,22 @@ def costliest_imports(importtime: str, top: int) -> list[tuple[str, float]]:
     return sorted(top_level, key=lambda r: -r[1])[:top]
 
 
+#: Rules made in a loop, one per part of the work (``analyse_runs_<benchmark>_<part>``), by the script they all run:
+#: a captured job is named by its script.
+LOOP_RULES = re.compile(r"^(analyse_runs)_\w+$")
+
+
 def jobs_per_rule(plan: Path) -> dict[str, int]:
-    """Jobs per rule from ``snakemake -n --quiet rules`` output or a run log's "Job stats" table."""
-    counts = {}
+    """Jobs per rule from ``snakemake -n --quiet rules`` output or a run log's "Job stats" table (each table once:
+    a dry run prints it twice)."""
+    counts: dict[str, int] = defaultdict(int)
+    seen = set()
     for line in plan.read_text().splitlines():
         match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if match and match[1] != "total":
-            counts[match[1]] = int(match[2])
-    return counts
+        if match and match[1] != "total" and match[1] not in seen:
+            seen.add(match[1])
+            counts[LOOP_RULES.sub(r"\1", match[1])] += int(match[2])
+    return dict(counts)
 
 
 def measure(jobs: list[Job], checkouts: list[Checkout], repeats: int) -> dict[tuple[str, str], list[dict]]:

@@ -24,39 +24,39 @@ rule score_run:
         "../scripts/score_run.py"
 
 
-# A Snakemake rule's outputs follow from its wildcards, and this job writes files of every run of a benchmark: so a
-# rule per benchmark (posir.plan.evaluation.EvaluationPlan.run_analysis_rules says why one job and not one per run).
-for rule_name, analysed in EVALUATION.run_analysis_rules().items():
+# A Snakemake rule's outputs follow from its wildcards, and this job writes files of several runs: so a rule per part
+# of a benchmark's runs (posir.plan.evaluation.RunAnalysis says why one job for several runs).
+for rule_name, analysis in EVALUATION.run_analyses.items():
 
     rule:
         name:
             rule_name
         input:
-            **EVALUATION.run_analysis_inputs(analysed),
+            **EVALUATION.run_analysis_inputs(analysis),
         output:
-            **EVALUATION.run_analysis_outputs(analysed),
+            **EVALUATION.run_analysis_outputs(analysis),
             figures=[
                 reported(
-                    PATHS.run_figure(analysed, model, setting),
+                    PATHS.run_figure(analysis.benchmark, model, setting),
                     "position_curve",
                     "Figures",
-                    analysed,
+                    analysis.benchmark,
                     model=model,
                     setting=setting,
                 )
-                for model, setting in EVALUATION.analysed_runs(analysed)
+                for model, setting in analysis.labels()
             ],
         log:
-            PATHS.log("analyse_runs", analysed),
+            PATHS.log("analyse_runs", analysis.log_key()),
         conda:
             "../envs/evaluation.yaml"
         # One run's per-query table and its permutation batches at a time (posir.metrics.resampling.CHUNK_ENTRIES);
         # each run's trend tests and figure take a few seconds.
         resources:
             mem_mb=1000,
-            runtime=10 + len(EVALUATION.analysed_runs(analysed)),
+            runtime=10 + len(analysis.runs),
         params:
-            job=job(EVALUATION.run_analysis(analysed)),
+            job=job(EVALUATION.run_analysis(analysis)),
         script:
             "../scripts/analyse_runs.py"
 

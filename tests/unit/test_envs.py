@@ -42,8 +42,9 @@ def rules_with_env_and_script() -> list[tuple[str, Path, Path]]:
     found = []
     for smk in sorted((REPO / "rules").glob("*.smk")):
         text = smk.read_text()
-        for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
-            name = re.match(r"\s*(?:local)?rule (\w+):", block)
+        # a rule made in a loop (``rule:`` with a ``name:``, indented) is a block of its own, named by its name's line
+        for block in re.split(r"\n(?=[ \t]*(?:local)?rule(?: \w+)?:)", text):
+            name = re.match(r"\s*(?:local)?rule (\w+):", block) or re.search(r"\n\s+name:\s*\n\s+(\w+)", block)
             script = re.search(r"\n\s+script:\s*\n\s+\"([^\"]+)\"", block)
             conda = re.search(r"\n\s+conda:\s*\n\s+\"([^\"]+)\"", block)
             if name and script:
@@ -129,6 +130,7 @@ RULES = rules_with_env_and_script()
 def test_rules_were_found():
     names = {name for name, _, _ in RULES}
     assert {"build_benchmark", "encode_texts", "retrieve", "score_run", "main_table"} <= names
+    assert "rule_name" in names  # the analysis rules made in a loop (rules/evaluation.smk)
 
 
 @pytest.mark.parametrize("rule,env_file,script", RULES, ids=[r[0] for r in RULES])

@@ -415,3 +415,43 @@ def test_an_exposure_attribute_the_documents_lack_stops_the_plan(default_config:
     typo = {"benchmarks": {"squad-lng": {"attributes": ["length_bucket"]}}}
     with pytest.raises(ConfigError, match=r"exposure\.benchmarks\.squad-lng: 'squad-lng' is not defined"):
         plan_of(merged(default_config, exposure=typo))
+
+
+def test_every_run_a_table_reads_is_analysed_once_in_parts_the_evaluations_first(default: Plan) -> None:
+    """Each run's summary, trend tests and figure come from one analysis rule (rules/evaluation.smk): a part of at
+    most ANALYSIS_PART_RUNS runs of one benchmark, the runs read beside the evaluations (controlled families' natural
+    runs, pipelines' first stages, translation comparisons) in parts of their own, after them."""
+    from posir.plan.evaluation import ANALYSIS_PART_RUNS
+
+    analyses = default.evaluation.run_analyses
+    runs = [(a.benchmark, model, setting) for a in analyses.values() for model, setting in a.labels()]
+    assert len(runs) == len(set(runs))
+    evaluated = {(e.benchmark, e.model, str(e.setting)) for e in default.config.evaluations}
+    assert evaluated <= set(runs)
+    # the controlled family's natural runs on squad-long, which squad-long's own evaluations do not name
+    beside = set(runs) - evaluated
+    assert ("squad-long", "minilm-l6-tokens", "eng-eng") in beside
+    for name, analysis in analyses.items():
+        assert name == "analyse_runs_" + re.sub(r"\W", "_", analysis.benchmark) + f"_{analysis.part}"
+        assert 0 < len(analysis.runs) <= ANALYSIS_PART_RUNS
+        assert {e.benchmark for e in analysis.runs} == {analysis.benchmark}
+        kinds = {(analysis.benchmark, model, setting) in evaluated for model, setting in analysis.labels()}
+        assert len(kinds) == 1, name  # a part is all evaluations or all runs read beside them
+    parts = {}
+    for analysis in analyses.values():
+        parts.setdefault(analysis.benchmark, []).append(
+            all((analysis.benchmark, m, s) in evaluated for m, s in analysis.labels())
+        )
+    assert all(flags == sorted(flags, reverse=True) for flags in parts.values())  # evaluations' parts first
+    # every summary the tables read is an analysis output
+    outputs = {p for a in analyses.values() for p in default.evaluation.run_analysis_outputs(a)["summaries"]}
+    squad = SimpleNamespace(benchmark="squad-long")
+    assert set(default.evaluation.aggregates_of_benchmark("summary")(squad)) <= outputs
+    assert set(default.controlled.tables_inputs(SimpleNamespace(benchmark="squad-long-moved"))["natural"]) <= outputs
+
+
+def test_a_pipelines_first_stage_is_analysed_even_when_not_evaluated(default_config: dict[str, Any]) -> None:
+    evaluation = [{"benchmark": "squad-long", "models": ["bm25.minilm-maxp"], "settings": ["eng-eng"]}]
+    plan = plan_of(merged(default_config, evaluation=evaluation, translation_comparisons={}))
+    analysed = {(a.benchmark, m, s) for a in plan.evaluation.run_analyses.values() for m, s in a.labels()}
+    assert analysed == {("squad-long", "bm25.minilm-maxp", "eng-eng"), ("squad-long", "bm25", "eng-eng")}

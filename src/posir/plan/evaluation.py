@@ -4,6 +4,7 @@ published results and paper tables."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,31 @@ from posir.results.paths import ANALYSED
 
 #: Documents per query the one-vs-many language bias counts (the top of each run).
 LANGUAGE_BIAS_DEPTH = 100
+#: Runs one analysis job takes at most (posir.steps.evaluation.analyse_runs: a few seconds each). A benchmark's runs
+#: are analysed in parts, side by side, and a run added to the config re-analyses its part only.
+ANALYSIS_PART_RUNS = 16
+
+
+@dataclass(frozen=True)
+class RunAnalysis:
+    """Runs of one benchmark whose summaries, trend tests and position figures one job writes.
+
+    One job for many runs, not one per run: the trend tests need scipy's statistics and the figure matplotlib, about
+    a CPU-second of imports that each run's own job paid before (perf/script_startup.py). A Snakemake rule's outputs
+    follow from its wildcards, so each part has a rule of its own (rules/evaluation.smk), named by
+    :meth:`EvaluationPlan.run_analyses`.
+    """
+
+    benchmark: str
+    part: int
+    runs: tuple[Evaluation, ...]
+
+    def labels(self) -> list[tuple[str, str]]:
+        """(model, setting) of each run."""
+        return [(e.model, str(e.setting)) for e in self.runs]
+
+    def log_key(self) -> str:
+        return f"{self.benchmark}/{self.part}"
 
 
 class EvaluationPlan(Part):
@@ -107,64 +133,74 @@ class EvaluationPlan(Part):
         return ScoreJob(id_prefixes=prefixes, metrics=self.config.metrics)
 
     # --- analysing a benchmark's runs: their summaries, trend tests and position figures -----------------------
-    # One job per benchmark, not per run: the trend tests need scipy's statistics and the figure matplotlib, about a
-    # CPU-second of imports that every run's job paid before (perf/script_startup.py). A Snakemake rule's outputs
-    # follow from its wildcards, so each benchmark has a rule of its own (rules/evaluation.smk), named here.
 
     @cached_property
-    def _analysed(self) -> dict[str, list[Evaluation]]:
-        """Every run whose summary a table reads, by benchmark, in the order first named: the evaluations, the
-        natural run of each (model, setting) a move or insert family evaluates (posir.plan.controlled.natural_runs),
-        and the runs a translation comparison sets side by side (posir.config.comparison_rows)."""
+    def run_analyses(self) -> dict[str, RunAnalysis]:
+        """Every run whose summary, trend tests or figure something reads, in parts of at most
+        :data:`ANALYSIS_PART_RUNS` runs of one benchmark, by the name of the rule that analyses them
+        (``analyse_runs_<benchmark>_<part>``, the benchmark's characters outside a Python name as ``_``).
+
+        A benchmark's evaluations come first, in config order; then, in parts of their own (so that a table of the
+        evaluations never waits for them), the runs read beside them: the natural run of each (model, setting) a
+        move or insert family evaluates (posir.plan.controlled.natural_runs), a pipeline's first stage, and the runs
+        a translation comparison sets side by side (posir.config.comparison_rows).
+        """
         from posir.config import comparison_rows
 
-        runs = [(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
+        evaluated = [(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
+        beside = [
+            (e.benchmark, self.config.pipelines[e.model].first_stage, str(e.setting))
+            for e in self.config.evaluations
+            if self.config.is_pipeline(e.model)
+        ]
         for family in self.config.controlled_evaluations:
             entry = self.config.benchmarks[family]
             if isinstance(entry, ControlledBenchmark) and entry.controlled.mode != SPREAD:
-                runs += natural_runs(self.config, family)
+                beside += natural_runs(self.config, family)
         for comparison in self.config.translation_comparisons:
-            runs += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(self.config, comparison)]
-        analysed: dict[str, list[Evaluation]] = {}
-        for benchmark, model, setting in dict.fromkeys(runs):
-            analysed.setdefault(benchmark, []).append(Evaluation(benchmark, model, Setting.parse(setting)))
-        return analysed
+            beside += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(self.config, comparison)]
+        groups: dict[tuple[str, bool], list[Evaluation]] = {}
+        evaluated_runs = set(evaluated)
+        for benchmark, model, setting in dict.fromkeys(evaluated + beside):
+            key = (benchmark, (benchmark, model, setting) not in evaluated_runs)
+            groups.setdefault(key, []).append(Evaluation(benchmark, model, Setting.parse(setting)))
+        analyses: dict[str, RunAnalysis] = {}
+        prefixes: dict[str, str] = {}
+        for benchmark, _ in sorted(groups):
+            if benchmark in prefixes:
+                continue
+            prefix = "analyse_runs_" + re.sub(r"\W", "_", benchmark)
+            while prefix in prefixes.values():
+                prefix += "_"
+            prefixes[benchmark] = prefix
+            runs = groups.get((benchmark, False), [])
+            parts = [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
+            runs = groups.get((benchmark, True), [])
+            parts += [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
+            for number, part in enumerate(parts, 1):
+                analyses[f"{prefix}_{number}"] = RunAnalysis(benchmark, number, tuple(part))
+        return analyses
 
-    def run_analysis_rules(self) -> dict[str, str]:
-        """Every benchmark with runs, by the name of the rule that analyses them (``analyse_runs_<benchmark>``, its
-        characters outside a Python name as ``_``, numbered where two benchmarks would share one)."""
-        rules: dict[str, str] = {}
-        for benchmark in sorted(self._analysed):
-            name = "analyse_runs_" + re.sub(r"\W", "_", benchmark)
-            rules[name if name not in rules else f"{name}_{len(rules)}"] = benchmark
-        return rules
-
-    def run_analysis_inputs(self, benchmark: str) -> dict[str, list[str]]:
-        """What each run's own job wrote, in :meth:`analysed_runs`' order."""
-        runs = self._analysed[benchmark]
+    def run_analysis_inputs(self, analysis: RunAnalysis) -> dict[str, list[str]]:
+        """What each run's own job wrote, in the analysis' order."""
         return {
-            "per_query": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
-            "bins": [self.aggregate_file(e, "bins") for e in runs],
-            "bands": [self.aggregate_file(e, "bootstrap_bins") for e in runs],
+            "per_query": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in analysis.runs],
+            "bins": [self.aggregate_file(e, "bins") for e in analysis.runs],
+            "bands": [self.aggregate_file(e, "bootstrap_bins") for e in analysis.runs],
         }
 
-    def run_analysis_outputs(self, benchmark: str) -> dict[str, list[str]]:
-        """Each run's summary and trend tests (its position figure: :meth:`analysed_runs`)."""
-        runs = self._analysed[benchmark]
-        return {name: [self.aggregate_file(e, suffix) for e in runs] for name, suffix in ANALYSED.items()}
+    def run_analysis_outputs(self, analysis: RunAnalysis) -> dict[str, list[str]]:
+        """Each run's summary and trend tests (its position figure: :meth:`RunAnalysis.labels`)."""
+        return {name: [self.aggregate_file(e, suffix) for e in analysis.runs] for name, suffix in ANALYSED.items()}
 
-    def analysed_runs(self, benchmark: str) -> list[tuple[str, str]]:
-        return [(e.model, str(e.setting)) for e in self._analysed[benchmark]]
-
-    def run_analysis(self, benchmark: str) -> Any:
-        """The job of a benchmark's analysis rule: a function of (no) wildcards, as rules take it."""
+    def run_analysis(self, analysis: RunAnalysis) -> Any:
+        """The job of an analysis rule: a function of (no) wildcards, as rules take it."""
 
         def make(_wildcards: Any) -> RunAnalysisJob:
-            runs = self._analysed[benchmark]
             return RunAnalysisJob(
-                benchmark=benchmark,
-                runs=[(e.model, str(e.setting)) for e in runs],
-                languages_outside_model=[self.config.languages_outside_model(e) for e in runs],
+                benchmark=analysis.benchmark,
+                runs=analysis.labels(),
+                languages_outside_model=[self.config.languages_outside_model(e) for e in analysis.runs],
                 metrics=self.config.metrics,
             )
 
