@@ -151,8 +151,17 @@ def test_adding_a_model_entry_adds_only_that_models_jobs(build):
     assert per_model and all(w["model"] == "minilm-l6-bs16" for _, w in per_model)
     assert {rule for rule, _ in per_model} == {"encode_texts", "retrieve"}  # a first stage's retrieve scores its run
     others = {rule for rule, w in jobs if "model" not in w}
-    # tables that list every model, the paired tests between the models of the setting, who gets seen
-    assert others == {"main_table", "plot_position_grid", "paper_tables", "setting_tables", "exposure", "all"}
+    # tables that list every model, the paired tests between the models of the setting, who gets seen, and the
+    # summaries, trend tests and figures of the part of the benchmark's runs the new one joins
+    assert others == {
+        "main_table",
+        "plot_position_grid",
+        "paper_tables",
+        "setting_tables",
+        "exposure",
+        "analyse_runs_squad_long_1",
+        "all",
+    }
 
 
 def test_one_table_as_target_builds_only_what_it_needs(build):

@@ -26,8 +26,8 @@ class PanelsJob(Job):
 
 
 class RunAnalysisJob(Job):
-    """Every run of a benchmark: its summary, trend tests and position figure, from the files the run's own job wrote
-    (posir.steps.evaluation.analyse_runs)."""
+    """Runs of one benchmark (a part of its runs: posir.plan.evaluation.RunAnalysis): each run's summary, trend tests
+    and position figure, from the files the run's own job wrote (posir.steps.evaluation.analyse_runs)."""
 
     benchmark: Str
     runs: list[tuple[Str, Str]]

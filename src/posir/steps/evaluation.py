@@ -52,8 +52,8 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
 
 
 def analyse_runs(job: RunAnalysisJob) -> None:
-    """Each run of a benchmark, from the files its own job wrote: its summary with the trend flags of its PSI, its
-    trend tests and its position figure (:func:`summarize_run`, posir.figures.position_curve)."""
+    """Each run of the job (a part of a benchmark's runs), from the files its own job wrote: its summary with the trend
+    flags of its PSI, its trend tests and its position figure (:func:`summarize_run`, posir.figures.position_curve)."""
     from posir.figures import position_curve
 
     files = {name: job.paths(name) for name in ("per_query", "bins", "bands")}
