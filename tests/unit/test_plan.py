@@ -455,3 +455,16 @@ def test_a_pipelines_first_stage_is_analysed_even_when_not_evaluated(default_con
     plan = plan_of(merged(default_config, evaluation=evaluation, translation_comparisons={}))
     analysed = {(a.benchmark, m, s) for a in plan.evaluation.run_analyses.values() for m, s in a.labels()}
     assert analysed == {("squad-long", "bm25.minilm-maxp", "eng-eng"), ("squad-long", "bm25", "eng-eng")}
+
+
+def test_a_spread_family_sets_no_natural_run_beside_its_cells(default: Plan) -> None:
+    """A spread family's cells are no positions of one evidence span: its source's runs are neither analysed nor read
+    by its tables, while a move family's are (squad-long-moved's, above)."""
+    from posir.plan.controlled import natural_runs, spread_families
+
+    assert {"squad-long-distance", "xquad-deu-distance"} <= set(spread_families(default.config))
+    assert natural_runs(default.config, "squad-long-distance") == []
+    assert natural_runs(default.config, "squad-long-moved")
+    analysed = {a.benchmark for a in default.evaluation.run_analyses.values()}
+    assert not analysed & {"squad-long-pairs", "xquad-deu-pairs"}
+    assert not set(default.evaluation.pooling_names()) & set(spread_families(default.config))

@@ -47,11 +47,21 @@ SPREAD_FIGURES = {"figure": "distance.png"}
 WINDOWED_INPUTS = frozenset({"chunks", "window_mean"})
 
 
+def spread_families(config: WorkflowConfig) -> dict[str, ControlledBenchmark]:
+    """The controlled families of spread mode (queries resting on several pieces, :mod:`posir.controlled.spread`)."""
+    return {
+        n: e for n, e in config.benchmarks.items() if isinstance(e, ControlledBenchmark) and e.controlled.mode == SPREAD
+    }
+
+
 def natural_runs(config: WorkflowConfig, family: str) -> list[tuple[str, str, str]]:
     """(source benchmark, model, setting) of each (model, setting) a move or insert family evaluates, in config order:
-    the natural run whose summary its tables set beside the controlled positions."""
+    the natural run whose summary its tables set beside the controlled positions. A spread family has none: its cells
+    are no positions of one evidence span (its distance tables set the cells side by side)."""
     entry = config.benchmarks[family]
     assert isinstance(entry, ControlledBenchmark)
+    if entry.controlled.mode == SPREAD:
+        return []
     runs = config.controlled_evaluations[family]
     return list(dict.fromkeys((entry.source_benchmark, e.model, str(e.setting)) for e in runs))
 
@@ -63,12 +73,12 @@ class ControlledPlan(Part):
         return {n: e for n, e in self.config.benchmarks.items() if isinstance(e, ControlledBenchmark)}
 
     def spread_families(self) -> dict[str, ControlledBenchmark]:
-        """The families of spread mode (queries resting on several pieces, :mod:`posir.controlled.spread`)."""
-        return {n: e for n, e in self.families().items() if e.controlled.mode == SPREAD}
+        return spread_families(self.config)
 
     def families_regex(self, spread: bool = False) -> str:
         """The families of one kind: one evidence unit moved (controlled tables), or several pieces (distance)."""
-        return names_regex(n for n, e in self.families().items() if (e.controlled.mode == SPREAD) == spread)
+        spreads = self.spread_families()
+        return names_regex(n for n in self.families() if (n in spreads) == spread)
 
     def variants_regex(self, spread: bool = False) -> str:
         spreads = self.spread_families()

@@ -12,12 +12,11 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.controlled.family import CONTROLLED_TABLE
-from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.languages import ONE_VS_MANY, Setting
 from posir.models.mteb_backend import public_model
 from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
 from posir.plan.base import Part, names_regex, scaled_mem_mb
-from posir.plan.controlled import natural_runs
+from posir.plan.controlled import natural_runs, spread_families
 from posir.plan.jobs import (
     ExposureCorpus,
     ExposureJob,
@@ -154,9 +153,7 @@ class EvaluationPlan(Part):
             if self.config.is_pipeline(e.model)
         ]
         for family in self.config.controlled_evaluations:
-            entry = self.config.benchmarks[family]
-            if isinstance(entry, ControlledBenchmark) and entry.controlled.mode != SPREAD:
-                beside += natural_runs(self.config, family)
+            beside += natural_runs(self.config, family)
         for comparison in self.config.translation_comparisons:
             beside += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(self.config, comparison)]
         groups: dict[tuple[str, bool], list[Evaluation]] = {}
@@ -448,9 +445,7 @@ class EvaluationPlan(Part):
         entry, once the config evaluates at least one pair somewhere (else nothing asks for the comparison). A spread
         family has none: its cells are no positions of one evidence span (its multi-vector entries' reading is each
         piece's share of the score, in its distance tables)."""
-        benchmarks = self.config.benchmarks.items()
-        spread = {n for n, e in benchmarks if isinstance(e, ControlledBenchmark) and e.controlled.mode == SPREAD}
-        families = set(self.config.controlled_evaluations) - spread
+        families = set(self.config.controlled_evaluations) - set(spread_families(self.config))
         names = sorted(
             {e.benchmark for e in self.config.evaluations if e.benchmark not in self.config.controlled_variants}
             | families
