@@ -23,13 +23,13 @@ from posir.controlled.pieces import CENTRE, DISTANCE_SERIES, POSITION_SERIES
 from posir.controlled.spec import ControlledParams
 from posir.controlled.spread import PiecesMismatch, plan_spread_family
 from posir.controlled.token_view import hf_token_offsets, pieces_view
-from posir.controlled.units import paragraph_units
 from posir.evidence import EVIDENCE, GROUPS, JOINED, SINGLE, read_evidence
 from posir.metrics.per_query import score_queries
 from posir.metrics.positions import length_buckets
 from posir.models.bm25_backend import bm25_search
 from posir.results.runs import read_trec_run, write_trec_run
 from posir.text import Span, qwen3_token_counter
+from posir.text_units import paragraph_units
 from tests.unit.test_retrieval import bm25_params
 
 N_BINS = 20

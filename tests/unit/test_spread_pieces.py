@@ -17,8 +17,8 @@ from posir.controlled.pieces import (
 )
 from posir.controlled.placement import TOO_FEW_UNITS, VariantRefused
 from posir.controlled.spec import SPREAD_KEYS, ControlledParams
-from posir.controlled.units import paragraph_units
 from posir.text import Span
+from posir.text_units import paragraph_units
 
 
 def document(n: int) -> str:

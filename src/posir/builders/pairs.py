@@ -35,11 +35,11 @@ from pydantic import ConfigDict, Field, Strict
 from posir.benchmark import BuiltBenchmark, Document, Drop, Position, Query, StageCount, stage_count
 from posir.builders import BenchmarkSpec
 from posir.builders.quality import GradingParams
-from posir.controlled.units import Units, paragraph_units
 from posir.evidence import FUSED, GROUP_FIELDS, GROUPS, JOINED, SINGLE, envelope, pieces_of
 from posir.metrics.positions import LengthBucket
 from posir.schema import Entry, Int, Language, PositiveInt, Str
 from posir.text import Span, remove_span
+from posir.text_units import Units, paragraph_units
 
 STAGE_GROUP = "group_questions"
 STAGE_FUSE = "fuse_questions"

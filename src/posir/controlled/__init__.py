@@ -5,8 +5,8 @@ natural data, where the evidence position comes with its query, its document
 and that document's length. Here one query is measured at several positions of
 *the same* text:
 
-* :mod:`posir.controlled.units` cuts a document into units (paragraphs at the
-  source's separator, otherwise sentences) that tile it exactly;
+* :mod:`posir.text_units` (shared with the evidence-pairs builder) cuts a document into units (paragraphs at
+  the source's separator, otherwise sentences) that tile it exactly;
 * :mod:`posir.controlled.placement` moves the unit holding the evidence to
   target positions (move mode) or inserts it into filler from other documents
   (insert mode, a needle in a natural haystack), and recomputes the span;

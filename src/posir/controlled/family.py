@@ -52,11 +52,11 @@ from posir.benchmark import (
 from posir.controlled.filler import Filler
 from posir.controlled.placement import Placement, placed_text
 from posir.controlled.spec import INSERT, ControlledParams, VariantKey
-from posir.controlled.units import Units
 from posir.evidence import EVIDENCE, GROUPS, by_query, check_pieces, read_evidence
 from posir.metrics.controlled import LENGTH_TARGET, NATURAL_LENGTH_BUCKET, POSITION_INDEX, ROUND, TARGET_POSITION
 from posir.metrics.positions import LengthBucket
 from posir.text import Span, TokenCounter
+from posir.text_units import Units
 
 STAGE_ROUND = "controlled_round"
 IN_ANOTHER_ROUND = "in_another_round"

@@ -38,8 +38,8 @@ import numpy as np
 
 from posir.benchmark import Document
 from posir.controlled.placement import VariantRefused, haystack
-from posir.controlled.units import Units
 from posir.text import TokenCounter, normalize_with_offsets
+from posir.text_units import Units
 
 if TYPE_CHECKING:  # the analyzer's regex and stemmer load only in the jobs that build filler
     from posir.models.bm25_backend import Bm25Analyzer

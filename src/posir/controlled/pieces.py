@@ -2,7 +2,7 @@
 
 A query resting on k pieces (:mod:`posir.evidence`) has them in k units (paragraphs) of its positive. The spread
 mode of a controlled family rearranges those units, every other unit keeping its order (and every gap its place,
-:meth:`posir.controlled.units.Units.arrange`), so that from cell to cell only where the pieces sit changes. With
+:meth:`posir.text_units.Units.arrange`), so that from cell to cell only where the pieces sit changes. With
 ``n`` other units, an arrangement is fixed by two numbers: ``before``, the other units in front of the first piece,
 and ``between``, the other units between the first piece and the last, shared as evenly as whole units allow by the
 k - 1 gaps (earlier gaps take the extra unit)::
@@ -44,9 +44,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from posir.controlled.placement import TOO_FEW_UNITS, VariantRefused, target_positions
-from posir.controlled.units import Units
 from posir.metrics.positions import relative_position
 from posir.text import Span
+from posir.text_units import Units
 
 CENTRE, START = "centre", "start"
 ANCHORS = (CENTRE, START)

@@ -13,7 +13,7 @@ of a query is a different document, and achieved positions rise with targets.
 * **insert**: a haystack of filler units (:mod:`posir.controlled.filler`) joined by
   one separator receives the evidence unit, the needle, in one of its slots.
 
-Both are the same operation on a :class:`posir.controlled.units.Units`: the
+Both are the same operation on a :class:`posir.text_units.Units`: the
 evidence unit is taken out and put back into another slot.
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from posir.controlled.units import Units
 from posir.metrics.positions import relative_position
 from posir.text import Span
+from posir.text_units import Units
 
 #: Drop reasons (the card and drops.tsv name them).
 EVIDENCE_CROSSES_UNITS = "evidence_crosses_units"

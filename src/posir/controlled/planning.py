@@ -23,9 +23,9 @@ from posir.controlled.filler import (
 from posir.controlled.placement import VariantRefused, evidence_unit, plan_placements
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
 from posir.controlled.spec import INSERT, MOVE, ControlledParams
-from posir.controlled.units import AUTO, PARAGRAPH, SENTENCE, Units, split_units
 from posir.metrics.positions import LengthBucket
 from posir.text import Span, TokenCounter
+from posir.text_units import AUTO, PARAGRAPH, SENTENCE, Units, split_units
 
 STAGE_UNITS = "controlled_units"
 #: Insert mode: the query's evidence unit is filler that a query already in its round cannot do without.

@@ -29,7 +29,6 @@ from posir.controlled.pieces import Arrangement, Cell, plan_arrangements
 from posir.controlled.placement import VariantRefused
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
 from posir.controlled.spec import ControlledParams, VariantKey
-from posir.controlled.units import Units, split_units
 from posir.evidence import SEVERAL, SINGLE, envelope, pieces_of
 from posir.metrics.controlled import NATURAL_LENGTH_BUCKET, ROUND, TARGET_POSITION
 from posir.metrics.distance import (
@@ -45,6 +44,7 @@ from posir.metrics.distance import (
 )
 from posir.metrics.positions import LengthBucket
 from posir.text import Span, TokenCounter
+from posir.text_units import Units, split_units
 
 STAGE_PIECES = "spread_pieces"
 STAGE_GROUPS = "spread_groups"

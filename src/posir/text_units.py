@@ -1,7 +1,9 @@
 """A document as a sequence of units (paragraphs or sentences) that tile it exactly.
 
-Controlled variants move or insert whole units, never parts of one, so a unit
-is the smallest piece of text that keeps its meaning on its own, and the
+Controlled variants (:mod:`posir.controlled`) move or insert whole units, never
+parts of one, and the evidence-pairs builder (:mod:`posir.builders.pairs`) joins
+questions whose evidence lies in different units. So a unit is the smallest
+piece of text that keeps its meaning on its own, and the
 evidence span (PosIR section 3.2: a character span of the positive) must lie
 inside one unit to be moved with it. Where the
 source joins paragraphs with a known separator (our SQuAD-format builders,

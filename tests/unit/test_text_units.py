@@ -21,7 +21,9 @@ from posir.controlled.placement import (
     plan_placements,
     target_positions,
 )
-from posir.controlled.units import (
+from posir.metrics.positions import relative_position
+from posir.text import Span
+from posir.text_units import (
     PARAGRAPH,
     SENTENCE,
     Units,
@@ -30,8 +32,6 @@ from posir.controlled.units import (
     sentence_units,
     split_units,
 )
-from posir.metrics.positions import relative_position
-from posir.text import Span
 
 XQUAD_LANGUAGES = {"en": "eng", "es": "spa", "zh": "zho", "ar": "ara"}
 # Sentence-final marks of each script; a splitter should find about one sentence per mark.
