@@ -65,6 +65,10 @@ class RunAnalysis:
         return f"{self.benchmark}/{self.part}"
 
 
+def _in_parts(runs: list[Evaluation]) -> list[list[Evaluation]]:
+    return [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
+
+
 class EvaluationPlan(Part):
     """What each run, benchmark and setting is scored and summarised by."""
 
@@ -170,10 +174,8 @@ class EvaluationPlan(Part):
             while prefix in prefixes.values():
                 prefix += "_"
             prefixes[benchmark] = prefix
-            runs = groups.get((benchmark, False), [])
-            parts = [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
-            runs = groups.get((benchmark, True), [])
-            parts += [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
+            # the evaluations' parts first, then those of the runs read beside them
+            parts = _in_parts(groups.get((benchmark, False), [])) + _in_parts(groups.get((benchmark, True), []))
             for number, part in enumerate(parts, 1):
                 analyses[f"{prefix}_{number}"] = RunAnalysis(benchmark, number, tuple(part))
         return analyses

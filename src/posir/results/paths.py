@@ -16,7 +16,6 @@ from posir import benchmark as fmt
 
 #: A run's aggregate files, by suffix: those its own job writes (retrieve, score_run: :data:`SCORED`, beside its
 #: per-query scores) and those its benchmark's analysis job writes (:data:`ANALYSED`, beside its position figure).
-AGGREGATES = ("bins", "summary", "bootstrap", "bootstrap_bins", "trend")
 SCORED = ("bins", "bootstrap", "bootstrap_bins")
 #: output name of the analysis rule -> suffix
 ANALYSED = {"summaries": "summary", "trends": "trend"}
