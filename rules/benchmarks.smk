@@ -28,6 +28,56 @@ rule build_benchmark:
         "../scripts/build_benchmark.py"
 
 
+rule build_paragraph_benchmark:
+    input:
+        unpack(BENCHMARKS.sources_of),
+    output:
+        **PATHS.benchmark_outputs("{benchmark}"),
+    log:
+        PATHS.log("build_paragraph_benchmark", "{benchmark}"),
+    benchmark:
+        PATHS.timing("build_paragraph_benchmark", "{benchmark}")
+    wildcard_constraints:
+        benchmark=PLAN.benchmarks_built_by(PARAGRAPHS.name),
+    priority: TEXTS_PRIORITY
+    conda:
+        "../envs/benchmarks.yaml"
+    threads: 1
+    # Peak RSS measured: 190 MB from SQuAD v1.1 dev (4.9 MB of JSON); grows with the source files.
+    resources:
+        mem_mb=input_scaled_mem_mb(100, 15),
+        runtime=30,
+    params:
+        job=job(BENCHMARKS.build),
+    script:
+        "../scripts/build_paragraph_benchmark.py"
+
+
+rule import_posq_benchmark:
+    input:
+        unpack(BENCHMARKS.sources_of),
+    output:
+        **PATHS.benchmark_outputs("{benchmark}"),
+    log:
+        PATHS.log("import_posq_benchmark", "{benchmark}"),
+    benchmark:
+        PATHS.timing("import_posq_benchmark", "{benchmark}")
+    wildcard_constraints:
+        benchmark=PLAN.benchmarks_built_by(POSQ_IMPORT.name),
+    priority: TEXTS_PRIORITY
+    conda:
+        "../envs/benchmarks.yaml"
+    threads: 1
+    # The rows are read whole (FineWeb-PosQ's 13,902 passages: about 100 MB of text).
+    resources:
+        mem_mb=input_scaled_mem_mb(500, 10),
+        runtime=60,
+    params:
+        job=job(BENCHMARKS.posq_import),
+    script:
+        "../scripts/import_posq_benchmark.py"
+
+
 rule build_cross_lingual_variant:
     input:
         unpack(BENCHMARKS.cross_lingual_inputs),

@@ -11,7 +11,16 @@ from posir import benchmark as fmt
 from posir.atomic_files import EARLIER_NAMES, sweep
 from posir.cache_store import MODE_VARIABLE as CACHE_MODE_VARIABLE
 from posir.cache_shards import fold_all as fold_cache_shards
-from posir.builders import CROSS_LINGUAL, GENERATION, PARALLEL, POSIR_IMPORT, SQUAD, TRANSLATION
+from posir.builders import (
+    CROSS_LINGUAL,
+    GENERATION,
+    PARAGRAPHS,
+    PARALLEL,
+    POSIR_IMPORT,
+    POSQ_IMPORT,
+    SQUAD,
+    TRANSLATION,
+)
 from posir.plan import Plan, input_scaled_mem_mb
 from posir.results.paths import BENCHMARK_FOLDER
 from posir.scheduling import LONG_ANALYSIS_PRIORITY, TEXTS_PRIORITY

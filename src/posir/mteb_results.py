@@ -6,7 +6,9 @@ MTEB's leaderboards and ``mteb.ResultCache`` read ``<cache>/results/<model>/<rev
 with MTEB's own retrieval keys (``main_score`` = ``ndcg_at_10``, the mean over queries as MTEB computes it;
 ``recall_at_100``, ``mrr_at_10``) and the position-bias numbers of PosIR (section 4: nDCG@10 as the mean of the
 non-empty position-bin means, per length bucket; PSI = 1 - min/max of the bin means; bootstrap intervals) under the
-one extra key ``posir_position_bias``. Per-query scores stay in ``results/scores/`` (the key names the file).
+one extra key ``posir_position_bias`` (with, for a benchmark grouped otherwise than by relative bins, its
+``position_groups``: the run's numbers of Zeng et al.'s Table 1). Per-query scores stay in ``results/scores/`` (the
+key names the file).
 
 The files are written through mteb's own ``TaskResult`` and ``ModelMeta``, so that what we write is what its loader
 reads.
@@ -30,12 +32,16 @@ from posir.metrics.columns import (
     CI_HIGH,
     CI_LOW,
     CONFIDENCE,
+    GROUP,
     N_QUERIES,
     POSITION_BIN,
     suffixed,
 )
+from posir.metrics.group_scores import QUERIES_LEFT_OUT, TREND_P, TREND_TAU, group_scores
+from posir.metrics.groupings import Grouping
 from posir.metrics.measure import RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
+from posir.metrics.params import MetricParams
 from posir.models.mteb_backend import SPLIT
 from posir.results.io import read_result_tsv
 from posir.results.paths import MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
@@ -138,20 +144,51 @@ def position_bias(
     }
 
 
+def position_groups(per_query: pd.DataFrame, grouping: Grouping, metrics: MetricParams) -> dict[str, Any]:
+    """The run's scores by the benchmark's position groups (posir.metrics.group_scores) as MTEB's JSON holds them:
+    the grouping, each group's query count, nDCG@10 and interval, PSI over the groups with its interval, the trend."""
+    scores = group_scores(per_query, grouping, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap)
+    run = scores.run
+    return {
+        "grouping": grouping.model_dump(mode="json"),
+        "description": grouping.describe(metrics.n_bins),
+        "groups": [
+            {
+                GROUP: str(row[GROUP]),
+                N_QUERIES: int(row[N_QUERIES]),
+                POSITION_MEASURE.mteb_key: _number(row[NDCG]),
+                f"{POSITION_MEASURE.mteb_key}_ci": [
+                    _number(row[suffixed(NDCG, CI_LOW)]),
+                    _number(row[suffixed(NDCG, CI_HIGH)]),
+                ],
+            }
+            for _, row in scores.groups.iterrows()
+        ],
+        PSI: _number(run[PSI]),
+        f"{PSI}_ci": [_number(run[suffixed(PSI, CI_LOW)]), _number(run[suffixed(PSI, CI_HIGH)])],
+        **{key: _number(run[key]) for key in (TREND_TAU, TREND_P)},
+        QUERIES_LEFT_OUT: run[QUERIES_LEFT_OUT],
+    }
+
+
 def subset_scores(
-    setting: str, files: RunFiles, per_query_name: str, measures: Sequence[RankingMeasure] = PER_QUERY
+    setting: str,
+    files: RunFiles,
+    per_query_name: str,
+    measures: Sequence[RankingMeasure] = PER_QUERY,
+    groups: tuple[Grouping, MetricParams] | None = None,
 ) -> dict[str, Any]:
     """One setting's entry of a TaskResult: MTEB's retrieval keys (the mean of each per-query measure, the position
-    measure's as its main score) and ``posir_position_bias``."""
+    measure's as its main score) and ``posir_position_bias``, with the benchmark's position groups where ``groups``
+    gives them (a grouping other than PosIR's relative bins)."""
     per_query = read_result_tsv(files.scores)
     summary = read_result_tsv(files.summary).set_index(BUCKET)
     bootstrap = read_result_tsv(files.bootstrap).set_index(BUCKET)
     means = {measure.mteb_key: measure.aggregate(per_query[measure.column]) for measure in measures}
-    return {
-        "main_score": means[POSITION_MEASURE.mteb_key],
-        **means,
-        POSIR_KEY: position_bias(summary, read_result_tsv(files.bins), bootstrap, per_query_name),
-    }
+    bias = position_bias(summary, read_result_tsv(files.bins), bootstrap, per_query_name)
+    if groups is not None:
+        bias["position_groups"] = position_groups(per_query, *groups)
+    return {"main_score": means[POSITION_MEASURE.mteb_key], **means, POSIR_KEY: bias}
 
 
 def task_result(
@@ -160,6 +197,7 @@ def task_result(
     per_query_names: Mapping[str, str],
     revision: str,
     measures: Sequence[RankingMeasure] = PER_QUERY,
+    groups: tuple[Grouping, MetricParams] | None = None,
 ):
     """The ``mteb.TaskResult`` of one model on one benchmark: a subset per setting of ``runs``."""
     from importlib.metadata import version
@@ -168,7 +206,7 @@ def task_result(
 
     scores = []
     for setting, files in sorted(runs.items()):
-        entry = subset_scores(setting, files, per_query_names[setting], measures)
+        entry = subset_scores(setting, files, per_query_names[setting], measures, groups)
         scores.append({**entry, "hf_subset": setting, "languages": setting_languages(setting)})
     return TaskResult(
         dataset_revision=revision,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +32,13 @@ from posir import benchmark as fmt
 from posir.languages import ONE_VS_MANY, Setting
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import bootstrap_summary
-from posir.metrics.columns import BUCKET, LENGTH_BUCKET, POSITION_BIN, QID
+from posir.metrics.columns import BUCKET, POSITION_BIN, QID
+from posir.metrics.groupings import Grouping, RelativeBins
 from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import MetricParams, TableParams
 from posir.metrics.per_query import trec_eval_order
 from posir.models.mteb_backend import SPLIT, retrieval_metadata
-from posir.mteb_results import POSIR_KEY, cards_revision, mteb_language, position_bias, task_name
+from posir.mteb_results import POSIR_KEY, cards_revision, mteb_language, position_bias, position_groups, task_name
 from posir.results.paths import MTEB_NO_REVISION
 from posir.results.runs import read_trec_run
 
@@ -84,9 +85,12 @@ def _task_class() -> type:
     class PositionAwareRetrieval(AbsTaskRetrieval):  # type: ignore[misc]
         """A benchmark of ours as an MTEB retrieval task; see the module docstring."""
 
-        def __init__(self, subsets: Mapping[str, SubsetFiles], params: TableParams | MetricParams) -> None:
+        def __init__(
+            self, subsets: Mapping[str, SubsetFiles], params: TableParams | MetricParams, grouping: Grouping | None
+        ) -> None:
             self.subsets = dict(subsets)
             self.params = params
+            self.grouping = grouping
             #: MTEB's per-query nDCG@10 of the last evaluation, by subset and query id
             self.per_query_ndcg: dict[str, dict[str, float]] = {}
             super().__init__()
@@ -126,7 +130,7 @@ def _task_class() -> type:
             per_query = {qid: float(measures[MTEB_NDCG_AT_10]) for qid, measures in scores.items()}
             self.per_query_ndcg[hf_subset] = per_query
             positions = fmt.read_positions(self.subsets[hf_subset].queries / fmt.POSITIONS)
-            return {POSIR_KEY: position_breakdown(per_query, positions, self.params)}
+            return {POSIR_KEY: position_breakdown(per_query, positions, self.params, self.grouping)}
 
     return PositionAwareRetrieval
 
@@ -171,30 +175,33 @@ def run_search(name: str, runs: Mapping[str, Path | str]) -> Any:
 
 
 def position_breakdown(
-    per_query: Mapping[str, float], positions: Sequence[Any], params: TableParams | MetricParams
+    per_query: Mapping[str, float],
+    positions: Sequence[Any],
+    params: TableParams | MetricParams,
+    grouping: Grouping | None = None,
 ) -> dict[str, Any]:
     """PosIR's numbers from per-query nDCG@10, as the workflow's own export writes them (posir.mteb_results
     .position_bias): per bucket the bin-mean nDCG@10, the query mean and PSI, with their bootstrap intervals when the
     params have a bootstrap, and the bins of all queries (posir.metrics.aggregate and .bootstrap, the code of our own
-    aggregates)."""
+    aggregates); with ``grouping`` (a benchmark grouped otherwise than by relative bins) its ``position_groups``
+    (posir.mteb_results.position_groups). Queries without an evidence span are in no bin."""
     metric = POSITION_MEASURE.column
-    frame = pd.DataFrame(
-        {
-            QID: [p.qid for p in positions],
-            POSITION_BIN: [p.position_bin for p in positions],
-            LENGTH_BUCKET: [p.length_bucket for p in positions],
-        }
-    )
+    frame = pd.DataFrame([asdict(p) for p in positions], columns=[f.name for f in fields(fmt.Position)])
     frame = frame[frame[QID].isin(per_query)].assign(**{metric: lambda f: f[QID].map(per_query)})
-    bins = aggregate.bin_table(frame, params.bucket_names, params.n_bins)
-    summary = aggregate.summarize(frame, bins, params.min_bin_queries).set_index(BUCKET)
+    spanned = frame[frame[POSITION_BIN].notna()].astype({POSITION_BIN: "int64"})
+    bins = aggregate.bin_table(spanned, params.bucket_names, params.n_bins)
+    summary = aggregate.summarize(spanned, bins, params.min_bin_queries).set_index(BUCKET)
     intervals = None
     if isinstance(params, MetricParams):
         intervals, _ = bootstrap_summary(
-            frame, params.bucket_names, params.n_bins, params.min_bin_queries, params.bootstrap
+            spanned, params.bucket_names, params.n_bins, params.min_bin_queries, params.bootstrap
         )
         intervals = intervals.set_index(BUCKET)
-    return position_bias(summary, bins, intervals, None)
+    breakdown = position_bias(summary, bins, intervals, None)
+    if grouping is not None:
+        metrics = params if isinstance(params, MetricParams) else MetricParams(**params.model_dump())
+        breakdown["position_groups"] = position_groups(frame, grouping, metrics)
+    return breakdown
 
 
 def benchmark_task(
@@ -202,8 +209,10 @@ def benchmark_task(
     name: str,
     licences: Sequence[str] = (),
     params: TableParams | MetricParams | None = None,
+    grouping: Grouping | None = None,
 ) -> Any:
-    """The MTEB task of a benchmark whose settings (``hf_subset`` -> directories) are ``subsets``."""
+    """The MTEB task of a benchmark whose settings (``hf_subset`` -> directories) are ``subsets``; with ``grouping``
+    (one other than PosIR's relative bins) its scores hold the position groups too."""
     if not subsets:
         raise ValueError(f"benchmark '{name}': no settings to make an MTEB task of")
     card_files = [_required(f / fmt.CARD) for files in subsets.values() for f in (files.queries, *files.corpus)]
@@ -220,7 +229,7 @@ def benchmark_task(
         annotations_creators="derived",
     )
     task_type = type(f"PositionAwareRetrieval[{name}]", (_task_class(),), {"metadata": metadata})
-    return task_type(subsets, params or MetricParams())
+    return task_type(subsets, params or MetricParams(), grouping)
 
 
 def workflow_task(
@@ -253,7 +262,9 @@ def workflow_task(
         root = Path(results) / "benchmarks"
         subsets[text] = SubsetFiles(root / query, tuple(root / variant for variant in corpus))
     licences = _source_licences(config, subsets.values())
-    return benchmark_task(subsets, benchmark, licences, config.metrics)
+    positions = config.benchmarks[benchmark].positions if benchmark in config.benchmarks else None
+    grouping = None if positions is None or isinstance(positions, RelativeBins) else positions
+    return benchmark_task(subsets, benchmark, licences, config.metrics, grouping)
 
 
 def _source_licences(config: Any, subsets: Any) -> list[str]:

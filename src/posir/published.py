@@ -17,6 +17,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
@@ -195,3 +196,64 @@ def published_summaries(name: str, entry: Mapping[str, Any], path: Path, buckets
         if actual != str(expected).lower():
             raise PublishedError(f"published.{name}: {path} has sha256 {actual}, the config expects {expected}")
     return read_published(Path(path), buckets, entry.format)
+
+
+# --- published position-group rows (Zeng et al.'s Table 1), beside a benchmark's position-group table ---------------
+
+#: Published position-group tables shipped with the package (``posir/data/<name>.tsv``), named in a benchmark's
+#: ``published_rows``; any other name is a TSV file of the same layout.
+BUNDLED_GROUP_TABLES = Path(__file__).parent / "data"
+#: A group table's columns: one row per (dataset, model, group), nDCG@10 x 100 and PSI as printed.
+GROUP_TABLE_COLUMNS = ("dataset", "model", "group", "ndcg@10_x100", "psi")
+
+
+@dataclass(frozen=True)
+class PublishedGroups:
+    """One dataset of a published position-group table: its rows (model, group, nDCG@10 as a fraction, PSI, and the
+    retriever and query set where the file says), the source the file names and the label rows carry."""
+
+    source: str
+    label: str
+    rows: tuple[dict[str, Any], ...]
+
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(row["group"] for row in self.rows))
+
+
+def group_table_path(name: str) -> Path:
+    """A ``published_rows`` key: a bundled table's name (``zeng2025-table1``) or a TSV file's path."""
+    bundled = BUNDLED_GROUP_TABLES / f"{name}.tsv"
+    return bundled if bundled.is_file() else Path(name)
+
+
+def read_group_table(path: Path, dataset: str) -> PublishedGroups:
+    """The rows of ``dataset`` in a published position-group table. The file names its source in a ``# source:``
+    line (and a short ``# label:``); nDCG@10 is stored x 100 as printed and read back as a fraction."""
+    import csv
+
+    path = Path(path)
+    if not path.is_file():
+        known = sorted(p.stem for p in BUNDLED_GROUP_TABLES.glob("*.tsv"))
+        raise PublishedError(f"{path}: no such file; name a bundled table ({', '.join(known)}) or a TSV file")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = {k.strip(): v.strip() for k, _, v in (line[1:].partition(":") for line in lines if line.startswith("#"))}
+    if not header.get("source"):
+        raise PublishedError(f"{path}: no '# source:' line; published numbers must name where they were printed")
+    reader = csv.DictReader([line for line in lines if not line.startswith("#")], delimiter="\t")
+    missing = [c for c in GROUP_TABLE_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise PublishedError(f"{path}: columns {missing} missing (has {reader.fieldnames})")
+    rows, datasets = [], set()
+    for row in reader:
+        datasets.add(row["dataset"])
+        if row["dataset"] != dataset:
+            continue
+        where = f"{path}, row of {row['model']}, {row['group']}"
+        try:
+            ndcg, psi = float(row["ndcg@10_x100"]) / 100.0, float(row["psi"])
+        except ValueError as error:
+            raise PublishedError(f"{where}: {error}; nDCG@10 x 100 and PSI must be numbers") from error
+        rows.append({**row, NDCG_10.column: _number(ndcg, where), PSI_COLUMN: _number(psi, where)})
+    if not rows:
+        raise PublishedError(f"{path}: no rows of dataset '{dataset}' (it has {sorted(datasets)})")
+    return PublishedGroups(header["source"], header.get("label") or header["source"], tuple(rows))

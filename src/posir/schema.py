@@ -251,7 +251,11 @@ def _descend(annotation: Any, part: Any, node: Any) -> Any:
         return typing.get_args(annotation)[0]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         field = _field_named(annotation, part)
-        return field.annotation if field is not None else annotation  # a union tag inside a chosen model: stay
+        if field is None:
+            return annotation  # a union tag inside a chosen model: stay
+        if field.discriminator is not None:  # a tagged union with a default keeps its tag in the field, not the type
+            return Annotated[field.annotation, Field(discriminator=field.discriminator)]
+        return field.annotation
     return None
 
 
@@ -276,7 +280,7 @@ def _unwrap(annotation: Any) -> Any:
 def _tag_of(model: type[BaseModel]) -> Any:
     import typing
 
-    for key in ("backend", "builder"):
+    for key in ("backend", "builder", "by"):
         field = model.model_fields.get(key)
         if field is not None and typing.get_origin(field.annotation) is typing.Literal:
             values = typing.get_args(field.annotation)

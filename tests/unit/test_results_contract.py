@@ -208,7 +208,7 @@ ORDINARY_WORDS = {
     "variant", "run", "bins", "summary", "bootstrap", "bootstrap_bins", "trend", "per_query", "settings", "mean",
     "reference", "test", "contrast", "false_negatives", "sample", "note", "length", "psi", "table", "share", "column",
     "row", "round", "interval", "difference", "segment", "alpha", "direction", "measure", "group", "attribute",
-    "cutoff", "rho", "std", "provenance",
+    "cutoff", "rho", "std", "provenance", "beginning", "middle", "end",
 }  # fmt: skip
 
 

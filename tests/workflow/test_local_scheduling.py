@@ -48,7 +48,7 @@ def test_the_default_plan_starts_encodings_first_and_windowed_corpora_before_the
     encodes = [p for rule, _, p in jobs if rule in encoding]
     texts_first = {"fetch_source", "build_benchmark", "build_parallel_variant", "build_cross_lingual_variant"}
     texts_first |= {"build_text_collection", "translate_benchmark", "build_controlled_variant", "build_evidence_pairs"}
-    texts_first |= {"build_spread_variant"}
+    texts_first |= {"build_spread_variant", "build_paragraph_benchmark"}
     assert len(encodes) > 100 and min(encodes) == 1
     # What makes texts comes before any encoding: Snakemake does not raise a job's inputs to its priority.
     assert {p for rule, _, p in jobs if rule in texts_first} == {TEXTS_PRIORITY}

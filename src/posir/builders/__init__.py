@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from pydantic import Field
+
+from posir.metrics.groupings import PositionGrouping, RelativeBins
 from posir.schema import Entry, Int, NamedEntry, PositiveInt, Str
 
 
@@ -23,6 +26,7 @@ class Builder:
     rule: str  # the rule that writes its benchmark (or each language variant)
     per_language: bool = False  # one variant <name>-<lang> per language, not one benchmark
     query_only: bool = False  # its variants hold queries only: the corpus is ``corpus_from``'s
+    spanless: bool = False  # its queries' positions are group labels, without evidence spans
     summary: str = ""
 
 
@@ -70,9 +74,32 @@ PAIRS = Builder(
     "build_evidence_pairs",
     summary="queries resting on several paragraphs: questions of one document joined, each also kept alone",
 )
+PARAGRAPHS = Builder(
+    "squad_paragraphs",
+    "build_paragraph_benchmark",
+    summary="every distinct SQuAD paragraph a document, every answerable question a query (Zeng et al.'s SQuAD-PosQ)",
+)
+POSQ_IMPORT = Builder(
+    "posq_import",
+    "import_posq_benchmark",
+    spanless=True,
+    summary="FineWeb-PosQ's published rows: queries whose position is a group label (Zeng et al. 3.2)",
+)
 
 BUILDERS: dict[str, Builder] = {
-    b.name: b for b in (SQUAD, CROSS_LINGUAL, PARALLEL, GENERATION, POSIR_IMPORT, TRANSLATION, CONTROLLED, PAIRS)
+    b.name: b
+    for b in (
+        SQUAD,
+        CROSS_LINGUAL,
+        PARALLEL,
+        GENERATION,
+        POSIR_IMPORT,
+        TRANSLATION,
+        CONTROLLED,
+        PAIRS,
+        PARAGRAPHS,
+        POSQ_IMPORT,
+    )
 }
 
 
@@ -94,6 +121,14 @@ class BenchmarkSpec(NamedEntry):
     provenance: Str | None = None
     """how the texts were made (e.g. machine-translated); copied into the dataset card"""
     notes: tuple[Str, ...] = ()
+    # Read by the position-group tables, never by a build: kept out of the build's params (exclude), so changing
+    # them rebuilds no benchmark.
+    positions: PositionGrouping = Field(default_factory=RelativeBins, exclude=True)
+    """how the position-group table groups the queries (posir.metrics.groupings): relative_bins (PosIR, the default),
+    start_offset (edges, closed), thirds, or label (the source's own groups)"""
+    published_rows: dict[Str, Str] = Field(default_factory=dict, exclude=True)
+    """published rows shown beside ours in the position-group table: a bundled table (zeng2025-table1) or a TSV file
+    -> the dataset of it whose groups are this benchmark's (SQuAD-PosQ)"""
 
     @property
     def kind(self) -> Builder:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from posir.benchmark import Document, Drop, StageCount, stage_count
+from posir.benchmark import CARD, CORPUS, DROPS, Document, Drop, StageCount, stage_count, write_drops
+from posir.records import write_json, write_jsonl
 from posir.schema import Entry, Int, PositiveInt, Str
 
 STAGE_SENTENCES = "select_sentences"
@@ -90,3 +92,29 @@ def select_sentences(
         kept = [s for i, s in enumerate(kept) if i in chosen]
     documents = [Document(f"{prefix}{i:06d}", text) for i, text in enumerate(kept)]
     return documents, drops, stage_count(STAGE_SENTENCES, "sentences", len(candidates), drops)
+
+
+def finish_collection(
+    name: str,
+    documents: Sequence[Document],
+    drops: Sequence[Drop],
+    stages: Sequence[StageCount],
+    origin: str,
+    parameters: Mapping[str, Any],
+    out_dir: Path,
+) -> dict[str, Any]:
+    """A text collection (not a benchmark: texts only, e.g. for a renormalization mean) with its drops and card."""
+    card = {
+        "name": name,
+        "builder": "text_collection",
+        "origin": origin,
+        "parameters": dict(parameters),
+        "counts": {"texts": len(documents)},
+        "stages": [vars(s) for s in stages],
+        "use": "estimating mean embeddings for renormalization; disjoint from every evaluated benchmark",
+    }
+    out = Path(out_dir)
+    write_jsonl(out / CORPUS, ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in documents))
+    write_drops(out / DROPS, drops)
+    write_json(out / CARD, card)
+    return card

@@ -13,7 +13,9 @@ from functools import singledispatch
 from posir.builders import SQUAD, BenchmarkSpec
 from posir.builders.generation import GenerationBenchmark
 from posir.builders.pairs import EvidencePairsBenchmark
+from posir.builders.paragraphs import SquadParagraphsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.posq_import import PosqImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.xquad import CrossLingualBenchmark, MultilingualBenchmark
 from posir.config.sections import ConfigSections
@@ -30,19 +32,40 @@ def check_benchmark(entry: BenchmarkSpec, name: str, config: ConfigSections) -> 
     points at (an entry class without a registration points at nothing)."""
 
 
-def _check_sources(sources: Mapping[str, str], where: str, config: ConfigSections) -> None:
-    for role, source in sources.items():
-        if source not in config.sources:
-            raise KeyProblem(f"{where}.sources.{role}", f"source '{source}' is not defined under 'sources'")
+def _check_sources(sources: Mapping[str, str | tuple[str, ...]], where: str, config: ConfigSections) -> None:
+    for role, names in sources.items():
+        for source in [names] if isinstance(names, str) else names:
+            if source not in config.sources:
+                raise KeyProblem(f"{where}.sources.{role}", f"source '{source}' is not defined under 'sources'")
+
+
+def _has_spans(source: BenchmarkSpec, key: str, what: str) -> None:
+    """``what`` moves, joins or translates evidence spans: refuse a benchmark whose queries have none."""
+    if source.kind.spanless:
+        raise KeyProblem(
+            key,
+            f"'{source.name}' ({source.builder}) gives each query a position group, not an evidence span, and {what} "
+            f"needs spans",
+            "name a benchmark whose queries have spans",
+        )
+
+
+def _check_role(entry: BenchmarkSpec, role: str, name: str, what: str) -> None:
+    if role not in entry.sources:  # type: ignore[attr-defined]
+        raise KeyProblem(f"benchmarks.{name}.sources", f"no '{role}' source", f"name {what} under the role '{role}'")
 
 
 @check_benchmark.register(SquadBenchmark)
-def _check_squad(entry: SquadBenchmark, name: str, config: ConfigSections) -> None:
+@check_benchmark.register(SquadParagraphsBenchmark)
+def _check_squad(entry: SquadBenchmark | SquadParagraphsBenchmark, name: str, config: ConfigSections) -> None:
     _check_sources(entry.sources, f"benchmarks.{name}", config)
-    if "squad" not in entry.sources:
-        raise KeyProblem(
-            f"benchmarks.{name}.sources", "no 'squad' source", "name the SQuAD-format file under the role 'squad'"
-        )
+    _check_role(entry, "squad", name, "the SQuAD-format file(s)")
+
+
+@check_benchmark.register(PosqImportBenchmark)
+def _check_posq(entry: PosqImportBenchmark, name: str, config: ConfigSections) -> None:
+    _check_sources(entry.sources, f"benchmarks.{name}", config)
+    _check_role(entry, "posq", name, "FineWeb-PosQ's rows file (JSON lines or Parquet)")
 
 
 @check_benchmark.register(MultilingualBenchmark)
@@ -123,6 +146,7 @@ def _check_translation(entry: TranslationEntry, name: str, config: ConfigSection
             f"'{entry.source_benchmark}' ({source.builder}) holds queries only, its documents are another benchmark's",
             "translate that benchmark instead, or a benchmark with its own corpus",
         )
+    _has_spans(source, f"{where}.from", "translation (which carries each span into the translated text)")
     languages = config.topology.query_languages(entry.source_benchmark)
     if entry.source_language not in languages:
         raise KeyProblem(
@@ -176,6 +200,7 @@ def _check_controlled(entry: ControlledBenchmark, name: str, config: ConfigSecti
             f"{where}.from",
             f"'{entry.source_benchmark}' searches another benchmark's documents; vary the benchmark that has them",
         )
+    _has_spans(source, f"{where}.from", "a controlled family")
     languages = config.topology.query_languages(entry.source_benchmark)
     if entry.source_language not in languages:
         raise KeyProblem(
@@ -210,6 +235,7 @@ def _check_pairs(entry: EvidencePairsBenchmark, name: str, config: ConfigSection
             f"'{entry.source_benchmark}' searches another benchmark's documents; group the questions of a "
             f"benchmark that has its own",
         )
+    _has_spans(source, f"{where}.from", "joining questions by their evidence")
     languages = config.topology.query_languages(entry.source_benchmark)
     if entry.source_language not in languages:
         raise KeyProblem(

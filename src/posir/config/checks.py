@@ -36,6 +36,7 @@ def check_references(config: ConfigSections) -> None:
     _check_paper(config)
     _check_analyses(config)
     _check_exposure(config)
+    _check_position_groups(config)
 
 
 @singledispatch
@@ -252,6 +253,9 @@ def _check_analyses(config: ConfigSections) -> None:
             where = f"analyses.{analysis}.runs.{benchmark}"
             if benchmark not in evaluated:
                 raise KeyProblem(where, f"not a benchmark the evaluation blocks read; one of {sorted(evaluated)}")
+            entry = config.benchmarks.get(benchmark)
+            if analysis == "saliency" and entry is not None and entry.kind.spanless:
+                raise KeyProblem(where, f"'{benchmark}' has no evidence spans; saliency reads the evidence's tokens")
             for model in models:
                 spec = config.models.get(model)
                 if spec is None:
@@ -280,3 +284,30 @@ def _check_exposure(config: ConfigSections) -> None:
         for pair in entry.compare:
             if pair[0] == pair[1]:
                 raise KeyProblem(f"{key}.compare", f"{list(pair)}: a model compared with itself", "name two models")
+
+
+def _check_position_groups(config: ConfigSections) -> None:
+    """A controlled family groups by its own cells; published rows shown beside a benchmark's groups exist and share
+    them (posir.published.read_group_table)."""
+    from posir.controlled.spec import ControlledBenchmark
+    from posir.metrics.groupings import RelativeBins
+    from posir.published import PublishedError, group_table_path, read_group_table
+
+    groups_of = config.metrics.position_bins
+    for name, entry in config.benchmarks.items():
+        key = f"benchmarks.{name}"
+        if isinstance(entry, ControlledBenchmark) and not isinstance(entry.positions, RelativeBins):
+            raise KeyProblem(f"{key}.positions", "a controlled family's positions are its cells", "remove 'positions'")
+        names = entry.positions.names(groups_of)
+        for table, dataset in entry.published_rows.items():
+            where = f"{key}.published_rows.{table}"
+            try:
+                published = read_group_table(group_table_path(table), dataset)
+            except PublishedError as error:
+                raise KeyProblem(where, str(error)) from None
+            if published.groups() != list(names):
+                raise KeyProblem(
+                    where,
+                    f"'{dataset}' has groups {published.groups()}, the benchmark's positions give {list(names)}",
+                    "set positions to the grouping the published rows use",
+                )

@@ -18,7 +18,9 @@ from pydantic import Field, model_validator
 from posir.analyses.params import AnalysesSection
 from posir.builders.generation import GenerationBenchmark
 from posir.builders.pairs import EvidencePairsBenchmark
+from posir.builders.paragraphs import SquadParagraphsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.posq_import import PosqImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
@@ -46,6 +48,8 @@ BenchmarkEntry = Annotated[
         TranslationEntry,
         ControlledBenchmark,
         EvidencePairsBenchmark,
+        SquadParagraphsBenchmark,
+        PosqImportBenchmark,
     ],
     Field(discriminator="builder"),
 ]

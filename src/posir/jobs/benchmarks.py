@@ -8,7 +8,9 @@ from typing import Any
 from pydantic import Field
 
 from posir.builders.generation import GenerationBenchmark
+from posir.builders.paragraphs import SquadParagraphsBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.posq_import import PosqImportBenchmark
 from posir.builders.squad import SquadBenchmark
 from posir.builders.text_collections import CollectionParams
 from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
@@ -30,7 +32,7 @@ class FetchJob(Job):
 class BuildJob(Job):
     """A benchmark built from checksummed sources (SQuAD-format files, XQuAD variants)."""
 
-    entry: SquadBenchmark | CrossLingualBenchmark | ParallelBenchmark
+    entry: SquadBenchmark | SquadParagraphsBenchmark | CrossLingualBenchmark | ParallelBenchmark
     metrics: PositionParams
 
 
@@ -54,6 +56,15 @@ class GenerationJob(Job):
 
 class ImportJob(Job):
     entry: PosIRImportBenchmark
+    metrics: PositionParams
+
+
+class PosqImportJob(Job):
+    """FineWeb-PosQ's rows; ``groups`` are the benchmark's label groups (its ``positions``, which a build's params
+    otherwise leave out), the labels a row may name."""
+
+    entry: PosqImportBenchmark
+    groups: tuple[Str, ...]
     metrics: PositionParams
 
 

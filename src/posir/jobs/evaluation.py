@@ -7,6 +7,7 @@ from pydantic import Field
 
 from posir.analyses.params import RepresentationParams, SaliencyParams
 from posir.jobs import Job
+from posir.metrics.groupings import PositionGrouping
 from posir.metrics.measure import GroupMeasure, RankingMeasure
 from posir.metrics.params import DEFAULT_MEASURES, BootstrapParams, MetricParams, TableParams
 from posir.models.spec import ModelSpec
@@ -48,6 +49,19 @@ class SettingTablesJob(Job):
     metrics: MetricParams
 
 
+class PositionGroupsJob(Job):
+    """A benchmark's position-group table and figure (Zeng et al.'s Table 1): its runs by the benchmark's grouping,
+    and the published rows of the same groups (posir.steps.position_groups)."""
+
+    benchmark: Str
+    runs: list[tuple[Str, Str]]
+    """(model, setting) of each run, in the order of the scores' inputs"""
+    grouping: PositionGrouping
+    published_rows: dict[Str, Str] = Field(default_factory=dict)
+    """a bundled table or a TSV file -> the dataset of it shown beside ours"""
+    metrics: MetricParams
+
+
 class MtebTaskJob(Job):
     """One model's runs on one benchmark as an MTEB TaskResult (posir.mteb_results): a subset per setting."""
 
@@ -55,6 +69,10 @@ class MtebTaskJob(Job):
     """the settings, in the order of every input list"""
     measures: list[Str] = Field(default_factory=lambda: list(DEFAULT_MEASURES))
     """the per-query measures of the runs (metrics.measures): the retrieval scores of each subset"""
+    grouping: PositionGrouping | None = None
+    """the benchmark's position groups, where they are not PosIR's relative bins: each subset's scores by group"""
+    metrics: MetricParams | None = None
+    """the bootstrap and PSI minimum of those groups (with ``grouping``)"""
 
     def ranking_measures(self) -> list[RankingMeasure]:
         from posir.metrics.measures import parse_ranking

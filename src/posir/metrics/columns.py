@@ -23,6 +23,11 @@ MODEL_A, MODEL_B = "model_a", "model_b"
 LENGTH_BUCKET = "length_bucket"  # a query's length bucket, from its positive document (benchmark positions)
 RELATIVE_POSITION = "relative_position"
 POSITION_BIN = "position_bin"
+SPAN_START, SPAN_END = "span_start", "span_end"  # the evidence span in the positive, [start, end) in characters
+DOC_CHAR_LENGTH = "doc_char_length"
+#: A query's own position group(s) where its source names them rather than a span (FineWeb-PosQ's span_class):
+#: a positions.tsv column, several groups comma-separated (posir.metrics.groupings).
+POSITION_LABEL = "position_label"
 BIN_START, BIN_END = "bin_start", "bin_end"
 BUCKET = "bucket"  # an aggregate row's length bucket, or ALL
 ALL = "all"  # the bucket of all queries, whatever their length (queries outside every bucket included)

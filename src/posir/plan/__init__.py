@@ -122,13 +122,15 @@ class Plan:
             *self.translation_targets(),
             *self.controlled.targets(),
             *self.evaluation.pooling_targets(),
+            *self.evaluation.position_groups_targets(),
         ]
 
     def evaluation_targets(self) -> list[str]:
         paths, evaluation = self.paths, self.evaluation
         outputs = []
-        # a spread family's variants have no tables or grids of their own: the family's distance tables hold them
-        spread = self.controlled.spread_variants()
+        # a spread family's variants have no tables or grids of their own: the family's distance tables hold them;
+        # a benchmark whose queries have no evidence spans has its position groups' table only
+        spread = self.controlled.spread_variants() | self.spanless_benchmarks()
         for name in sorted({e.benchmark for e in self.config.evaluations} - spread):
             outputs += [paths.table(name, "main.csv"), paths.table(name, "main.md")]
             if evaluation.is_multilingual(name):
@@ -149,12 +151,22 @@ class Plan:
             {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations} - spread
         )
         outputs += [paths.figure(v, "positions.png") for v in variants]
-        outputs += [paths.run_figure(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
+        spanless = self.spanless_benchmarks()
+        outputs += [
+            paths.run_figure(e.benchmark, e.model, str(e.setting))
+            for e in self.config.evaluations
+            if e.benchmark not in spanless
+        ]
         return outputs
 
+    def spanless_benchmarks(self) -> set[str]:
+        """Benchmarks whose queries' positions are group labels, without evidence spans (posq_import): what needs a
+        span (relative bins, buckets' PSI, the grids, the paired tests by bucket) is not built for them."""
+        return {name for name, entry in self.config.benchmarks.items() if entry.kind.spanless}
+
     def significance_targets(self) -> list[str]:
-        spread = self.controlled.spread_variants()
-        pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations if e.benchmark not in spread})
+        skipped = self.controlled.spread_variants() | self.spanless_benchmarks()
+        pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations if e.benchmark not in skipped})
         return [self.paths.significance(b, s, "md") for b, s in pairs if len(self.evaluation.compared_models(b, s)) > 1]
 
     def analyses_targets(self) -> list[str]:

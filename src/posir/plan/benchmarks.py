@@ -8,6 +8,7 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.builders.generation import GenerationBenchmark
 from posir.builders.posir_import import PosIRImportBenchmark
+from posir.builders.posq_import import PosqImportBenchmark
 from posir.builders.xquad import CrossLingualBenchmark
 from posir.metrics.params import PositionParams
 from posir.plan.base import Part
@@ -21,6 +22,7 @@ from posir.plan.jobs import (
     JudgeJob,
     JudgeTableJob,
     PositionsFigureJob,
+    PosqImportJob,
     TranslateJob,
 )
 from posir.results.paths import GENERATION_STAGES
@@ -44,10 +46,13 @@ class BenchmarkPlan(Part):
 
     # --- built benchmarks -------------------------------------------------------------------------------
 
-    def sources_of(self, wildcards: Any) -> dict[str, str]:
-        """A built benchmark's source files, by role."""
+    def sources_of(self, wildcards: Any) -> dict[str, str | list[str]]:
+        """A built benchmark's source files, by role (a role of several files: their list, in order)."""
         entry = self.config.benchmarks[wildcards.benchmark]
-        return {role: self.source_file(name) for role, name in entry.sources.items()}  # type: ignore[union-attr]
+        return {
+            role: self.source_file(names) if isinstance(names, str) else [self.source_file(n) for n in names]
+            for role, names in entry.sources.items()  # type: ignore[union-attr]
+        }
 
     def variant_sources(self, wildcards: Any) -> dict[str, str]:
         """An XQuAD variant's files: the English reference and the language's own."""
@@ -86,6 +91,15 @@ class BenchmarkPlan(Part):
         assert isinstance(entry, PosIRImportBenchmark)
         spec = entry.posir_import
         return {} if spec.download else {k: str(v) for k, v in spec.files().items()}
+
+    def posq_import(self, wildcards: Any) -> PosqImportJob:
+        entry = self.config.benchmarks[wildcards.benchmark]
+        assert isinstance(entry, PosqImportBenchmark)
+        return PosqImportJob(
+            entry=entry,
+            groups=entry.positions.names(self.config.metrics.position_bins),
+            metrics=self.config.metrics.positions(),
+        )
 
     def import_job(self, wildcards: Any) -> ImportJob:
         return ImportJob(

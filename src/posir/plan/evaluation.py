@@ -13,6 +13,7 @@ from posir import benchmark as fmt
 from posir.config import Evaluation
 from posir.controlled.family import CONTROLLED_TABLE
 from posir.languages import ONE_VS_MANY, Setting
+from posir.metrics.groupings import RelativeBins
 from posir.models.mteb_backend import public_model
 from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
 from posir.plan.base import Part, names_regex, scaled_mem_mb
@@ -26,6 +27,7 @@ from posir.plan.jobs import (
     PanelsJob,
     PaperTablesJob,
     PoolingJob,
+    PositionGroupsJob,
     PublishedJob,
     RepresentationJob,
     RunAnalysisJob,
@@ -34,6 +36,7 @@ from posir.plan.jobs import (
     ScoreOriginJob,
     SettingTablesJob,
 )
+from posir.published import BUNDLED_GROUP_TABLES, group_table_path
 from posir.results.paths import ANALYSED
 
 #: Documents per query the one-vs-many language bias counts (the top of each run).
@@ -205,6 +208,42 @@ class EvaluationPlan(Part):
 
         return make
 
+    # --- position groups: a benchmark's runs by its grouping (Zeng et al.'s Table 1) ---------------------------
+
+    def position_group_names(self) -> list[str]:
+        """The evaluated benchmarks whose position-group table the run builds: those grouped otherwise than by
+        PosIR's relative bins (whose tables are the main ones) or shown beside published rows."""
+        names = []
+        for name in sorted({e.benchmark for e in self.config.evaluations}):
+            entry = self.config.benchmarks.get(name)
+            if entry is not None and (not isinstance(entry.positions, RelativeBins) or entry.published_rows):
+                names.append(name)
+        return names
+
+    def position_groups_targets(self) -> list[str]:
+        return [path for name in self.position_group_names() for path in self.paths.position_groups(name).values()]
+
+    def position_groups_inputs(self, wildcards: Any) -> dict[str, list[str]]:
+        """Every run's per-query scores, and the published tables that are files of the user's (bundled ones are the
+        package's)."""
+        entry = self.config.benchmarks[wildcards.benchmark]
+        files = [group_table_path(table) for table in entry.published_rows]
+        runs = self.evaluations_of(entry.name)
+        return {
+            "scores": [self.paths.scores(e.benchmark, e.model, str(e.setting)) for e in runs],
+            "published": [str(f) for f in files if f.parent != BUNDLED_GROUP_TABLES],
+        }
+
+    def position_groups(self, wildcards: Any) -> PositionGroupsJob:
+        entry = self.config.benchmarks[wildcards.benchmark]
+        return PositionGroupsJob(
+            benchmark=entry.name,
+            runs=[(e.model, str(e.setting)) for e in self.evaluations_of(entry.name)],
+            grouping=entry.positions,
+            published_rows=dict(entry.published_rows),
+            metrics=self.config.metrics,
+        )
+
     # --- export: MTEB's results format (posir.mteb_results) -------------------------------------------------
 
     def mteb_export_targets(self) -> list[str]:
@@ -231,9 +270,13 @@ class EvaluationPlan(Part):
         }
 
     def mteb_task(self, wildcards: Any) -> MtebTaskJob:
+        entry = self.config.benchmarks.get(wildcards.benchmark)
+        grouped = entry is not None and not isinstance(entry.positions, RelativeBins)
         return MtebTaskJob(
             settings=[str(e.setting) for e in self._runs_of(wildcards.benchmark, wildcards.model)],
             measures=list(self.config.metrics.measures),
+            grouping=entry.positions if grouped else None,  # type: ignore[union-attr]
+            metrics=self.config.metrics if grouped else None,
         )
 
     def mteb_model(self, wildcards: Any) -> MtebModelJob:

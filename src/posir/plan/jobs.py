@@ -13,6 +13,7 @@ from posir.jobs.benchmarks import (
     ImportJob,
     JudgeJob,
     JudgeTableJob,
+    PosqImportJob,
     TranslateJob,
 )
 from posir.jobs.controlled import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
@@ -25,6 +26,7 @@ from posir.jobs.evaluation import (
     PanelsJob,
     PaperTablesJob,
     PoolingJob,
+    PositionGroupsJob,
     PositionsFigureJob,
     PublishedJob,
     RepresentationJob,
@@ -60,7 +62,9 @@ __all__ = [
     "PaperTablesJob",
     "PieceReader",
     "PoolingJob",
+    "PositionGroupsJob",
     "PositionsFigureJob",
+    "PosqImportJob",
     "PublishedJob",
     "RepresentationJob",
     "RerankJob",

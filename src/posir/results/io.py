@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from posir.metrics.columns import BUCKET, DOC_ID, LENGTH_BUCKET, MODEL, QID, SETTING
+from posir.metrics.columns import BUCKET, DOC_ID, LENGTH_BUCKET, MODEL, POSITION_LABEL, QID, SETTING
 from posir.metrics.trend import PSI_TREND_DIRECTION
 from posir.results.schemas import LANGUAGES_OUTSIDE_MODEL, PSI_BINS_SKIPPED
 
@@ -30,6 +30,7 @@ TEXT_COLUMNS = {
     SETTING: str,
     LANGUAGES_OUTSIDE_MODEL: str,
     PSI_TREND_DIRECTION: str,
+    POSITION_LABEL: str,
 }
 
 

@@ -186,6 +186,13 @@ class ResultPaths:
         """Every model's position curves on one grid: of a benchmark, or of one of its settings."""
         return self.benchmark_figure(benchmark, f"grid-{setting}.png" if setting else "grid.png")
 
+    def position_groups(self, benchmark: str) -> dict[str, str]:
+        """A benchmark's position-group table (Zeng et al.'s Table 1) and its figure, by output name."""
+        return {
+            **_beside(f"{self.table(benchmark, 'position_groups')}", csv=".csv", markdown=".md", latex=".tex"),
+            "figure": self.benchmark_figure(benchmark, "position_groups.png"),
+        }
+
     def figure(self, benchmark: str, filename: str) -> str:
         return f"{self.root}/figures/{benchmark}/{filename}"
 

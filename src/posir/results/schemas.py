@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from posir.metrics import aggregate, trend
+from posir.metrics import aggregate, group_scores, trend
 from posir.metrics.columns import (
     ATTRIBUTE,
     BIN_END,
@@ -29,6 +29,7 @@ from posir.metrics.columns import (
     CONFIDENCE,
     CUTOFF,
     DIFFERENCE,
+    DOC_CHAR_LENGTH,
     DOC_ID,
     GROUP,
     ID_COLUMNS,
@@ -46,6 +47,8 @@ from posir.metrics.columns import (
     RELATIVE_POSITION,
     SETTING,
     SHARE,
+    SPAN_END,
+    SPAN_START,
     STD,
     bucket_columns,
     suffixed,
@@ -77,8 +80,7 @@ LANGUAGES_OUTSIDE_MODEL = "languages_outside_model"
 
 # --- per-query scores (posir.steps.evaluation.score_run) ------------------------------------------------------------
 
-DOC_TOKEN_LENGTH, DOC_CHAR_LENGTH = "doc_token_length", "doc_char_length"
-SPAN_START, SPAN_END = "span_start", "span_end"
+DOC_TOKEN_LENGTH = "doc_token_length"
 #: A query's positive and the position of its evidence (posir.benchmark.POSITION_FIELDS, less the qid).
 POSITION_FIELDS = (
     DOC_ID,
@@ -412,3 +414,13 @@ SCORE_ORIGIN_SUMMARY_COLUMNS = (
     OUTSIDE_TEXT_SHARE,
     ORIGIN_POSITION,
 )
+
+# --- position groups (posir.metrics.group_scores, posir.tables.position_groups) -----------------------------------
+
+#: A benchmark's position-group table (results/tables/<benchmark>/position_groups.csv), Zeng et al.'s Table 1 in
+#: long form: per run (ours, or a published row and its SOURCE) and position group, the group's query count, nDCG@10
+#: and interval, then the run's PSI over the groups with its interval, the trend over the ordered groups and the
+#: queries in no group (published rows fill the group's nDCG@10 and PSI only).
+POSITION_GROUPS_COLUMNS = (MODEL, SETTING, SOURCE, *group_scores.GROUP_COLUMNS, *group_scores.RUN_GROUP_COLUMNS)
+#: The SOURCE of our own runs' rows in it (a published row names its table).
+OWN_RUNS = "this workflow"

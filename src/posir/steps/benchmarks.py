@@ -10,7 +10,7 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.builders import BenchmarkSpec
 from posir.builders.squad_format import load_squad_file
-from posir.jobs.benchmarks import BuildJob, CollectionJob
+from posir.jobs.benchmarks import BuildJob, CollectionJob, PosqImportJob
 from posir.metrics.params import PositionParams
 from posir.metrics.positions import bucket_of
 
@@ -42,6 +42,31 @@ def build_benchmark(job: BuildJob) -> dict[str, Any]:
     built = build_squad_long(
         load_squad_file(sources["squad"]), entry.params, qwen3_token_counter(), metrics.buckets, metrics.n_bins
     )
+    return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
+
+
+def build_paragraph_benchmark(job: BuildJob) -> dict[str, Any]:
+    """Every distinct paragraph of the SQuAD-format files a document, every answerable question a query (Zeng et al.'s
+    SQuAD-PosQ); writes the contract, returns the card."""
+    from posir.builders.paragraphs import SquadParagraphsBenchmark, build_paragraphs
+    from posir.text import qwen3_token_counter
+
+    entry, metrics = job.entry, job.metrics
+    assert isinstance(entry, SquadParagraphsBenchmark)
+    sources = {role: job.paths(role) for role in entry.sources}
+    files = [(path, load_squad_file(path)) for path in sources["squad"]]
+    built = build_paragraphs(files, entry.params, qwen3_token_counter(), metrics.buckets, metrics.n_bins)
+    return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
+
+
+def import_posq_benchmark(job: PosqImportJob) -> dict[str, Any]:
+    """FineWeb-PosQ's rows (JSON lines or Parquet) as a benchmark whose positions are group labels."""
+    from posir.builders.posq_import import import_rows
+    from posir.text import qwen3_token_counter
+
+    entry, metrics = job.entry, job.metrics
+    sources = {role: job.path(role) for role in entry.sources}
+    built = import_rows(sources["posq"], job.groups, qwen3_token_counter(), metrics.buckets)
     return _finish(entry.name, entry, entry.language, built, sources, metrics, job.path("card", "output").parent)
 
 
@@ -114,13 +139,11 @@ def build_parallel_variant(job: BuildJob) -> dict[str, Any]:
 
 def build_text_collection(job: CollectionJob) -> dict[str, Any]:
     """A renormalization collection as a corpus (``corpus.jsonl``) with its card and drop report."""
-    from posir.builders.text_collections import python_reference_texts, read_texts, select_sentences
+    from posir.builders.text_collections import finish_collection, python_reference_texts, read_texts, select_sentences
 
     source_path = job.path("source") if "source" in job.input else None
     texts = read_texts(source_path) if source_path else python_reference_texts()
     documents, drops, stage = select_sentences(texts, job.entry, prefix=f"{job.name}-")
     origin = f"source file {source_path.name}" if source_path else "CPython reference documentation (pydoc_data.topics)"
     parameters = job.entry.model_dump(mode="json", exclude={"source"} if job.entry.source is None else set())
-    return fmt.finish_collection(
-        job.name, documents, drops, [stage], origin, parameters, job.path("card", "output").parent
-    )
+    return finish_collection(job.name, documents, drops, [stage], origin, parameters, job.path("card", "output").parent)

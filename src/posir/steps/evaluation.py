@@ -6,6 +6,7 @@ writes its outputs.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from posir.metrics.per_query import score_queries
 from posir.progress import Progress
 from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
 from posir.results.runs import read_trec_run
+
+logger = logging.getLogger("posir.evaluation")
 
 
 def evaluate_run(job: ScoreJob) -> pd.DataFrame:
@@ -48,7 +51,21 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
     )
     bin_scores(per_query, metrics, out["bins"])
     bootstrap_scores(per_query, metrics, out["bootstrap"], out["bootstrap_bins"])
+    _say_unspanned(per_query)
     return per_query
+
+
+def _say_unspanned(per_query: pd.DataFrame) -> None:
+    from posir.tables.run_tables import unspanned_count
+
+    left_out = unspanned_count(per_query)
+    if left_out:
+        logger.info(
+            "%d of %d queries have a position group and no evidence span: left out of the relative-position bins, "
+            "buckets, PSI and trends (their groups: the benchmark's position_groups table)",
+            left_out,
+            len(per_query),
+        )
 
 
 def analyse_runs(job: RunAnalysisJob) -> None:
@@ -252,7 +269,9 @@ def write_significance(
 
     statistics = metrics.statistics
     models = list(scores)
-    aligned = align_scores({model: read_result_tsv(path) for model, path in scores.items()})
+    from posir.tables.run_tables import spanned
+
+    aligned = align_scores({model: spanned(read_result_tsv(path)) for model, path in scores.items()})
     pairs = comb(len(models), 2) * (1 + len(metrics.bucket_names))
     resamples = family_resamples(statistics.resamples, comb(len(models), 2), statistics.alpha)
     progress = Progress(f"{title}: paired tests ({resamples} resamples)", pairs, unit="pairs x buckets", every_s=10)

@@ -17,7 +17,8 @@ def write_mteb_task_result(job: MtebTaskJob) -> None:
     }
     per_query_names = {setting: str(files["per_query"][i]) for i, setting in enumerate(job.settings)}
     revision = cards_revision(job.paths("cards"))
-    result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision, job.ranking_measures())
+    groups = (job.grouping, job.metrics) if job.grouping is not None and job.metrics is not None else None
+    result = task_result(job.wildcards["benchmark"], runs, per_query_names, revision, job.ranking_measures(), groups)
     write_json(result, job.path("result", side="output"))
     written = job.path("result", side="output")
     print(f"{written}: {len(runs)} setting(s), main score ({POSITION_MEASURE}) {result.get_score():.4f}")

@@ -14,7 +14,7 @@ import pandas as pd
 
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import bootstrap_summary, interval_columns
-from posir.metrics.columns import BUCKET, DOC_ID, ID_COLUMNS, MODEL, P_VALUE, QID, SETTING
+from posir.metrics.columns import BUCKET, DOC_ID, ID_COLUMNS, MODEL, P_VALUE, POSITION_BIN, QID, SETTING
 from posir.metrics.measure import RankingMeasure
 from posir.metrics.params import MetricParams, StatisticsParams, TableParams
 from posir.metrics.trend import (
@@ -54,6 +54,20 @@ def per_query_table(
     return table[columns + [c for c in table.columns if c not in columns]]
 
 
+def spanned(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The queries with an evidence span (a position bin), which every bin, bucket PSI and trend reads; a query whose
+    position is a group label only (FineWeb-PosQ) is left out of them (:func:`unspanned_count` counts it)."""
+    if not per_query[POSITION_BIN].isna().any():
+        return per_query
+    kept = per_query[per_query[POSITION_BIN].notna()]
+    return kept.astype({POSITION_BIN: "int64"})
+
+
+def unspanned_count(per_query: pd.DataFrame) -> int:
+    """Queries without an evidence span, which the relative-position tables leave out."""
+    return int(per_query[POSITION_BIN].isna().sum())
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """A run's bucket summary and (with statistics) its trend tests."""
@@ -63,8 +77,8 @@ class RunSummary:
 
 
 def run_bins(per_query: pd.DataFrame, metrics: TableParams) -> pd.DataFrame:
-    """Bins x buckets means and counts (PosIR 5.2)."""
-    return aggregate.bin_table(per_query, metrics.bucket_names, metrics.n_bins)
+    """Bins x buckets means and counts (PosIR 5.2), of the queries with a span."""
+    return aggregate.bin_table(spanned(per_query), metrics.bucket_names, metrics.n_bins)
 
 
 def run_summary(
@@ -77,6 +91,7 @@ def run_summary(
     """Per bucket both means, PSI and skipped bins (PosIR 5.2) from the run's :func:`run_bins`; the summary names the
     languages of the setting the model does not declare. With ``statistics``, each bucket's position trend and
     first-against-last-third test, and the summary says whether its PSI rests on a significant trend."""
+    per_query = spanned(per_query)
     summary = aggregate.summarize(per_query, bins, metrics.min_bin_queries)
     summary[LANGUAGES_OUTSIDE_MODEL] = " ".join(languages_outside_model)
     trends = None
@@ -112,7 +127,7 @@ def position_trends(
 def run_intervals(per_query: pd.DataFrame, metrics: MetricParams) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Bootstrap intervals of bucket nDCG@10 and PSI (per bucket) and of the bin means (per bin)."""
     return bootstrap_summary(
-        per_query, metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
+        spanned(per_query), metrics.bucket_names, metrics.n_bins, metrics.min_bin_queries, metrics.bootstrap
     )
 
 

@@ -1,0 +1,9 @@
+from posir.jobs.benchmarks import PosqImportJob
+from posir.logs import log_to
+from posir.steps.benchmarks import import_posq_benchmark
+
+with log_to(snakemake.log[0]) as log:
+    card = import_posq_benchmark(PosqImportJob.of(snakemake))
+    log.info("imported %s: %s", card["name"], card["counts"])
+    for stage in card["stages"]:
+        log.info("stage %s", stage)
