@@ -29,18 +29,22 @@ include: "rules/export.smk"
 # Shards of a cache (cache_mode: shards, or left by a killed run) are folded into it by the driver alone, on one
 # host, before the first job and after the last; before the first, it removes what writers killed mid-write left
 # (docs/caches.md).
+# A local run's jobs hand their scripts to warm workers on this host (posir.workers), stopped when the run ends.
 onstart:
     if drop_local_rate_limit(workflow):
         logger.info(RATE_LIMIT_NOTICE)
     sweep_partials()
     fold_caches()
+    open_worker_pool(workflow)
 
 
 onsuccess:
+    close_worker_pool()
     fold_caches()
 
 
 onerror:
+    close_worker_pool()
     fold_caches()
 
 

@@ -43,8 +43,8 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from posir.benchmark import read_corpus, read_queries
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
     from posir.retrieval import exact_inner_product_search
 
     torch.set_num_threads(2)

@@ -18,8 +18,8 @@ import yaml
 
 
 def main() -> None:
-    from posir.embedding_cache import encoding_identity, whole_text_identity, window_identity
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
+    from posir.models.identity import encoding_identity, whole_text_identity, window_identity
 
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     base = yaml.safe_load((root / "config.yaml").read_text(encoding="utf-8"))["models"]

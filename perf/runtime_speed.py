@@ -94,8 +94,8 @@ def main() -> None:
     parser.add_argument("--mirror", type=Path, default=Path(os.environ.get("POSIR_MIRROR", "../shared/data")))
     args = parser.parse_args()
 
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import encode_by_length, load_encoder
-    from posir.models.spec import ModelSpec
 
     measured = MODELS[args.model]
     texts = squad_texts(args.mirror, args.texts)

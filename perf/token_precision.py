@@ -32,11 +32,11 @@ def main() -> None:
 
     import torch
 
-    import posir.models.multivector as multivector
+    import posir.models.backends.multivector as multivector
     from posir import benchmark as fmt
     from posir.metrics.per_query import score_queries
-    from posir.models.multivector import load_multi_vector_encoder
-    from posir.models.spec import ModelSpec
+    from posir.models.backends.multivector import load_multi_vector_encoder
+    from posir.models.declarations.spec import ModelSpec
     from posir.retrieval.maxsim import TokenMatrix, maxsim_scores
 
     torch.set_num_threads(args.threads)

@@ -9,16 +9,16 @@ rule setting_tables:
         bins=EVALUATION.aggregates_of_setting("bins"),
         bands=EVALUATION.aggregates_of_setting("bootstrap_bins"),
     output:
-        tests=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "csv"),
-        psi=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "psi.csv"),
+        tests=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "tests"),
+        psi=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "psi"),
         markdown=reported(
-            PATHS.significance(BENCHMARK_FOLDER, "{setting}", "md"),
+            PATHS.significance(BENCHMARK_FOLDER, "{setting}", "markdown"),
             "significance",
             "Tables",
             "{benchmark}",
             setting="{setting}",
         ),
-        latex=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "tex"),
+        latex=PATHS.significance(BENCHMARK_FOLDER, "{setting}", "latex"),
         figure=reported(
             PATHS.grid(BENCHMARK_FOLDER, "{setting}"),
             "position_grid",
@@ -49,7 +49,7 @@ rule saliency:
         pairs=PATHS.saliency("{benchmark}", "{model}", "pairs"),
         bins=PATHS.saliency("{benchmark}", "{model}", "bins"),
         figure=reported(
-            PATHS.figure("{benchmark}", "saliency-{model}.png"), "saliency", "Analyses", "{benchmark}", model="{model}"
+            PATHS.saliency_figure("{benchmark}", "{model}"), "saliency", "Analyses", "{benchmark}", model="{model}"
         ),
     log:
         PATHS.log("saliency", "{benchmark}/{model}"),
@@ -76,7 +76,7 @@ rule representation:
         segments=PATHS.representation("{benchmark}", "{model}", "segments"),
         summary=PATHS.representation("{benchmark}", "{model}", "summary"),
         figure=reported(
-            PATHS.figure("{benchmark}", "segments-{model}.png"),
+            PATHS.segments_figure("{benchmark}", "{model}"),
             "segment_similarity",
             "Analyses",
             "{benchmark}",
@@ -100,14 +100,17 @@ rule representation:
         "../scripts/representation.py"
 
 
+SCORE_ORIGIN_FILES = PATHS.outputs(BENCHMARK_FOLDER, SCORE_ORIGIN_TABLE)
+
+
 rule score_origin:
     input:
         unpack(EVALUATION.score_origin_inputs),
     output:
-        csv=reported(PATHS.table(BENCHMARK_FOLDER, "score_origin.csv"), "score_origin", "Analyses", "{benchmark}"),
-        markdown=PATHS.table(BENCHMARK_FOLDER, "score_origin.md"),
+        csv=reported(SCORE_ORIGIN_FILES["csv"], "score_origin", "Analyses", "{benchmark}"),
+        markdown=SCORE_ORIGIN_FILES["markdown"],
         figure=reported(
-            PATHS.benchmark_figure(BENCHMARK_FOLDER, "score_origin.png"),
+            SCORE_ORIGIN_FILES["figure"],
             "score_origin",
             "Analyses",
             "{benchmark}",
@@ -129,13 +132,16 @@ rule score_origin:
         "../scripts/score_origin.py"
 
 
+POOLING_FILES = PATHS.outputs("{benchmark}", POOLING_TABLES)
+
+
 rule pooling_table:
     input:
         unpack(EVALUATION.pooling_inputs),
     output:
-        csv=PATHS.table("{benchmark}", "pooling.csv"),
-        markdown=reported(PATHS.table("{benchmark}", "pooling.md"), "pooling", "Tables", "{benchmark}"),
-        unpaired=PATHS.table("{benchmark}", "pooling_unpaired.csv"),
+        csv=POOLING_FILES["csv"],
+        markdown=reported(POOLING_FILES["markdown"], "pooling", "Tables", "{benchmark}"),
+        unpaired=POOLING_FILES["unpaired"],
     log:
         PATHS.log("pooling_table", "{benchmark}"),
     wildcard_constraints:

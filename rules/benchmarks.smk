@@ -128,7 +128,7 @@ rule plot_positional_distribution:
     input:
         positions=PATHS.benchmark_file("{benchmark}", fmt.POSITIONS),
     output:
-        figure=reported(PATHS.figure("{benchmark}", "positions.png"), "positions", "Benchmarks", "{benchmark}"),
+        figure=reported(PATHS.positions_figure("{benchmark}"), "positions", "Benchmarks", "{benchmark}"),
     log:
         PATHS.log("plot_positional_distribution", "{benchmark}"),
     conda:

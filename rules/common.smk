@@ -22,7 +22,24 @@ from posir.builders import (
     TRANSLATION,
 )
 from posir.plan import Plan, input_scaled_mem_mb
-from posir.results.paths import BENCHMARK_FOLDER
+from posir.controlled.family import CONTROLLED_TABLE
+from posir.evidence import EVIDENCE
+from posir.results.paths import (
+    BENCHMARK_FOLDER,
+    CONTROLLED_TABLES,
+    DISTANCE_TABLES,
+    EXPOSURE_TABLES,
+    LANGUAGE_BIAS_TABLE,
+    LANGUAGES_TABLE,
+    MAIN_TABLE,
+    POOLING_TABLES,
+    SCORE_ORIGIN_TABLE,
+    TRANSLATION_COMPARISON_TABLE,
+    TRANSLATION_JUDGE_TABLE,
+)
+from posir.translate.pipeline import FIXES, TRANSLATION_TABLE
+from posir.workers import close_pool as close_worker_pool
+from posir.workers import open_pool as open_worker_pool
 from posir.scheduling import LONG_ANALYSIS_PRIORITY, TEXTS_PRIORITY
 from posir.scheduling import NOTICE as RATE_LIMIT_NOTICE
 from posir.scheduling import drop_local_rate_limit

@@ -7,7 +7,7 @@ rule build_controlled_variant:
     input:
         unpack(CONTROLLED.build_inputs),
     output:
-        **PATHS.benchmark_outputs("{benchmark}", extra=["controlled.tsv"]),
+        **PATHS.benchmark_outputs("{benchmark}", extra=[CONTROLLED_TABLE]),
     log:
         PATHS.log("build_controlled_variant", "{benchmark}"),
     benchmark:
@@ -27,23 +27,20 @@ rule build_controlled_variant:
         "../scripts/build_controlled_variant.py"
 
 
+CONTROLLED_FILES = PATHS.outputs("{benchmark}", CONTROLLED_TABLES)
+
+
 rule controlled_tables:
     input:
         unpack(CONTROLLED.tables_inputs),
     output:
-        tests_csv=PATHS.table("{benchmark}", "controlled.csv"),
-        tests_md=reported(PATHS.table("{benchmark}", "controlled.md"), "controlled", "Tables", "{benchmark}"),
-        positions_csv=PATHS.table("{benchmark}", "controlled_positions.csv"),
-        comparison_csv=PATHS.table("{benchmark}", "natural_vs_controlled.csv"),
-        comparison_md=reported(
-            PATHS.table("{benchmark}", "natural_vs_controlled.md"), "controlled", "Tables", "{benchmark}"
-        ),
-        curves=reported(
-            PATHS.figure("{benchmark}", "controlled.png"), "controlled", "Figures", "{benchmark}", model="all"
-        ),
-        heatmap=reported(
-            PATHS.figure("{benchmark}", "controlled_heatmap.png"), "controlled", "Figures", "{benchmark}", model="all"
-        ),
+        tests_csv=CONTROLLED_FILES["tests_csv"],
+        tests_md=reported(CONTROLLED_FILES["tests_md"], "controlled", "Tables", "{benchmark}"),
+        positions_csv=CONTROLLED_FILES["positions_csv"],
+        comparison_csv=CONTROLLED_FILES["comparison_csv"],
+        comparison_md=reported(CONTROLLED_FILES["comparison_md"], "controlled", "Tables", "{benchmark}"),
+        curves=reported(CONTROLLED_FILES["curves"], "controlled", "Figures", "{benchmark}", model="all"),
+        heatmap=reported(CONTROLLED_FILES["heatmap"], "controlled", "Figures", "{benchmark}", model="all"),
     log:
         PATHS.log("controlled_tables", "{benchmark}"),
     wildcard_constraints:
@@ -68,7 +65,7 @@ rule build_spread_variant:
     input:
         unpack(CONTROLLED.build_inputs),
     output:
-        **PATHS.benchmark_outputs("{benchmark}", extra=["controlled.tsv", "evidence.tsv"]),
+        **PATHS.benchmark_outputs("{benchmark}", extra=[CONTROLLED_TABLE, EVIDENCE]),
     log:
         PATHS.log("build_spread_variant", "{benchmark}"),
     benchmark:
@@ -88,18 +85,21 @@ rule build_spread_variant:
         "../scripts/build_spread_variant.py"
 
 
+DISTANCE_FILES = PATHS.outputs("{benchmark}", DISTANCE_TABLES)
+
+
 rule distance_tables:
     input:
         unpack(CONTROLLED.distance_tables_inputs),
     output:
-        cells_csv=PATHS.table("{benchmark}", "distance.csv"),
-        cells_md=reported(PATHS.table("{benchmark}", "distance.md"), "distance", "Tables", "{benchmark}"),
-        tests_csv=PATHS.table("{benchmark}", "distance_tests.csv"),
-        levels_csv=PATHS.table("{benchmark}", "distance_levels.csv"),
-        single_csv=PATHS.table("{benchmark}", "distance_single.csv"),
-        tokens_csv=PATHS.table("{benchmark}", "distance_tokens.csv"),
-        shares_csv=PATHS.table("{benchmark}", "distance_score_shares.csv"),
-        figure=reported(PATHS.figure("{benchmark}", "distance.png"), "distance", "Figures", "{benchmark}", model="all"),
+        cells_csv=DISTANCE_FILES["cells_csv"],
+        cells_md=reported(DISTANCE_FILES["cells_md"], "distance", "Tables", "{benchmark}"),
+        tests_csv=DISTANCE_FILES["tests_csv"],
+        levels_csv=DISTANCE_FILES["levels_csv"],
+        single_csv=DISTANCE_FILES["single_csv"],
+        tokens_csv=DISTANCE_FILES["tokens_csv"],
+        shares_csv=DISTANCE_FILES["shares_csv"],
+        figure=reported(DISTANCE_FILES["figure"], "distance", "Figures", "{benchmark}", model="all"),
     log:
         PATHS.log("distance_tables", "{benchmark}"),
     benchmark:

@@ -61,17 +61,20 @@ for rule_name, analysis in EVALUATION.run_analyses.items():
             "../scripts/analyse_runs.py"
 
 
+MAIN_FILES = PATHS.outputs(BENCHMARK_FOLDER, MAIN_TABLE)
+
+
 rule main_table:
     input:
         summaries=EVALUATION.aggregates_of_benchmark("summary"),
         bootstraps=EVALUATION.aggregates_of_benchmark("bootstrap"),
         trends=EVALUATION.aggregates_of_benchmark("trend"),
     output:
-        csv=reported(PATHS.table(BENCHMARK_FOLDER, "main.csv"), "main_table", "Tables", "{benchmark}"),
-        markdown=reported(PATHS.table(BENCHMARK_FOLDER, "main.md"), "main_table", "Tables", "{benchmark}"),
-        long=PATHS.table(BENCHMARK_FOLDER, "main_long.csv"),
-        trends=PATHS.table(BENCHMARK_FOLDER, "trends.csv"),
-        trends_markdown=reported(PATHS.table(BENCHMARK_FOLDER, "trends.md"), "trend_table", "Tables", "{benchmark}"),
+        csv=reported(MAIN_FILES["csv"], "main_table", "Tables", "{benchmark}"),
+        markdown=reported(MAIN_FILES["markdown"], "main_table", "Tables", "{benchmark}"),
+        long=MAIN_FILES["long"],
+        trends=MAIN_FILES["trends"],
+        trends_markdown=reported(MAIN_FILES["trends_markdown"], "trend_table", "Tables", "{benchmark}"),
     log:
         PATHS.log("main_table", BENCHMARK_FOLDER),
     conda:
@@ -111,12 +114,15 @@ rule plot_position_grid:
         "../scripts/plot_position_grid.py"
 
 
+LANGUAGES_FILES = PATHS.outputs(BENCHMARK_FOLDER, LANGUAGES_TABLE)
+
+
 rule languages_table:
     input:
         summaries=EVALUATION.aggregates_of_benchmark("summary"),
     output:
-        csv=reported(PATHS.table(BENCHMARK_FOLDER, "languages.csv"), "languages_table", "Tables", "{benchmark}"),
-        markdown=reported(PATHS.table(BENCHMARK_FOLDER, "languages.md"), "languages_table", "Tables", "{benchmark}"),
+        csv=reported(LANGUAGES_FILES["csv"], "languages_table", "Tables", "{benchmark}"),
+        markdown=reported(LANGUAGES_FILES["markdown"], "languages_table", "Tables", "{benchmark}"),
     log:
         PATHS.log("languages_table", BENCHMARK_FOLDER),
     conda:
@@ -130,18 +136,21 @@ rule languages_table:
         "../scripts/languages_table.py"
 
 
+EXPOSURE_FILES = PATHS.outputs(BENCHMARK_FOLDER, EXPOSURE_TABLES)
+
+
 rule exposure:
     input:
         unpack(EVALUATION.exposure_inputs),
     output:
-        exposure_csv=reported(PATHS.table(BENCHMARK_FOLDER, "exposure.csv"), "exposure", "Tables", "{benchmark}"),
-        exposure_markdown=PATHS.table(BENCHMARK_FOLDER, "exposure.md"),
-        peer_csv=PATHS.table(BENCHMARK_FOLDER, "peer.csv"),
-        peer_markdown=PATHS.table(BENCHMARK_FOLDER, "peer.md"),
-        pairs_csv=PATHS.table(BENCHMARK_FOLDER, "exposure_pairs.csv"),
-        pairs_markdown=PATHS.table(BENCHMARK_FOLDER, "exposure_pairs.md"),
+        exposure_csv=reported(EXPOSURE_FILES["exposure_csv"], "exposure", "Tables", "{benchmark}"),
+        exposure_markdown=EXPOSURE_FILES["exposure_markdown"],
+        peer_csv=EXPOSURE_FILES["peer_csv"],
+        peer_markdown=EXPOSURE_FILES["peer_markdown"],
+        pairs_csv=EXPOSURE_FILES["pairs_csv"],
+        pairs_markdown=EXPOSURE_FILES["pairs_markdown"],
         figure=reported(
-            PATHS.benchmark_figure(BENCHMARK_FOLDER, "exposure.png"),
+            EXPOSURE_FILES["figure"],
             "exposure",
             "Figures",
             "{benchmark}",
@@ -162,14 +171,17 @@ rule exposure:
         "../scripts/exposure.py"
 
 
+LANGUAGE_BIAS_FILES = PATHS.outputs(BENCHMARK_FOLDER, LANGUAGE_BIAS_TABLE)
+
+
 rule language_bias:
     input:
         runs=EVALUATION.one_vs_many_runs,
     output:
-        csv=reported(PATHS.table(BENCHMARK_FOLDER, "language_bias.csv"), "language_bias", "Tables", "{benchmark}"),
-        markdown=PATHS.table(BENCHMARK_FOLDER, "language_bias.md"),
+        csv=reported(LANGUAGE_BIAS_FILES["csv"], "language_bias", "Tables", "{benchmark}"),
+        markdown=LANGUAGE_BIAS_FILES["markdown"],
         figure=reported(
-            PATHS.benchmark_figure(BENCHMARK_FOLDER, "language_bias.png"),
+            LANGUAGE_BIAS_FILES["figure"],
             "language_bias",
             "Figures",
             "{benchmark}",

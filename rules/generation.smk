@@ -15,7 +15,7 @@ rule read_raw_corpus:
     input:
         corpus=BENCHMARKS.raw_corpus,
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "corpus", dict(documents="documents.jsonl")),
+        **PATHS.generation_stage_outputs("{benchmark}", "corpus"),
     log:
         PATHS.log("read_raw_corpus", "{benchmark}"),
     wildcard_constraints:
@@ -35,9 +35,9 @@ rule read_raw_corpus:
 
 rule sample_documents:
     input:
-        documents=PATHS.generation_file("{benchmark}", "corpus", "documents.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "corpus", "documents"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "sample", dict(documents="documents.jsonl")),
+        **PATHS.generation_stage_outputs("{benchmark}", "sample"),
     log:
         PATHS.log("sample_documents", "{benchmark}"),
     benchmark:
@@ -59,10 +59,10 @@ rule sample_documents:
 
 rule generate_queries:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
         prompt=BENCHMARKS.prompt_files("generate_queries"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "queries", dict(candidates="candidates.jsonl")),
+        **PATHS.generation_stage_outputs("{benchmark}", "queries"),
     log:
         PATHS.log("generate_queries", "{benchmark}"),
     benchmark:
@@ -86,11 +86,11 @@ rule generate_queries:
 
 rule locate_spans:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
-        candidates=PATHS.generation_file("{benchmark}", "queries", "candidates.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
+        candidates=PATHS.generation_file("{benchmark}", "queries", "candidates"),
         prompt=BENCHMARKS.prompt_files("locate_span"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "spans", dict(located="located.jsonl")),
+        **PATHS.generation_stage_outputs("{benchmark}", "spans"),
     log:
         PATHS.log("locate_spans", "{benchmark}"),
     benchmark:
@@ -113,11 +113,11 @@ rule locate_spans:
 
 rule span_contrast:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
-        located=PATHS.generation_file("{benchmark}", "spans", "located.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
+        located=PATHS.generation_file("{benchmark}", "spans", "located"),
         prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "contrast", dict(kept="kept.jsonl", scores="scores.tsv")),
+        **PATHS.generation_stage_outputs("{benchmark}", "contrast"),
     log:
         PATHS.log("span_contrast", "{benchmark}"),
     benchmark:
@@ -140,11 +140,11 @@ rule span_contrast:
 
 rule grade_relevance:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
-        kept=PATHS.generation_file("{benchmark}", "contrast", "kept.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
+        kept=PATHS.generation_file("{benchmark}", "contrast", "kept"),
         prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **PATHS.generation_stage_outputs("{benchmark}", "grading", dict(kept="kept.jsonl", grades="grades.tsv")),
+        **PATHS.generation_stage_outputs("{benchmark}", "grading"),
     log:
         PATHS.log("grade_relevance", "{benchmark}"),
     benchmark:
@@ -167,13 +167,11 @@ rule grade_relevance:
 
 rule remove_false_negatives:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
-        kept=PATHS.generation_file("{benchmark}", "grading", "kept.jsonl"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
+        kept=PATHS.generation_file("{benchmark}", "grading", "kept"),
         prompt=BENCHMARKS.prompt_files("grade_relevance"),
     output:
-        **PATHS.generation_stage_outputs(
-            "{benchmark}", "false_negatives", dict(kept="kept.jsonl", removed="removed_documents.tsv")
-        ),
+        **PATHS.generation_stage_outputs("{benchmark}", "false_negatives"),
     log:
         PATHS.log("remove_false_negatives", "{benchmark}"),
     benchmark:
@@ -196,9 +194,9 @@ rule remove_false_negatives:
 
 rule assemble_generated_benchmark:
     input:
-        documents=PATHS.generation_file("{benchmark}", "sample", "documents.jsonl"),
-        kept=PATHS.generation_file("{benchmark}", "false_negatives", "kept.jsonl"),
-        removed=PATHS.generation_file("{benchmark}", "false_negatives", "removed_documents.tsv"),
+        documents=PATHS.generation_file("{benchmark}", "sample", "documents"),
+        kept=PATHS.generation_file("{benchmark}", "false_negatives", "kept"),
+        removed=PATHS.generation_file("{benchmark}", "false_negatives", "removed"),
         counts=BENCHMARKS.generation_counts,
         drops=BENCHMARKS.generation_drops,
     output:

@@ -1,16 +1,15 @@
 # Published results as inputs and paper-grade tables (PosIR Tables 2-3).
 
 
+PUBLISHED_FILES = PATHS.published_table("{published}")
+
+
 rule published_table:
     input:
         results=EVALUATION.published_input,
     output:
-        csv=reported(
-            PATHS.published_table("{published}", "main.csv"), "published_table", "Tables", "published: {published}"
-        ),
-        markdown=reported(
-            PATHS.published_table("{published}", "main.md"), "published_table", "Tables", "published: {published}"
-        ),
+        csv=reported(PUBLISHED_FILES["csv"], "published_table", "Tables", "published: {published}"),
+        markdown=reported(PUBLISHED_FILES["markdown"], "published_table", "Tables", "published: {published}"),
     log:
         PATHS.log("published_table", "{published}"),
     conda:

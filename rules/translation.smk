@@ -6,7 +6,7 @@ rule translate_benchmark:
     input:
         unpack(BENCHMARKS.translation_inputs),
     output:
-        **PATHS.benchmark_outputs("{benchmark}-{language}", extra=["fixes.tsv", "translation.tsv"]),
+        **PATHS.benchmark_outputs("{benchmark}-{language}", extra=[FIXES, TRANSLATION_TABLE]),
     log:
         PATHS.log("translate_benchmark", "{benchmark}-{language}"),
     benchmark:
@@ -53,12 +53,15 @@ rule judge_translation:
         "../scripts/judge_translation.py"
 
 
+JUDGE_FILES = PATHS.outputs("{benchmark}", TRANSLATION_JUDGE_TABLE)
+
+
 rule translation_judge_table:
     input:
         judged=BENCHMARKS.judge_files,
     output:
-        csv=reported(PATHS.table("{benchmark}", "translation_judge.csv"), "translation_judge", "Tables", "{benchmark}"),
-        markdown=PATHS.table("{benchmark}", "translation_judge.md"),
+        csv=reported(JUDGE_FILES["csv"], "translation_judge", "Tables", "{benchmark}"),
+        markdown=JUDGE_FILES["markdown"],
     log:
         PATHS.log("translation_judge_table", "{benchmark}"),
     wildcard_constraints:
@@ -74,18 +77,16 @@ rule translation_judge_table:
         "../scripts/translation_judge_table.py"
 
 
+COMPARISON_FILES = PATHS.outputs("{comparison}", TRANSLATION_COMPARISON_TABLE)
+
+
 rule translation_comparison:
     input:
         summaries=BENCHMARKS.comparison_summaries,
         cards=BENCHMARKS.comparison_card_files,
     output:
-        csv=reported(
-            PATHS.table("{comparison}", "translation_comparison.csv"),
-            "translation_comparison",
-            "Tables",
-            "{comparison}",
-        ),
-        markdown=PATHS.table("{comparison}", "translation_comparison.md"),
+        csv=reported(COMPARISON_FILES["csv"], "translation_comparison", "Tables", "{comparison}"),
+        markdown=COMPARISON_FILES["markdown"],
     log:
         PATHS.log("translation_comparison", "{comparison}"),
     conda:

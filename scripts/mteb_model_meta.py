@@ -1,3 +1,7 @@
+from posir.workers import hand_over
+
+hand_over(snakemake, __file__)  # a local run's warm worker on this host runs the job (posir.workers)
+
 from posir.jobs.evaluation import MtebModelJob
 from posir.logs import log_to
 from posir.steps.export import write_mteb_model_meta

@@ -1,3 +1,7 @@
+from posir.workers import hand_over
+
+hand_over(snakemake, __file__)  # a local run's warm worker on this host runs the job (posir.workers)
+
 from posir.jobs.benchmarks import JudgeTableJob
 from posir.logs import log_to
 from posir.steps.translation import write_judge_tables

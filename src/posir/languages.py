@@ -103,7 +103,7 @@ def language_name(code: str) -> str | None:
 
     PyStemmer (Snowball) algorithms and bm25s stopword lists are looked up by
     these names; a language missing from either simply gets no stemming or no
-    stopwords (see ``posir.models.bm25_backend``).
+    stopwords (see ``posir.models.backends.bm25``).
     """
     return ISO639_3_NAMES.get(code)
 
@@ -141,3 +141,18 @@ class Setting:
 
     def __str__(self) -> str:
         return f"{self.query_language}-{self.corpus_language}"
+
+
+#: ISO 15924 script of each language our benchmarks hold (MTEB names a language as ``<ISO 639-3>-<script>``)
+SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "Thai", "zho": "Hans", "jpn": "Jpan"}
+
+
+def mteb_language(code: str) -> str:
+    """An ISO 639-3 code as MTEB writes a language: ``deu`` -> ``deu-Latn``, ``zho`` -> ``zho-Hans``."""
+    return f"{code}-{SCRIPTS.get(code, 'Latn')}"
+
+
+def setting_languages(setting: str) -> list[str]:
+    """The languages of a setting as MTEB writes them (``deu-eng``: German queries, an English corpus), each once,
+    queries first."""
+    return [mteb_language(code) for code in dict.fromkeys(setting.split("-"))]

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from posir.languages import mteb_language, setting_languages
 from posir.metrics.columns import (
     ALL,
     BIN_END,
@@ -42,15 +43,13 @@ from posir.metrics.groupings import Grouping
 from posir.metrics.measure import RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.metrics.params import MetricParams
-from posir.models.mteb_backend import SPLIT
+from posir.models.backends.mteb import SPLIT
 from posir.results.io import read_result_tsv
 from posir.results.paths import MTEB_NO_REVISION, MTEB_ORGANISATION, MTEB_TASK_PREFIX
 from posir.results.schemas import BIN_MEAN, NDCG, PSI, QUERY_MEAN
 
 #: the one key of a subset's scores MTEB does not know: PosIR's position numbers
 POSIR_KEY = "posir_position_bias"
-#: ISO 15924 script of each language our benchmarks hold (MTEB names a language as ``<ISO 639-3>-<script>``)
-SCRIPTS = {"ara": "Arab", "ell": "Grek", "hin": "Deva", "rus": "Cyrl", "tha": "Thai", "zho": "Hans", "jpn": "Jpan"}
 
 
 def task_name(benchmark: str) -> str:
@@ -66,16 +65,6 @@ def cards_revision(cards: Iterable[Path]) -> str:
     for card in sorted({Path(c).parent.name: Path(c) for c in cards}.items()):
         digest.update(card[1].read_bytes())
     return digest.hexdigest()
-
-
-def mteb_language(code: str) -> str:
-    """An ISO 639-3 code as MTEB writes a language: ``deu`` -> ``deu-Latn``, ``zho`` -> ``zho-Hans``."""
-    return f"{code}-{SCRIPTS.get(code, 'Latn')}"
-
-
-def setting_languages(setting: str) -> list[str]:
-    """The languages of a setting (``deu-eng``: German queries, an English corpus), each once, queries first."""
-    return [mteb_language(code) for code in dict.fromkeys(setting.split("-"))]
 
 
 def _number(value: Any) -> float | int | None:

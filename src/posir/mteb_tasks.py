@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from posir import benchmark as fmt
-from posir.languages import ONE_VS_MANY, Setting
+from posir.languages import ONE_VS_MANY, Setting, setting_languages
 from posir.metrics import aggregate
 from posir.metrics.bootstrap import bootstrap_summary
 from posir.metrics.columns import BUCKET, POSITION_BIN, QID
@@ -37,8 +37,8 @@ from posir.metrics.groupings import Grouping, RelativeBins
 from posir.metrics.measures import POSITION_MEASURE
 from posir.metrics.params import MetricParams, TableParams
 from posir.metrics.per_query import trec_eval_order
-from posir.models.mteb_backend import SPLIT, retrieval_metadata
-from posir.mteb_results import POSIR_KEY, cards_revision, mteb_language, position_bias, position_groups, task_name
+from posir.models.backends.mteb import SPLIT, retrieval_metadata
+from posir.mteb_results import POSIR_KEY, cards_revision, position_bias, position_groups, task_name
 from posir.results.paths import MTEB_NO_REVISION
 from posir.results.runs import read_trec_run
 
@@ -222,7 +222,7 @@ def benchmark_task(
         task_name(name),
         f"posir-workflow benchmark '{name}' (PosIR-style position-aware retrieval; provenance: "
         f"{', '.join(provenance)}). One relevant document per query; positions of the evidence in positions.tsv.",
-        {setting: [mteb_language(code) for code in dict.fromkeys(setting.split("-"))] for setting in subsets},
+        {setting: setting_languages(setting) for setting in subsets},
         dataset={"path": str(next(iter(subsets.values())).queries.parent), "revision": cards_revision(card_files)},
         license=mteb_licence(licences),
         sample_creation="created",

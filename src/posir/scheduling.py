@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
 #: What the workflow says when it removed the limiter (the Snakefile's onstart handler logs it).
 NOTICE = "local run: Snakemake's job rate limiter is off (posir.scheduling: it wakes the loop once a second per job)"

@@ -1,6 +1,6 @@
 """How every section of ``config.yaml`` is declared: typed, frozen entries, each written once.
 
-A section is a pydantic model beside the code that reads it (``ModelSpec`` in :mod:`posir.models.spec`,
+A section is a pydantic model beside the code that reads it (``ModelSpec`` in :mod:`posir.models.declarations.spec`,
 ``ScorerSpec`` in :mod:`posir.scorers.spec`, ``PipelineSpec`` in :mod:`posir.rerank`, ...);
 :class:`posir.config.WorkflowConfig` composes them into the whole file. From these declarations come the
 defaults, the types, the allowed keys, the error messages and the JSON schema that Snakemake's ``validate``

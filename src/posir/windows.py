@@ -33,6 +33,14 @@ Span = tuple[int, int]
 AGGREGATIONS = ("firstp", "maxp", "sump", "mean")
 
 
+def window_size(budget: int | None, window: int | None, stride: int | None, where: str) -> tuple[int, int]:
+    """:func:`default_window` for a configured entry: an error names ``<where>.<key>`` (``models.x.window_tokens``)."""
+    try:
+        return default_window(budget, window, stride)
+    except KeyProblem as problem:
+        raise ValueError(f"{where}.{problem}") from None
+
+
 def default_window(budget: int | None, window: int | None, stride: int | None) -> tuple[int, int]:
     """(window, stride) in document tokens: THE rule for a default window, for every scorer and chunked entry.
 

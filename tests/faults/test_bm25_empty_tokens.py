@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 import Stemmer
 
-from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.models.backends.bm25 import Bm25Analyzer, bm25_search
 
 EMPTIED = {"beyond", "tomorrow"}
 
 
 def bm25_params(**overrides: object) -> dict:
     """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
 

@@ -31,11 +31,12 @@ import numpy as np
 import pytest
 
 from posir.analyses.saliency import CachedCurve, SaliencyCache
-from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity, text_key
+from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError
 from posir.encoding import EncodingService
 from posir.llm.cache import AnswerCache, CachedAnswer
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity, text_key
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
 from posir.scorers import CachedScorer, ScoreCache
 from posir.translate.cache import TranslationCache
 from posir.translate.cache import text_key as translation_key

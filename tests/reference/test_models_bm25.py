@@ -11,7 +11,7 @@ import bm25s
 import pytest
 import Stemmer
 
-from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.models.backends.bm25 import Bm25Analyzer, bm25_search
 from tests.conftest import mirror_dir
 
 XQUAD = mirror_dir() / "xquad"
@@ -19,7 +19,7 @@ XQUAD = mirror_dir() / "xquad"
 
 def bm25_params(**overrides: object) -> dict:
     """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
 

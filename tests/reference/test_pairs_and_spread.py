@@ -26,7 +26,7 @@ from posir.controlled.token_view import hf_token_offsets, pieces_view
 from posir.evidence import EVIDENCE, GROUPS, JOINED, SINGLE, read_evidence
 from posir.metrics.per_query import score_queries
 from posir.metrics.positions import length_buckets
-from posir.models.bm25_backend import bm25_search
+from posir.models.backends.bm25 import bm25_search
 from posir.results.runs import read_trec_run, write_trec_run
 from posir.text import Span, qwen3_token_counter
 from posir.text_units import paragraph_units

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from posir.embedding_cache import encoding_identity
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity
 from posir.models.registry import encode_by_length, load_encoder
-from posir.models.spec import ModelSpec
 from posir.plan.jobs import EncodeJob
 from posir.steps.retrieval import export_model
 from tests._realdata import SQUAD, require

@@ -165,8 +165,8 @@ def test_rerun_reads_every_curve_from_the_cache(model, real_pairs, tmp_path: Pat
 
 
 def test_flagmodel_gradients_equal_sentence_transformers(minilm, model) -> None:  # noqa: ANN001
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import load_encoder
-    from posir.models.spec import ModelSpec
 
     flag = load_encoder(
         ModelSpec.from_config(

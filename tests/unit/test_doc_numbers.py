@@ -1,8 +1,9 @@
-"""The numbers the README and docs quote from the default run are those of docs/numbers.md, and docs/numbers.md is
-what a finished run's results/ gives (posir.tools.doc_numbers, declared in posir.tools.doc_quotes).
+"""The numbers and tables the README and docs quote from the default run are those of docs/numbers.md, and
+docs/numbers.md is what a finished run's results/ gives (posir.tools.doc_numbers; sources in docs/quoted-numbers.yaml).
 
 The docs are checked against docs/numbers.md always; docs/numbers.md against results/ when this checkout holds a
-default run (`make run`). How each number is read off a real run's files: tests/workflow/test_doc_numbers_build.py.
+default run (`make run`). How each number and table is read off a real run's files:
+tests/workflow/test_doc_numbers_build.py.
 """
 
 from __future__ import annotations
@@ -12,33 +13,26 @@ from pathlib import Path
 import pytest
 
 from posir.cli import main as posir
-from posir.tools import doc_quotes
-from posir.tools.doc_quotes import NUMBERS, QUOTES, TABLES
-from posir.tools.quoting import (
-    MISSING,
+from posir.tools.doc_numbers import (
     NUMBERS_FILE,
-    PATHS,
+    RUN_KEYS,
+    SOURCES_FILE,
     TABLE_END,
     TABLE_START,
-    Cell,
     DocNumbersError,
-    JsonValue,
-    Number,
-    Quote,
-    Reduce,
     Results,
-    Rows,
-    Table,
+    Sources,
     Values,
-    check_spec,
-    count,
+    check_keys,
+    describe,
     differences,
-    fixed,
-    p_value,
+    numbers_file,
     quoted,
     read_numbers_file,
     read_run,
-    run_file,
+    render,
+    table,
+    value,
     write_docs,
 )
 from tests.conftest import REPO
@@ -46,17 +40,18 @@ from tests.conftest import REPO
 RESULTS = REPO / "results"
 
 
-def test_every_number_is_quoted_and_every_quote_names_a_number() -> None:
-    assert check_spec(QUOTES, NUMBERS) == []
-    assert len({n.key for n in NUMBERS}) == len(NUMBERS)
+def test_every_quoted_key_has_one_source_and_every_source_is_quoted() -> None:
+    docs, errors = quoted(REPO)
+    assert errors == []
+    assert check_keys(docs, Sources.read(REPO / SOURCES_FILE)) == []
+    assert len(docs.numbers) > 100 and len(docs.tables) >= 8  # the findings, README and benchmarks quote them
 
 
 def test_the_docs_quote_what_docs_numbers_md_records() -> None:
-    docs, unfound = quoted(REPO, QUOTES, TABLES)
-    assert unfound == []
+    docs, _ = quoted(REPO)
     recorded = read_numbers_file(REPO / NUMBERS_FILE)
-    assert set(recorded.numbers) == {n.key for n in NUMBERS} | {"run.commit", "run.date"}
-    assert set(recorded.tables) == {t.name for t in TABLES}
+    assert set(recorded.numbers) == set(docs.numbers) | set(RUN_KEYS)
+    assert set(recorded.tables) == set(docs.tables)
     assert differences(recorded, docs, "the docs") == []
 
 
@@ -69,113 +64,178 @@ def test_the_command_checks_the_checkout(capsys: pytest.CaptureFixture[str]) -> 
     not (RESULTS / "tables" / "squad-long" / "main.csv").is_file(), reason="no default run in this checkout's results/"
 )
 def test_a_finished_default_run_gives_the_recorded_numbers() -> None:
-    run, unread = read_run(RESULTS, NUMBERS, TABLES, {})
-    assert unread == [], "results/ is not a finished default run, or a file moved: posir.tools.doc_quotes"
+    docs, _ = quoted(REPO)
+    run, unread = read_run(RESULTS, docs, Sources.read(REPO / SOURCES_FILE), {})
+    assert unread == [], "results/ is not a finished default run, or a file moved: docs/quoted-numbers.yaml"
     recorded = read_numbers_file(REPO / NUMBERS_FILE)
     assert differences(run, recorded, NUMBERS_FILE) == [], "after a run: make numbers"
 
 
-def test_every_quote_and_table_of_the_docs_can_be_rewritten_and_back(tmp_path: Path) -> None:
-    docs = {q.doc for q in QUOTES} | {t.doc for t in TABLES}
-    for doc in docs:
-        (tmp_path / doc).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / doc).write_text((REPO / doc).read_text(encoding="utf-8"), encoding="utf-8")
-    now, _ = quoted(tmp_path, QUOTES, TABLES)
-    other = Values({key: f"7{i}.5" for i, key in enumerate(sorted(now.numbers))}, {})
-    other.tables = {name: f"| {name} |\n|---|\n| 1 |" for name in now.tables}
-    assert sorted(write_docs(tmp_path, other, QUOTES, TABLES)) == sorted(docs)
-    again, errors = quoted(tmp_path, QUOTES, TABLES)
+def copy_docs(tmp_path: Path) -> list[str]:
+    names = ["README.md", *(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md"))]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text((REPO / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return names
+
+
+def test_every_number_and_table_of_the_docs_can_be_rewritten_and_back(tmp_path: Path) -> None:
+    names = copy_docs(tmp_path)
+    now, _ = quoted(tmp_path)
+    other = Values({key: f"7{i}.5" for i, key in enumerate(sorted(now.numbers))})
+    other.tables = {spec: f"| {i} |\n|---|\n| 1 |" for i, spec in enumerate(now.tables)}
+    changed = write_docs(tmp_path, other)
+    assert {"README.md", "docs/findings.md", "docs/benchmarks.md"} <= set(changed)
+    again, errors = quoted(tmp_path)
     assert errors == [] and again.numbers == other.numbers and again.tables == other.tables
-    write_docs(tmp_path, now, QUOTES, TABLES)
-    assert all((tmp_path / doc).read_text(encoding="utf-8") == (REPO / doc).read_text(encoding="utf-8") for doc in docs)
+    write_docs(tmp_path, now)
+    assert all((tmp_path / n).read_text(encoding="utf-8") == (REPO / n).read_text(encoding="utf-8") for n in names)
 
 
-# --- the mechanics, on a document of our own -------------------------------------------------------------------
+# --- the mechanics, on a document and a results/ folder of our own -----------------------------------------------
 
 
-def checkout(tmp_path: Path) -> Path:
-    doc = tmp_path / "docs" / "a.md"
-    doc.parent.mkdir()
-    doc.write_text(
-        "BM25 reaches 88.3 nDCG@10 (PSI\n0.06) on all 10,570 queries.\n\n"
-        f"{TABLE_START}t -->\n| a |\n|---|\n| 1 |\n{TABLE_END}\n\nThe end: 88.3 again, not quoted.\n",
+def checkout(tmp_path: Path, text: str | None = None) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("Nothing quoted here.\n", encoding="utf-8")
+    (tmp_path / "docs" / "a.md").write_text(
+        text
+        or (
+            "BM25 reaches 88.3<!--#t.bm25.ndcg--> nDCG@10 (PSI\n0.06<!--#t.bm25.psi-->) on all 10,570<!--#t.n--> "
+            f"queries.\n\n{TABLE_START}t.md | model: b, a -->\n| a |\n|---|\n| 1 |\n{TABLE_END}\n\n"
+            "The end: 88.3 again, not quoted; 3/4<!--#t.n--> is no way to write a number.\n"
+        ),
         encoding="utf-8",
     )
     return tmp_path
 
 
-QUOTE = Quote("docs/a.md", "reaches {ndcg} nDCG@10 (PSI {psi}) on all {n} queries.")
+def test_a_marker_reads_the_number_before_it_and_a_key_must_agree_everywhere(tmp_path: Path) -> None:
+    values, errors = quoted(checkout(tmp_path))
+    assert values.numbers == {"t.bm25.ndcg": "88.3", "t.bm25.psi": "0.06", "t.n": "10,570"}
+    assert values.tables == {"t.md | model: b, a": "| a |\n|---|\n| 1 |"}
+    assert errors == ["docs/a.md:10: t.n is 4 here but 10,570 elsewhere"]  # a slash ends a number, as a space does
+    (tmp_path / "docs" / "a.md").write_text("(<!--#t.n--> queries)\n", encoding="utf-8")
+    assert quoted(tmp_path)[1] == ["docs/a.md:1: the marker of t.n follows no number; write the number before it"]
+    shown_as_code = "Write `<!--#t.n-->` right after the number.\n"  # a document explaining the syntax
+    (tmp_path / "docs" / "a.md").write_text(shown_as_code, encoding="utf-8")
+    assert quoted(tmp_path) == (Values(), [])
+    assert write_docs(tmp_path, Values({"t.n": "5"})) == []
 
 
-def test_a_quote_is_found_across_a_line_break_and_reads_its_numbers(tmp_path: Path) -> None:
-    values, errors = quoted(checkout(tmp_path), [QUOTE], [])
-    assert errors == [] and values.numbers == {"ndcg": "88.3", "psi": "0.06", "n": "10,570"}
-
-
-def test_writing_replaces_only_the_quoted_numbers_and_the_table(tmp_path: Path) -> None:
-    repo = checkout(tmp_path)
-    table = Table("t", "docs/a.md", ("a",), lambda results: [["2"]], "nowhere")
-    values, _ = quoted(repo, [QUOTE], [table])
-    values.numbers.update(ndcg="90.1", psi="0.11", n="10,547")
-    values.tables["t"] = "| a |\n|---|\n| 2 |"
-    assert write_docs(repo, values, [QUOTE], [table]) == ["docs/a.md"]
+def test_writing_replaces_only_the_marked_numbers_and_the_table(tmp_path: Path) -> None:
+    repo = checkout(tmp_path, "BM25 reaches 88.3<!--#t.bm25.ndcg--> (88.3 unmarked).\n\n"
+                              f"{TABLE_START}t.md -->\n| a |\n|---|\n| 1 |\n{TABLE_END}\n")  # fmt: skip
+    values = Values({"t.bm25.ndcg": "90.1"}, {"t.md": "| a |\n|---|\n| 2 |"})
+    assert write_docs(repo, values) == ["docs/a.md"]
     text = (repo / "docs" / "a.md").read_text(encoding="utf-8")
-    assert text.startswith("BM25 reaches 90.1 nDCG@10 (PSI\n0.11) on all 10,547 queries.")
-    assert "| 2 |" in text and "| 1 |" not in text and "The end: 88.3 again" in text
-    assert write_docs(repo, values, [QUOTE], [table]) == []  # nothing left to change
+    assert text.startswith("BM25 reaches 90.1<!--#t.bm25.ndcg--> (88.3 unmarked).")
+    assert "| 2 |" in text and "| 1 |" not in text
+    assert write_docs(repo, values) == []  # nothing left to change
 
 
-def test_a_reworded_sentence_is_named(tmp_path: Path) -> None:
-    repo = checkout(tmp_path)
-    reworded = Quote("docs/a.md", "achieves {ndcg} nDCG@10")
-    _, errors = quoted(repo, [reworded], [])
-    assert errors == ["docs/a.md: 0 places read 'achieves {ndcg} nDCG@10'; expected one"]
-    with pytest.raises(DocNumbersError, match="achieves"):
-        write_docs(repo, quoted(repo, [QUOTE], [])[0], [reworded], [])
+SOURCES = Sources({
+    "t.<model>.ndcg": {"file": "t.csv", "row": {"model": "<model>"}, "column": "value", "scale": 100, "format": ".1f"},
+    "t.<model>.psi": {"file": "t.csv", "row": {"model": "<model>"}, "column": "value", "format": ".2f"},
+    "t.a.psi": {"file": "t.csv", "row": {"model": "a"}, "column": "value", "format": ".3f"},
+    "t.n": {"file": "card.json", "path": ["data"], "length": True, "format": ",.0f"},
+    "t.<x>.<y>": {"file": "t.csv", "column": "<y>"},
+    "never.quoted": {"file": "t.csv", "count": "rows"},
+})  # fmt: skip
 
 
-def test_a_spec_that_quotes_nothing_or_ends_in_a_number_is_refused() -> None:
-    number = Number("x", Cell("t.csv", "c"), fixed(1))
-    assert check_spec([], [number]) == ["x is read but quoted nowhere"]
-    assert check_spec([Quote("d.md", "is {x}")], [number]) == ["d.md: 'is {x}' ends with a number"]
-    assert check_spec([Quote("d.md", "is {y} here")], [number])[0] == "d.md: 'is {y} here' names unknown y"
+def test_a_key_takes_the_most_specific_pattern_and_ties_or_strays_are_named() -> None:
+    assert SOURCES.source("t.a.psi")["format"] == ".3f"  # more literal text than t.<model>.psi
+    assert SOURCES.source("t.bm25.minilm-maxp.psi")["row"] == {"model": "bm25.minilm-maxp"}
+    with pytest.raises(DocNumbersError, match=r"t.x.y: 0 patterns .* \(none\); declare one"):
+        Sources({"t.<a>.<b>.z": {}}).source("t.x.y")
+    with pytest.raises(DocNumbersError, match="2 patterns"):
+        Sources({"t.<a>.y": {}, "t.x.<b>": {}}).source("t.x.y")
+    quotes = Values({"t.a.psi": "0.25", "u.v": "1"}, quoted_in={"t.a.psi": ["docs/a.md"], "u.v": ["README.md"]})
+    errors = check_keys(quotes, SOURCES)
+    assert errors[0].startswith("README.md: u.v: 0 patterns")
+    unquoted = [e.split(": ")[1] for e in errors[1:]]
+    assert unquoted == ["t.<model>.ndcg is quoted nowhere", "t.<model>.psi is quoted nowhere", "t.n is quoted nowhere",
+                        "t.<x>.<y> is quoted nowhere", "never.quoted is quoted nowhere"]  # fmt: skip
 
 
-def test_sources_read_the_one_row_and_say_what_is_missing(tmp_path: Path) -> None:
-    (tmp_path / "t.csv").write_text("model,value\na,0.25\nb,0.5\nb,0.75\n", encoding="utf-8")
+@pytest.fixture
+def results(tmp_path: Path) -> Results:
+    (tmp_path / "t.csv").write_text("model,value,other\na,0.25,1\nb,0.5,\nc,0.5,2\nc,0.75,3\n", encoding="utf-8")
+    (tmp_path / "p.tsv").write_text("model_a\tmodel_b\td\nx\ty\t-0.04\n", encoding="utf-8")
     (tmp_path / "card.json").write_text('{"stages": [{"stage": "s", "dropped": {"r": 3}}], "data": [1, 2]}')
-    results = Results(tmp_path)
-    assert Cell("t.csv", "value", {"model": "a"}, 100.0).value(results) == 25.0
-    assert JsonValue("card.json", ("stages", "s", "dropped", "r")).value(results) == 3.0
-    assert JsonValue("card.json", ("data",), length=True).value(results) == 2.0
-    pair = (Cell("t.csv", "value", {"model": "a"}), JsonValue("card.json", ("stages", "s", "dropped", "r")))
-    assert Reduce("max", pair).value(results) == 3.0
-    with pytest.raises(DocNumbersError, match="2 rows where {'model': 'b'}"):
-        Cell("t.csv", "value", {"model": "b"}).value(results)
+    return Results(tmp_path)
+
+
+def test_sources_read_the_one_row_and_say_what_is_missing(results: Results) -> None:
+    a = {"file": "t.csv", "row": {"model": "a"}, "column": "value"}
+    assert value({**a, "scale": 100}, results) == 25.0
+    assert value({"file": "card.json", "path": ["stages", "s", "dropped", "r"]}, results) == 3.0
+    assert value({"file": "card.json", "path": ["data"], "length": True}, results) == 2.0
+    assert value({"file": "t.csv", "count": "rows"}, results) == 4.0
+    assert value({**a, "minus": {**a, "column": "other"}, "absolute": True}, results) == 0.75
+    pair = {
+        "file": "p.tsv",
+        "row": {"model_a": "y", "model_b": "x"},
+        "column": "d",
+        "either_order": ["model_a", "model_b"],
+    }
+    assert value({**pair, "absolute": True, "scale": 100}, results) == 4.0
+    each = {"each": {"m": ["a", "b"]}, "of": {"file": "t.csv", "row": {"model": "<m>"}, "column": "value"}}
+    assert value({"max": each}, results) == 0.5 and value({"mean": each}, results) == 0.375
+    assert value({"min": [a, {"file": "card.json", "path": ["data"], "length": True}]}, results) == 0.25
+    with pytest.raises(DocNumbersError, match=r"2 rows where \{'model': 'c'\}"):
+        value({"file": "t.csv", "row": {"model": "c"}, "column": "value"}, results)
+    with pytest.raises(DocNumbersError, match="'' is not a number"):
+        value({"file": "t.csv", "row": {"model": "b"}, "column": "other"}, results)
     with pytest.raises(DocNumbersError, match="missing.csv: not there"):
-        Cell("missing.csv", "value").value(results)
-
-
-def test_cells_are_read_as_written_from_files_named_from_the_results_folder(tmp_path: Path) -> None:
-    """Sources name a file as ResultPaths places it, from the results/ folder (as docs/numbers.md shows it), and read
-    its cells as the file writes them: an id stays "007", an empty cell is shown as missing, not read as 0."""
-    assert run_file(PATHS.table("squad-long", "main.csv")) == "tables/squad-long/main.csv" == doc_quotes.MAIN
-    assert doc_quotes.SIGNIFICANCE == "tables/squad-long/significance/eng-eng.csv"
-    assert doc_quotes.family_file("squad-long-moved", "positions_csv") == (
-        "tables/squad-long-moved/controlled_positions.csv"
+        value({"file": "missing.csv", "column": "value"}, results)
+    with pytest.raises(DocNumbersError, match=r"no stages.s.kept \(stops at 'kept'\)"):
+        value({"file": "card.json", "path": ["stages", "s", "kept"]}, results)
+    assert describe({"max": each, "absolute": True}) == (
+        "max of the absolute values of `t.csv` [model=<m>] `value` for each m in a, b"
     )
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "t.tsv").write_text("qid\tlabel\tvalue\n007\t\t1e-05\n7\tx\t\n", encoding="utf-8")
-    results = Results(tmp_path)
-    assert Cell("runs/t.tsv", "value", {"qid": "007"}).value(results) == 1e-05
-    assert Cell("runs/t.tsv", "label", {"qid": "007"}).text(results) == ""
-    assert Cell("runs/t.tsv", "value", {"qid": "7"}).shown(results, fixed(1)) == MISSING
-    assert Cell("runs/t.tsv", "label", {"qid": "7"}).text(results) == "x"
-    assert Rows("runs/t.tsv").value(results) == 2.0
 
 
 def test_formats_write_numbers_as_the_docs_do() -> None:
-    assert fixed(2, sign=True)(0.0) == "0.00" and fixed(2, sign=True)(5.754) == "+5.75"
-    assert fixed(2, sign=True)(-0.001) == "-0.00"
-    assert count()(10570.0) == "10,570" and count(False)(1268.0) == "1268"
-    assert p_value(3)(0.0004) == "<0.001" and p_value(3)(0.1214) == "0.121"
+    assert render({"format": "+.2f"}, 0.0) == "0.00" and render({"format": "+.2f"}, 5.754) == "+5.75"
+    assert render({"format": "+.2f"}, -0.001) == "-0.00"
+    assert render({"format": ",.0f"}, 10570.0) == "10,570" and render({"format": ".0f"}, 1268.0) == "1268"
+    assert render({"format": ".3f", "below": 0.001}, 0.0004) == "<0.001"
+    assert render({"format": ".3f", "below": 0.001}, 0.1214) == "0.121"
+    assert render({"format": ".2g"}, 0.07213) == "0.072"
+
+
+def test_a_table_is_the_rendered_files_rows_and_columns_in_the_order_asked(results: Results) -> None:
+    (results.root / "m.md").write_text(
+        "# title\n\n| model   | setting   |   n | x \\| y |\n|:--------|:----------|----:|----:|\n"
+        "| a       | eng       |   1 | 0.1 |\n| b       | eng       |   2 | 0.2 |\n"
+        "| c       | deu       |   3 | 0.3 |\n"
+        "\nA note.\n\n| second |\n|---|\n| 9 |\n",
+        encoding="utf-8",
+    )
+    assert table("m.md | model: c, a | columns: model, x \\| y", results) == (
+        "| model | x \\| y |\n|---|---:|\n| c | 0.3 |\n| a | 0.1 |"
+    )
+    assert table("m.md | setting: eng", results).splitlines()[2:] == ["| a | eng | 1 | 0.1 |", "| b | eng | 2 | 0.2 |"]
+    assert table("m.md | table: 2", results) == "| second |\n|---|\n| 9 |"
+    with pytest.raises(DocNumbersError, match="no column queries"):
+        table("m.md | columns: model, queries", results)
+    with pytest.raises(DocNumbersError, match=r"no table 3 \(it holds 2\)"):
+        table("m.md | table: 3", results)
+
+
+def test_a_run_is_read_for_what_the_docs_quote_and_recorded_with_its_sources(tmp_path: Path, results: Results) -> None:
+    wanted = Values({"t.a.psi": "0.3", "t.b.ndcg": "1", "run.commit": "x"}, {}, {}, {"t.a.psi": ["docs/a.md"]})
+    run, errors = read_run(results.root, wanted, SOURCES, {"run.commit": "abc1234", "run.date": "2026-11-29"})
+    assert errors == [] and run.numbers == {
+        "run.commit": "abc1234", "run.date": "2026-11-29", "t.a.psi": "0.250", "t.b.ndcg": "50.0"
+    }  # fmt: skip
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / NUMBERS_FILE).write_text(numbers_file(run), encoding="utf-8")
+    recorded = read_numbers_file(tmp_path / NUMBERS_FILE)
+    assert recorded.numbers == run.numbers
+    assert recorded.sources["t.b.ndcg"] == "`t.csv` [model=b] `value` x 100"
+    assert differences(run, recorded, NUMBERS_FILE) == []
+    _, unread = read_run(results.root, Values({"t.d.psi": "1"}), SOURCES, {})
+    assert unread == [f"t.d.psi: {results.root / 't.csv'}: 0 rows where {{'model': 'd'}}; expected one"]

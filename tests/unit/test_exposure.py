@@ -98,7 +98,7 @@ def test_queries_without_judgements_are_counted_and_said_beside_the_table(tmp_pa
     corpus = DocumentGroups("eng-eng", {"length_bucket": {"a": "Q1", "b": "Q4"}}, {"q1": {"b": 1}})
     job = ExposureJob(runs=[], corpora=[], attributes=["length_bucket"], bootstrap=BootstrapParams())
     targets = {"length_bucket": awrf_target(corpus, "length_bucket", None, "exposure")}
-    frame, unjudged = per_query_values(iter_rankings(run), corpus, job.measures(), job.attributes, targets)
+    frame, unjudged = per_query_values(iter_rankings(run), corpus, job.group_measures(), job.attributes, targets)
     assert list(frame.index) == ["q1"] and unjudged == 1
     assert frame.loc["q1", ("length_bucket", "Q4", "exposure_share@10")] == pytest.approx(
         (1 / math.log2(3)) / (1 + 1 / math.log2(3))

@@ -5,7 +5,6 @@ plan makes of the new entries, the token-vector cache's checks and the code that
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,10 @@ import pytest
 import yaml
 
 from posir.config import ConfigError
-from posir.embedding_cache import code_fingerprint, encoding_identity, whole_text_identity
-from posir.models.outputs import IMPLEMENTATIONS
+from posir.models.declarations.backends import KINDS
+from posir.models.declarations.spec import OUTPUT_KEYS, ModelConfigError, ModelSpec
+from posir.models.identity import encoding_identity, whole_text_identity
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TermWeights, TokenVectors
-from posir.models.spec import OUTPUT_KEYS, ModelConfigError, ModelSpec
 from posir.plan import Plan, Wildcards
 from posir.token_cache import TokenCache, token_cache_path
 
@@ -207,28 +206,17 @@ def test_a_damaged_token_vector_row_is_dropped_and_counted(tmp_path: Path) -> No
         assert cache.counts.corrupt == 1
 
 
-#: The code that keys multi-vector and sparse entries' caches (posir.models.outputs.IMPLEMENTATIONS), recorded as
-#: tests/unit/test_encoding_keys.py records the dense backends': a change of their code (comments and docstrings
-#: aside) re-keys every cached row of those entries. A change that means to re-key records the new fingerprint here.
-FINGERPRINTS = {
-    "posir.models.multivector": "0c0dec9c982f9bf8753c6aca6a913ce8ba1bdbfda5b329ee8ec35b09160f2d35",
-    "posir.models.sparse": "d009fa4dcf0a828e0cb8017e491284ea82e2dd19cc3787613d0568e1dbe5ce88",
-    "posir.models.token_model": "5ebf1d60f3292e4635a061d2c489d41e31f755f8c36c70a5d0856c9d13b498da",
-    "posir.models.rows": "063671594a430e01c1a6c28915c5c55cb4cf73cf5b5e28217d5592e2680f8379",
-    "posir.models.bge_m3": "7a95356ec3025e6868738661417a1653de2cf097a62788842a4a1f5ff185323a",
-}
-
-
-def test_every_module_that_keys_token_and_sparse_rows_has_a_recorded_fingerprint() -> None:
-    assert {m for modules in IMPLEMENTATIONS.values() for m in modules} == set(FINGERPRINTS)
-
-
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="fingerprints recorded on Python 3.11's ast")
-@pytest.mark.parametrize("module", sorted(FINGERPRINTS))
-def test_the_code_that_keys_token_and_sparse_rows_is_unchanged(module: str) -> None:
-    assert code_fingerprint([module]) == FINGERPRINTS[module], (
-        f"{module}'s code changed: every cached row of the multi-vector or sparse entries it encodes gets a new key"
-    )
+def test_every_row_output_has_one_implementation_in_the_table_of_kinds() -> None:
+    """Multi-vector and sparse entries are keyed on their implementation's version, declared in the one table of model
+    kinds (the golden vectors hold the versions: tests/reference/test_golden_vectors.py)."""
+    rows = {key: impl for key, impl in KINDS.items() if key[1] in ("multi-vector", "sparse")}
+    assert set(rows) == {
+        ("sentence-transformers", "multi-vector"),
+        ("sentence-transformers", "sparse"),
+        ("flagembedding", "multi-vector"),
+        ("flagembedding", "sparse"),
+    }
+    assert all(impl.version >= 1 and callable(impl.load()) for impl in rows.values())
 
 
 def test_a_dense_entry_read_by_bge_m3s_pass_folds_the_token_vector_cache_and_flagmodels_does_not() -> None:
@@ -243,7 +231,7 @@ def test_a_dense_entry_read_by_bge_m3s_pass_folds_the_token_vector_cache_and_fla
 
 
 def test_flagmodels_class_written_out_keys_as_left_out_and_bge_m3s_pass_keys_on_its_code() -> None:
-    from posir.models.outputs import implementation_modules
+    from posir.models.registry import implementation_of
 
     def flag(**params: str) -> ModelSpec:
         return ModelSpec.from_config("d", {"backend": "flagembedding", "model": "BAAI/bge-m3", "params": params})
@@ -255,4 +243,5 @@ def test_flagmodels_class_written_out_keys_as_left_out_and_bge_m3s_pass_keys_on_
     assert (bm25.params["k1"], bm25.params["stopwords"], bm25.params["b"]) == (1.2, False, 0.75)
     m3 = flag(model_class="encoder-only-m3")
     assert encoding_identity(m3) != encoding_identity(left_out)
-    assert {"posir.models.bge_m3", "posir.models.registry"} <= set(implementation_modules(m3))
+    assert implementation_of(m3).target == "posir.models.backends.bge_m3:M3Encoder"
+    assert implementation_of(left_out).target == "posir.models.backends.flagembedding:FlagEmbeddingEncoder"

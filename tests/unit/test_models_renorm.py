@@ -91,7 +91,7 @@ def test_apply_to_search_inputs_uses_one_mean_for_both_sides() -> None:
 
 
 def test_workflow_helpers_round_trip(tmp_path: Path) -> None:
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
     from posir.results.embeddings import save_embeddings
 
     collection = tmp_path / "embeddings" / "minilm" / "squad-train-sentences" / "corpus.npy"

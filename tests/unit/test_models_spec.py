@@ -9,8 +9,9 @@ import jsonschema
 import pytest
 import yaml
 
-from posir.models.registry import DENSE_BACKENDS, load_encoder
-from posir.models.spec import BACKENDS, ModelConfigError, ModelSpec
+from posir.models.declarations.backends import KINDS
+from posir.models.declarations.spec import BACKENDS, ModelConfigError, ModelSpec
+from posir.models.registry import load_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +80,11 @@ def schema_errors(schema: dict[str, Any], name: str, entry: dict[str, Any]) -> l
 
 def test_every_backend_has_an_example_and_a_factory() -> None:
     assert {e["backend"] for e in EXAMPLES.values()} == set(BACKENDS)
-    assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}
+    # every backend gives what it declares through one implementation each, and the lexical ones rank texts themselves
+    assert {backend for backend, _ in KINDS} == set(BACKENDS)
+    assert {backend for backend, output in KINDS if output == "search"} >= {
+        n for n, c in BACKENDS.items() if c.kind == "lexical"
+    }
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -1,8 +1,8 @@
-"""``backend: mteb`` entries run every kind MTEB's metadata names, each where it belongs (posir.models.mteb_kinds):
-dense encoders as dense or search entries, late-interaction and sparse models as search entries (``output: search``),
-cross-encoders as second stages (``scorers: backend: mteb``). An entry that puts a model where its kind does not run,
-or whose loader is not installed (PyLate), is refused when the workflow starts, naming the entry, the kind, the reason
-and the fix; models MTEB's registry does not hold pass (their loader decides)."""
+"""``backend: mteb`` entries run every kind MTEB's metadata names, each where it belongs
+(posir.models.backends.mteb_kinds): dense encoders as dense or search entries, late-interaction and sparse models as
+search entries (``output: search``), cross-encoders as second stages (``scorers: backend: mteb``). An entry that puts a
+model where its kind does not run, or whose loader is not installed (PyLate), is refused when the workflow starts,
+naming the entry, the kind, the reason and the fix; models MTEB's registry does not hold pass (their loader decides)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from posir.config import ConfigError
-from posir.models.mteb_kinds import check_model_entry, check_scorer_entry, model_kind
-from posir.models.spec import ModelSpec
+from posir.models.backends.mteb_kinds import check_model_entry, check_scorer_entry, model_kind
+from posir.models.declarations.spec import ModelSpec
 from posir.plan import Plan, Wildcards
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -395,7 +395,8 @@ def test_the_exposure_job_reads_every_run_and_each_settings_corpus_in_its_langua
     one_vs_many = next(c for c in job.corpora if c.setting == "deu-mul")
     assert one_vs_many.one_vs_many and len(one_vs_many.languages) == 10
     assert len(inputs["documents"]) == len(inputs["cards"]) == sum(len(c.languages) for c in job.corpora)
-    assert dict(job.peer_weights) == {0: 0.5, 1: 0.5}
+    (peer,) = [m for m in job.group_measures() if m.name == "PEER@10"]
+    assert dict(peer.weights) == {0: 0.5, 1: 0.5}
     squad = default.evaluation.exposure(Wildcards(benchmark="squad-long"))
     assert ("minilm-l6", "minilm-l6-chunks") in [tuple(p) for p in squad.compare]
 

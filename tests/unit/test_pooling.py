@@ -27,8 +27,8 @@ from posir.metrics.pooling import (
 )
 from posir.metrics.resampling import generator, interval, resampled_means
 from posir.metrics.significance import PSI_DIFFERENCE, align_scores, psi_differences
-from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, PoolingPair, pooling_pairs
-from posir.models.spec import ModelSpec
+from posir.models.declarations.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, PoolingPair, pooling_pairs
+from posir.models.declarations.spec import ModelSpec
 from posir.plan import Plan, Wildcards
 from posir.results import schemas as results
 from posir.tables.pooling import controlled_pooling_markdown, pooling_markdown
@@ -169,27 +169,30 @@ def test_the_controlled_comparison_resamples_both_entries_queries_alike() -> Non
 
 
 def test_the_findings_quote_the_controlled_table_as_written(tmp_path: Path) -> None:
-    """posir doc-numbers' pooling table (posir.tools.pooling_quotes) reads the family's pooling.csv as the step
-    writes it: each pair's lengths-pooled row, PSI to two decimals, nDCG@10 x 100 to one, differences signed."""
-    from posir.results.io import write_table
-    from posir.tools.pooling_quotes import pooling_file, pooling_rows
-    from posir.tools.quoting import Results
+    """The findings' pooling table (a posir doc-numbers marker of docs/findings.md) copies the family's pooling.md as
+    the step renders it: each pair's lengths-pooled row, PSI to two decimals, nDCG@10 x 100 to two, differences
+    signed with their interval."""
+    from posir.tools.doc_numbers import Results, quoted, table
 
     rng = np.random.default_rng(4)
     pooled = np.clip(np.linspace(0.95, 0.35, 5) + rng.normal(0, 0.1, (40, 5)), 0, 1)
     unpooled = np.clip(0.75 + rng.normal(0, 0.1, (40, 5)), 0, 1)
     frame = pd.concat([_controlled("dense", pooled), _controlled("tokens", unpooled)], ignore_index=True)
-    table = controlled_pooling(frame, [("dense", "tokens")], BootstrapParams(resamples=200, seed=3))
-    (tmp_path / pooling_file("family")).parent.mkdir(parents=True)
-    write_table(table, tmp_path / pooling_file("family"))
-    (row,) = pooling_rows(Results(tmp_path), "family", "eng-eng", [("Dense", "dense", "tokens")])
-    overall = table.iloc[0]
+    params = BootstrapParams(resamples=200, seed=3)
+    table_ = controlled_pooling(frame, [("dense", "tokens")], params)
+    (spec,) = [s for s in quoted(ROOT)[0].tables if s.startswith("tables/squad-long-moved/pooling.md")]
+    folder = tmp_path / "tables" / "squad-long-moved"
+    folder.mkdir(parents=True)
+    markdown = controlled_pooling_markdown(table_, pd.DataFrame(columns=[MODEL, SETTING, "reason"]), "family")
+    (folder / "pooling.md").write_text(markdown, encoding="utf-8")
+    header, _, row = table(spec, Results(tmp_path)).splitlines()
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    overall = table_[table_[LENGTH] == "all"].iloc[0]
     psi_d, low, high = (overall[c] for c in ("psi_difference", "psi_difference_ci_low", "psi_difference_ci_high"))
-    assert row[:4] == ["Dense", "40", f"{overall['psi_a']:.2f}", f"{overall['psi_b']:.2f}"]
-    assert row[4] == f"{psi_d:+.2f} [{low:+.2f}, {high:+.2f}]" and psi_d > 0
-    mean_d = 100 * overall["mean_difference"]
-    assert row[5:7] == [f"{100 * overall['mean_a']:.1f}", f"{100 * overall['mean_b']:.1f}"]
-    assert row[7].startswith(f"{mean_d:+.1f} [")
+    assert cells[:5] == ["dense", "tokens", "40", f"{overall['psi_a']:.2f}", f"{overall['psi_b']:.2f}"]
+    assert cells[5].startswith(f"{psi_d:+.2f} [{low:+.2f}, {high:+.2f}]") and psi_d > 0
+    assert cells[6:8] == [f"{100 * overall['mean_a']:.2f}", f"{100 * overall['mean_b']:.2f}"]
+    assert cells[8].startswith(f"{100 * overall['mean_difference']:+.2f} [")
 
 
 # --- the plan --------------------------------------------------------------------------------------------------------

@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from posir.models.bm25_backend import Bm25Analyzer, bm25_search
+from posir.models.backends.bm25 import Bm25Analyzer, bm25_search
 from posir.results.runs import read_trec_run, write_trec_run
 from posir.retrieval import exact_inner_product_search
 
 
 def bm25_params(**overrides: object) -> dict:
     """A bm25 entry's params with the schema's defaults filled in, as the workflow passes them."""
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
     return dict(ModelSpec.from_config("bm25", {"backend": "bm25", "params": overrides}).params)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.scheduling import LONG_ANALYSIS_PRIORITY, encode_priority
 
 

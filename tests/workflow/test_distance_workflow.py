@@ -21,6 +21,7 @@ import pytest
 from posir.benchmark import CORPUS, read_corpus, read_table
 from posir.evidence import EVIDENCE, GROUPS, read_evidence
 from posir.results.runs import read_trec_run
+from tests.conftest import REPO
 from tests.workflow.conftest import shared_build
 
 FAMILY, PAIRS = "squad-long-distance", "squad-long-pairs"
@@ -170,25 +171,22 @@ def test_a_maxsim_reading_draws_no_score_from_a_piece_beyond_its_window(workdir)
 
 
 def test_the_findings_table_reads_the_familys_own_files(workdir):
-    """posir doc-numbers' distance table (posir.tools.distance_quotes) on this build: each row is the family's level
-    means, DSI and difference against the questions alone, as its CSV files hold them."""
-    from posir.tools.distance_quotes import distance_rows
-    from posir.tools.quoting import Results
+    """The findings' distance table (a posir doc-numbers marker of docs/findings.md) on this build: the rendered
+    series table's joined rows, each DSI with its interval and Page's tests as distance_tests.csv holds them."""
+    from posir.metrics.resampling import MIN_INTERVAL_QUERIES
+    from posir.tools.doc_numbers import Results, quoted, table
 
-    models = ("bm25", "minilm-l6", "minilm-l6-chunks")
-    rows = distance_rows(Results(workdir / "results"), [(FAMILY, "eng-eng", [(m, m) for m in models])])
-    levels = pd.read_csv(workdir / TABLES / "distance_levels.csv")
+    (spec,) = [s for s in quoted(REPO)[0].tables if s.startswith("tables/squad-long-distance/distance.md")]
+    spec = spec.replace("squad-long-distance", FAMILY)
+    header, _, *lines = table(spec, Results(workdir / "results")).splitlines()
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    rows = [dict(zip(names, (cell.strip() for cell in line.strip("|").split("|")), strict=True)) for line in lines]
     tests = pd.read_csv(workdir / TABLES / "distance_tests.csv")
-    single = pd.read_csv(workdir / TABLES / "distance_single.csv")
-    for (family, model, *cells), name in zip(rows, models, strict=True):
-        assert (family, model) == (FAMILY, name)
-        joined = levels[(levels["model"] == name) & (levels["form"] == "joined")]
-        for shown, series in zip(cells[:2], ("position", "distance_centre"), strict=True):
-            means = joined[joined["series"] == series].sort_values("level")["mean"]
-            assert shown == " -> ".join(f"{100 * v:.1f}" for v in means)
-        dsi = tests[(tests["model"] == name) & (tests["form"] == "joined") & (tests["series"] == "distance_centre")]
-        psi, low, high = (dsi[c].iloc[0] for c in ("psi", "psi_ci_low", "psi_ci_high"))
-        assert cells[2] == f"{psi:.2f} [{low:.2f}, {high:.2f}]"
-        centre = joined[(joined["series"] == "distance_centre") & (joined["level"] == 0)]["cell"].iloc[0]
-        difference = single[(single["model"] == name) & (single["cell"] == centre)]["difference"].iloc[0]
-        assert cells[4] == (f"{100 * difference:+.1f}" if difference != 0 else "0.0")
+    joined = tests[tests["form"] == "joined"]
+    assert len(rows) == len(joined) > 0
+    for row in rows:
+        (test,) = joined[(joined["model"] == row["model"]) & (joined["series"] == row["series"])].itertuples()
+        enough = test.n_queries >= MIN_INTERVAL_QUERIES
+        interval = f"[{test.psi_ci_low:.2f}, {test.psi_ci_high:.2f}]" if enough else "¶"
+        assert row["PSI over levels (DSI) [95% CI]"] == f"{test.psi:.2f} {interval}"
+        assert row["queries"] == str(test.n_queries)

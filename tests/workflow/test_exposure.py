@@ -13,7 +13,7 @@ from posir.metrics.exposure import ExposureParams
 from posir.results.schemas import EXPOSURE_PAIR_COLUMNS, exposure_columns
 from tests.workflow.conftest import shared_build
 
-EXPOSURE_COLUMNS = exposure_columns(ExposureParams().measures())
+EXPOSURE_COLUMNS = exposure_columns(ExposureParams().group_measures())
 
 BENCHMARK = "squad-long"
 

@@ -258,13 +258,15 @@ def saliency_table(
     batch_size: int = 4,
     cache_path: Path | None = None,
     progress: bool = True,
+    earlier_identity: str | None = None,
 ) -> pd.DataFrame:
     """One row per pair: ``qid``, ``doc_id``, ``n_seen_tokens``, ``n_document_tokens``, ``seen_fraction``,
     ``similarity``, ``evidence_start``/``evidence_end`` (relative token positions of the span), ``from_cache``,
     then the curve in ``b000``... columns.
 
     ``identity`` names everything that shapes the model's gradients (for posir entries
-    ``posir.embedding_cache.encoding_identity(spec)``); it keys the cache with the texts.
+    ``posir.models.identity.encoding_identity(spec)``); it keys the cache with the texts. A curve found only under
+    ``earlier_identity`` (the keys of before, posir.models.legacy_keys) is filed under today's key.
     """
     from tqdm import tqdm
 
@@ -274,6 +276,10 @@ def saliency_table(
     if cache is not None:
         for i, key in enumerate(keys):
             hit = cache.get(key)
+            if hit is None and earlier_identity is not None:
+                hit = cache.get(curve_key(earlier_identity, n_bins, pairs[i].query, pairs[i].document))
+                if hit is not None:
+                    cache.put(key, hit)
             if hit is not None:
                 found[i] = hit
     todo = [i for i in range(len(pairs)) if i not in found]

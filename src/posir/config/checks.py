@@ -14,8 +14,8 @@ from posir.builders import PARALLEL
 from posir.config.benchmark_checks import check_benchmark
 from posir.config.sections import ConfigSections
 from posir.languages import ONE_VS_MANY, Setting
-from posir.models.spec import BACKENDS as MODEL_BACKENDS
-from posir.models.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS
+from posir.models.declarations.spec import BACKENDS as MODEL_BACKENDS
+from posir.models.declarations.spec import LEXICAL_BACKENDS, SEARCH_ONLY_KEYS, WORKFLOW_KEYS
 from posir.schema import ConfigError, KeyProblem
 from posir.scorers.spec import MODEL_SCORER_OUTPUTS, BiEncoderSpec, MtebCrossEncoderSpec, RescoreSpec, ScorerEntry
 
@@ -104,7 +104,7 @@ def check_installed(config: ConfigSections) -> None:
                 f"backend"
             )
         if entry.backend == "mteb":
-            from posir.models.mteb_kinds import check_model_entry
+            from posir.models.backends.mteb_kinds import check_model_entry
 
             check_model_entry(entry)
         package = entry.model_package
@@ -120,7 +120,7 @@ def check_installed(config: ConfigSections) -> None:
                     f"config: scorers.{name}.backend: 'mteb' needs the Python package 'mteb', which is not installed; "
                     "install it (pip install -r requirements.txt) or use another backend"
                 )
-            from posir.models.mteb_kinds import check_scorer_entry
+            from posir.models.backends.mteb_kinds import check_scorer_entry
 
             check_scorer_entry(name, scorer.model, scorer.revision)
 

@@ -29,7 +29,7 @@ from posir.controlled.spec import ControlledBenchmark
 from posir.llm.config import LLMConfig
 from posir.metrics.exposure import ExposureParams
 from posir.metrics.params import MetricParams
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
 from posir.rerank import PipelineSpec
 from posir.schema import Entry, KeyProblem, Language, Name, PositiveInt, SettingName, Str

@@ -37,6 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from posir.benchmark import (
+    CORPUS,
+    DOCUMENTS,
+    POSITIONS,
+    QUERIES,
     BuiltBenchmark,
     Document,
     Drop,
@@ -139,9 +143,9 @@ class Source:
     def read(cls, directory: Path, language: str, separator: str | None = "\n\n") -> Source:
         """A benchmark directory written by :func:`posir.benchmark.finish`; answers are the span texts."""
         directory = Path(directory)
-        tokens = {row["doc_id"]: int(row["token_length"]) for row in read_table(directory / "documents.tsv")}
-        documents, queries = read_corpus(directory / "corpus.jsonl"), read_queries(directory / "queries.jsonl")
-        positions = read_positions(directory / "positions.tsv")
+        tokens = {row["doc_id"]: int(row["token_length"]) for row in read_table(directory / DOCUMENTS)}
+        documents, queries = read_corpus(directory / CORPUS), read_queries(directory / QUERIES)
+        positions = read_positions(directory / POSITIONS)
         pieces: dict[str, tuple[Span, ...]] = {}
         groups: dict[str, tuple[str, str, int | None]] = {}
         if (directory / EVIDENCE).is_file():

@@ -14,7 +14,7 @@ same corpus (hence the same language) is filler only if
   word boundaries, and a false "contains" only costs one candidate);
 * its **query-term recall** is at most a threshold: the share of the query's
   distinct terms, analysed as BM25 analyses them
-  (:class:`posir.models.bm25_backend.Bm25Analyzer`: NFKC, lower case, stopwords
+  (:class:`posir.models.backends.bm25.Bm25Analyzer`: NFKC, lower case, stopwords
   removed, Snowball stem; character unigrams and bigrams for scripts without
   spaces), that occur in the unit. Recall rather than Jaccard similarity: Jaccard
   shrinks with the unit's length, so a long unit holding every query term could
@@ -42,7 +42,7 @@ from posir.text import TokenCounter, normalize_with_offsets
 from posir.text_units import Units
 
 if TYPE_CHECKING:  # the analyzer's regex and stemmer load only in the jobs that build filler
-    from posir.models.bm25_backend import Bm25Analyzer
+    from posir.models.backends.bm25 import Bm25Analyzer
 
 NO_FILLER = "no_filler_without_answer"
 OVERLAP_MEASURE = "query_term_recall"
@@ -65,7 +65,7 @@ class QueryTermRecall:
 
     @classmethod
     def for_language(cls, language: str) -> QueryTermRecall:
-        from posir.models.bm25_backend import Bm25Analyzer
+        from posir.models.backends.bm25 import Bm25Analyzer
 
         return cls(Bm25Analyzer.for_language(language, OVERLAP_ANALYSIS))
 

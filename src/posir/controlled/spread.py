@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from posir.benchmark import BuiltBenchmark, Drop, Position, StageCount, stage_count
-from posir.controlled.family import Source, controlled_card, round_parts
+from posir.controlled.family import CONTROLLED_TABLE, Source, controlled_card, round_parts
 from posir.controlled.pieces import Arrangement, Cell, plan_arrangements
 from posir.controlled.placement import VariantRefused
 from posir.controlled.sampling import NOT_SAMPLED, STAGE_SAMPLE, Candidate, stratified_sample
@@ -189,7 +189,7 @@ class SpreadFamily:
             stages,
             tokens,
             evidence,
-            tables={"controlled.tsv": (SPREAD_FIELDS, [[r[f] for f in SPREAD_FIELDS] for r in records])},
+            tables={CONTROLLED_TABLE: (SPREAD_FIELDS, [[r[f] for f in SPREAD_FIELDS] for r in records])},
             card=card,
             notes=[note],
         )

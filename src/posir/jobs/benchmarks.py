@@ -17,7 +17,7 @@ from posir.builders.xquad import CrossLingualBenchmark, ParallelBenchmark
 from posir.jobs import Job
 from posir.llm.config import LLMConfig
 from posir.metrics.params import PositionParams, TableParams
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.schema import Str
 from posir.scorers.spec import ScorerEntry
 from posir.sources import Source

@@ -10,7 +10,7 @@ from pydantic import Field
 from posir.controlled.spec import ControlledBenchmark
 from posir.jobs import Job
 from posir.metrics.params import MetricParams, PositionParams
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.schema import Entry, Str
 
 

@@ -3,14 +3,17 @@ paired tests, exposure, analyses and paper tables."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from posir.analyses.params import RepresentationParams, SaliencyParams
 from posir.jobs import Job
+from posir.metrics.exposure import DEFAULT_GROUP_MEASURES
 from posir.metrics.groupings import PositionGrouping
 from posir.metrics.measure import GroupMeasure, RankingMeasure
 from posir.metrics.params import DEFAULT_MEASURES, BootstrapParams, MetricParams, TableParams
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.published import PaperTableEntry, PublishedEntry, ReferenceEntry
 from posir.schema import Entry, Str
 
@@ -108,29 +111,15 @@ class ExposureJob(Job):
     attributes: list[Str]
     targets: dict[Str, dict[Str, float]] = Field(default_factory=dict)
     compare: list[tuple[Str, Str]] = Field(default_factory=list)
-    depths: list[int] = Field(default_factory=lambda: [10, 100])
-    awrf_depth: int = 10
-    browsing: Str = "rbp"
-    patience: float = 0.5
-    utility: float = 0.5
-    peer_cutoff: int = 10
-    peer_weights: list[tuple[int, float]] = Field(default_factory=list)
-    """(grade, weight): pairs, not a mapping, so that the grades stay integers in the job's plain data"""
+    measures: list[Any] = Field(default_factory=lambda: list(DEFAULT_GROUP_MEASURES))
+    """the group measures as ``exposure.measures`` writes them (posir.metrics.measures.parse_group)"""
     bootstrap: BootstrapParams
 
-    def measures(self) -> list[GroupMeasure]:
-        """The exposure measures of every run (posir.metrics.exposure.exposure_measures)."""
-        from posir.metrics.exposure import exposure_measures
+    def group_measures(self) -> list[GroupMeasure]:
+        """The group measures of every run, in the order of their per-query columns."""
+        from posir.metrics.measures import parse_group
 
-        return exposure_measures(
-            self.depths,
-            self.awrf_depth,
-            self.browsing,
-            self.patience,
-            self.utility,
-            self.peer_cutoff,
-            dict(self.peer_weights),
-        )
+        return [parse_group(entry) for entry in self.measures]
 
 
 class LanguageBiasJob(Job):

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from posir.jobs import Job
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.rerank import PipelineSpec
 from posir.schema import Str
 from posir.scorers.spec import ScorerEntry

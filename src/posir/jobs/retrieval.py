@@ -6,7 +6,7 @@ from pydantic import Field
 
 from posir.jobs import Job
 from posir.metrics.params import MetricParams
-from posir.models.spec import ModelSpec
+from posir.models.declarations.spec import ModelSpec
 from posir.schema import Str
 
 

@@ -14,17 +14,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 from pydantic import Field, Strict, field_validator, model_validator
 
 from posir.metrics.columns import QID
-from posir.metrics.measure import RUN_SCOPE, GroupMeasure, RankedQuery
-from posir.metrics.measures.awrf import AWRF
-from posir.metrics.measures.expected_exposure import BROWSING_MODELS, ExpectedExposure
-from posir.metrics.measures.exposure_share import ExposureShare
-from posir.metrics.measures.peer import PEER, default_weights
-from posir.schema import Entry, Int, KeyProblem, PositiveInt, Probability, Str
+from posir.metrics.measure import GROUP_SCOPE, RUN_SCOPE, GroupMeasure, RankedQuery
+from posir.metrics.measures import parse_group
+from posir.schema import Entry, KeyProblem, Str
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,25 +29,26 @@ if TYPE_CHECKING:
 #: an attribute with more groups than this is a number, not a group (a length in tokens): bucket it first
 MAX_GROUPS = 50
 CORPUS_SHARE, RELEVANT_SHARE = "corpus_share", "relevant_share"
-
-
-def exposure_measures(
-    depths: Sequence[int],
-    awrf_depth: int,
-    browsing: str,
-    patience: float,
-    utility: float,
-    peer_cutoff: int,
-    peer_weights: Mapping[int, float],
-) -> list[GroupMeasure]:
-    """The exposure measures of every run (the ``exposure`` section's parameters), in the order of their per-query
-    columns: expected exposure (of the run), AWRF, the shares at each depth, PEER (of each attribute)."""
-    return [
-        ExpectedExposure(browsing=browsing, patience=patience, utility=utility),
-        AWRF(cutoff=awrf_depth),
-        *(ExposureShare(cutoff=depth) for depth in depths),
-        PEER(cutoff=peer_cutoff, weights=dict(peer_weights)),
-    ]
+#: A group measure as the config writes it: its name, or {name: {parameter: value}} (posir.metrics.measures).
+GroupMeasureEntry = Str | dict[Str, dict[Str, Any]]
+#: The group measures of every run unless ``exposure.measures`` names others: expected exposure (of the run), AWRF, the
+#: shares of the top 10 (what a user reads) and of the top 100 (Multi-EuP's), PEER (of each attribute).
+DEFAULT_GROUP_MEASURES: tuple[GroupMeasureEntry, ...] = (
+    "EE",
+    "AWRF@10",
+    "exposure_share@10",
+    "exposure_share@100",
+    "PEER@10",
+)
+#: The section's keys of before the measures declared their own parameters, and where each went.
+MOVED_KEYS = {
+    "depths": "[exposure_share@10, exposure_share@100]",
+    "awrf_depth": "AWRF@10",
+    "browsing": "{EE: {browsing: rbp}}",
+    "patience": "{EE: {patience: 0.5}}",
+    "utility": "{EE: {browsing: gerr, utility: 0.5}}",
+    "peer": "{PEER@10: {weights: {0: 0.5, 1: 0.5}}}",
+}
 
 
 # --- the exposure section of the config -------------------------------------------------------------------------
@@ -60,20 +58,6 @@ def exposure_measures(
 #: (its card's, e.g. "professional translation (XQuAD)", else its builder).
 LANGUAGE_ATTRIBUTE, PROVENANCE_ATTRIBUTE = "language", "provenance"
 DERIVED_ATTRIBUTES = (LANGUAGE_ATTRIBUTE, PROVENANCE_ATTRIBUTE)
-
-
-class PeerParams(Entry):
-    """``exposure.peer``: PEER's cutoff and the weight of each relevance grade (Yang et al. 2024; the authors' code
-    has no defaults: the top 10, as AWRF, and grades 0 and 1 weighed equally)."""
-
-    cutoff: PositiveInt = PEER.cutoff
-    weights: dict[Int, Annotated[float, Strict(), Field(ge=0, le=1)]] = Field(default_factory=default_weights)
-
-    @model_validator(mode="after")
-    def _weights_sum_to_one(self) -> Self:
-        if abs(sum(self.weights.values()) - 1.0) > 1e-9:
-            raise KeyProblem("weights", f"sum to {sum(self.weights.values())}", "give weights that sum to 1")
-        return self
 
 
 class ExposureBenchmark(Entry):
@@ -99,27 +83,43 @@ class ExposureParams(Entry):
 
     benchmarks: dict[Str, ExposureBenchmark] = Field(default_factory=dict)
     """{benchmark: entry}; entries of benchmarks a config does not evaluate are skipped; null clears them"""
-    depths: Annotated[tuple[PositiveInt, ...], Field(min_length=1)] = (10, 100)
-    """the depths whose exposure share each group row gives (the top 10 a user reads, the top 100 Multi-EuP counts)"""
-    awrf_depth: PositiveInt = AWRF.cutoff
-    """AWRF's depth (TREC Fair reads the whole ranking; the top 10 is what a user reads, as nDCG@10)"""
-    browsing: Literal[BROWSING_MODELS] = ExpectedExposure.browsing  # type: ignore[valid-type]
-    patience: Probability = ExpectedExposure.patience
-    utility: Probability = ExpectedExposure.utility
-    """gerr only: the chance of stopping after each relevant document"""
-    peer: PeerParams = PeerParams()
+    measures: Annotated[tuple[GroupMeasureEntry, ...], Field(min_length=1)] = DEFAULT_GROUP_MEASURES
+    """the group measures of every run (posir.metrics.measures), as names (AWRF@10, exposure_share@100) or one name
+    with its other parameters ({EE: {browsing: gerr, patience: 0.8}}, {PEER@10: {weights: {0: 0.5, 1: 0.5}}})"""
 
-    def measures(self) -> list[GroupMeasure]:
-        """The exposure measures of every run (posir.metrics.exposure.exposure_measures)."""
-        return exposure_measures(
-            self.depths,
-            self.awrf_depth,
-            self.browsing,
-            self.patience,
-            self.utility,
-            self.peer.cutoff,
-            self.peer.weights,
-        )
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        moved = sorted(set(data) & set(MOVED_KEYS)) if isinstance(data, Mapping) else []
+        if moved:
+            raise KeyProblem(
+                moved[0],
+                "is a parameter of a measure now",
+                f"write it under exposure.measures, e.g. {MOVED_KEYS[moved[0]]}",
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _known_measures(self) -> Self:
+        for i, entry in enumerate(self.measures):
+            try:
+                parse_group(entry)
+            except ValueError as error:
+                raise KeyProblem(
+                    f"measures[{i}]", str(error), "name a group measure of posir.metrics.measures"
+                ) from None
+        parsed = [parse_group(entry) for entry in self.measures]
+        if len({m.name for m in parsed}) != len(parsed):
+            raise KeyProblem("measures", "names a measure twice", "name each once")
+        if not any(m.scope == GROUP_SCOPE for m in parsed):
+            raise KeyProblem(
+                "measures", "has no measure of each group", "keep one, e.g. exposure_share@10: the figure draws it"
+            )
+        return self
+
+    def group_measures(self) -> list[GroupMeasure]:
+        """The group measures of every run, in the order of their per-query columns."""
+        return [parse_group(entry) for entry in self.measures]
 
     @field_validator("benchmarks", mode="before")
     @classmethod
@@ -187,11 +187,7 @@ def per_query_values(
     compared = [a for a in attributes if corpus.compared(a)]
     of_run = [m for m in measures if m.scope == RUN_SCOPE]
     of_attribute = [m for m in measures if m.scope != RUN_SCOPE]
-    applies = {
-        (a, m): not isinstance(m, PEER) or m.applies(corpus.qrels, corpus.groups[a])
-        for a in compared
-        for m in of_attribute
-    }
+    applies = {(a, m): m.applies(corpus.qrels, corpus.groups[a]) for a in compared for m in of_attribute}
     import pandas as pd
 
     names = {a: list(corpus.shares(a)) for a in compared}

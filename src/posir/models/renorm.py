@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
 
 _EPS = 1e-12
 

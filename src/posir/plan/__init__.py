@@ -17,7 +17,7 @@ from typing import Any
 
 from posir.builders import BUILDERS
 from posir.config import WorkflowConfig, check_installed, load_config
-from posir.models.outputs import reads_one_pass
+from posir.models.registry import reads_one_pass
 from posir.plan.base import Wildcards, input_scaled_mem_mb, names_regex
 from posir.plan.benchmarks import BenchmarkPlan
 from posir.plan.checks import check_plan
@@ -25,7 +25,16 @@ from posir.plan.controlled import ControlledPlan
 from posir.plan.evaluation import EvaluationPlan
 from posir.plan.pairs import PairsPlan
 from posir.plan.retrieval import RetrievalPlan
-from posir.results.paths import ResultPaths
+from posir.results.paths import (
+    EXPOSURE_TABLES,
+    LANGUAGE_BIAS_TABLE,
+    LANGUAGES_TABLE,
+    MAIN_TABLE,
+    SCORE_ORIGIN_TABLE,
+    TRANSLATION_COMPARISON_TABLE,
+    TRANSLATION_JUDGE_TABLE,
+    ResultPaths,
+)
 
 __all__ = ["Plan", "ResultPaths", "Wildcards", "input_scaled_mem_mb"]
 
@@ -132,25 +141,27 @@ class Plan:
         # a benchmark whose queries have no evidence spans has its position groups' table only
         spread = self.controlled.spread_variants() | self.spanless_benchmarks()
         for name in sorted({e.benchmark for e in self.config.evaluations} - spread):
-            outputs += [paths.table(name, "main.csv"), paths.table(name, "main.md")]
+            main = paths.outputs(name, MAIN_TABLE)
+            outputs += [main["csv"], main["markdown"]]
             if evaluation.is_multilingual(name):
                 # one grid per setting; a grid of every model and setting would be unreadable
-                outputs += [paths.table(name, "languages.md")]
+                outputs += [paths.outputs(name, LANGUAGES_TABLE)["markdown"]]
             else:
                 outputs += [paths.grid(name)]
             if evaluation.one_vs_many(name):
-                outputs += [paths.table(name, "language_bias.csv"), paths.benchmark_figure(name, "language_bias.png")]
+                outputs += _csv_and_figure(paths.outputs(name, LANGUAGE_BIAS_TABLE))
             if name in self.config.exposure_benchmarks():
-                outputs += [paths.table(name, "exposure.csv"), paths.benchmark_figure(name, "exposure.png")]
+                exposure = paths.outputs(name, EXPOSURE_TABLES)
+                outputs += [exposure["exposure_csv"], exposure["figure"]]
             if evaluation.score_origin_runs(name):
-                outputs += [paths.table(name, "score_origin.csv"), paths.benchmark_figure(name, "score_origin.png")]
+                outputs += _csv_and_figure(paths.outputs(name, SCORE_ORIGIN_TABLE))
             settings = sorted({str(e.setting) for e in evaluation.evaluations_of(name)})
             if len(settings) > 1:
                 outputs += [paths.grid(name, s) for s in settings]
         variants = sorted(
             {self.config.query_variant(e.benchmark, e.setting.query_language) for e in self.config.evaluations} - spread
         )
-        outputs += [paths.figure(v, "positions.png") for v in variants]
+        outputs += [paths.positions_figure(v) for v in variants]
         spanless = self.spanless_benchmarks()
         outputs += [
             paths.run_figure(e.benchmark, e.model, str(e.setting))
@@ -167,20 +178,22 @@ class Plan:
     def significance_targets(self) -> list[str]:
         skipped = self.controlled.spread_variants() | self.spanless_benchmarks()
         pairs = sorted({(e.benchmark, str(e.setting)) for e in self.config.evaluations if e.benchmark not in skipped})
-        return [self.paths.significance(b, s, "md") for b, s in pairs if len(self.evaluation.compared_models(b, s)) > 1]
+        return [
+            self.paths.significance(b, s, "markdown")
+            for b, s in pairs
+            if len(self.evaluation.compared_models(b, s)) > 1
+        ]
 
     def analyses_targets(self) -> list[str]:
         analyses = self.config.analyses
-        outputs = [self.paths.figure(b, f"saliency-{m}.png") for b, ms in analyses.saliency.runs.items() for m in ms]
-        outputs += [
-            self.paths.figure(b, f"segments-{m}.png") for b, ms in analyses.representation.runs.items() for m in ms
-        ]
+        outputs = [self.paths.saliency_figure(b, m) for b, ms in analyses.saliency.runs.items() for m in ms]
+        outputs += [self.paths.segments_figure(b, m) for b, ms in analyses.representation.runs.items() for m in ms]
         return outputs
 
     def paper_targets(self) -> list[str]:
         outputs = []
         for name in self.config.published:
-            outputs += [self.paths.published_table(name, "main.csv"), self.paths.published_table(name, "main.md")]
+            outputs += list(self.paths.published_table(name).values())
         for table in self.config.paper_tables:
             outputs += list(self.paths.paper_tables(table).values())
         return outputs
@@ -198,13 +211,12 @@ class Plan:
         ]
         for name, entry in self.config.benchmarks.items():
             if isinstance(entry, TranslationEntry) and entry.judge is not None:
-                outputs += [
-                    self.paths.table(name, "translation_judge.csv"),
-                    self.paths.table(name, "translation_judge.md"),
-                ]
+                outputs += list(self.paths.outputs(name, TRANSLATION_JUDGE_TABLE).values())
         for name in self.config.translation_comparisons:
-            outputs += [
-                self.paths.table(name, "translation_comparison.csv"),
-                self.paths.table(name, "translation_comparison.md"),
-            ]
+            outputs += list(self.paths.outputs(name, TRANSLATION_COMPARISON_TABLE).values())
         return outputs
+
+
+def _csv_and_figure(outputs: Mapping[str, str]) -> list[str]:
+    """What 'all' asks of a table job that also draws: its CSV and its figure (the rest comes with them)."""
+    return [outputs["csv"], outputs["figure"]]

@@ -33,7 +33,7 @@ class Part:
     prompts_dir: Path
 
     def converted_inputs(self, models: Iterable[str]) -> dict[str, str]:
-        """The converted folder (posir.models.conversion) of each named model entry whose weights are converted:
+        """The converted folder (posir.models.weights.conversion) of each named model entry whose weights are converted:
         an input of every job that loads one, so the folder is written once, before any of them starts."""
         specs = [self.config.models[name] for name in models if name in self.config.models]
         packages = sorted({str(spec.model_package) for spec in specs if spec.is_converted})

@@ -49,14 +49,14 @@ def _check_pipelines(config: WorkflowConfig) -> None:
 
 def _check_windows(config: WorkflowConfig) -> None:
     """Configured windows fit what one pass of their model reads (the defaults fit by construction)."""
-    from posir.models.outputs import load_output_encoder
+    from posir.models.registry import load_encoder
     from posir.windows import default_window
 
     checked: dict[str, int | None] = {}
 
     def budget(model: str) -> int | None:
         if model not in checked:
-            checked[model] = load_output_encoder(config.models[model]).window_budget("document")
+            checked[model] = load_encoder(config.models[model]).window_budget("document")
         return checked[model]
 
     for name in _evaluated_pipelines(config):

@@ -19,30 +19,11 @@ from posir.controlled.spec import SPREAD, ControlledBenchmark
 from posir.evidence import EVIDENCE, GROUPS
 from posir.plan.base import Part, names_regex
 from posir.plan.jobs import ControlledJob, ControlledTablesJob, DistanceTablesJob, PieceReader
+from posir.results.paths import CONTROLLED_TABLES, DISTANCE_TABLES
 from posir.scorers.spec import scores_with_model
 
 #: Backends whose tokenizer gives character offsets: the card records where each span sits in their view.
 OFFSET_BACKENDS = frozenset({"sentence-transformers", "flagembedding"})
-#: The family's tables and figures, by output name.
-FAMILY_FILES = {
-    "tests_csv": "controlled.csv",
-    "tests_md": "controlled.md",
-    "positions_csv": "controlled_positions.csv",
-    "comparison_csv": "natural_vs_controlled.csv",
-    "comparison_md": "natural_vs_controlled.md",
-}
-FAMILY_FIGURES = {"curves": "controlled.png", "heatmap": "controlled_heatmap.png"}
-#: A spread family's tables and figure, by output name (posir.metrics.distance).
-SPREAD_FILES = {
-    "cells_csv": "distance.csv",
-    "cells_md": "distance.md",
-    "tests_csv": "distance_tests.csv",
-    "levels_csv": "distance_levels.csv",
-    "single_csv": "distance_single.csv",
-    "tokens_csv": "distance_tokens.csv",
-    "shares_csv": "distance_score_shares.csv",
-}
-SPREAD_FIGURES = {"figure": "distance.png"}
 #: Long-input modes that read a document window by window: their pieces may or may not share a window.
 WINDOWED_INPUTS = frozenset({"chunks", "window_mean"})
 
@@ -158,12 +139,7 @@ class ControlledPlan(Part):
         )
 
     def family_outputs(self, family: str) -> dict[str, str]:
-        spread = family in self.spread_families()
-        tables, figures = (SPREAD_FILES, SPREAD_FIGURES) if spread else (FAMILY_FILES, FAMILY_FIGURES)
-        return {
-            **{k: self.paths.table(family, f) for k, f in tables.items()},
-            **{k: self.paths.figure(family, f) for k, f in figures.items()},
-        }
+        return self.paths.outputs(family, DISTANCE_TABLES if family in self.spread_families() else CONTROLLED_TABLES)
 
     # --- a spread family's tables ---------------------------------------------------------------------------------
 

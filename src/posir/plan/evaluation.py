@@ -14,8 +14,8 @@ from posir.config import Evaluation
 from posir.controlled.family import CONTROLLED_TABLE
 from posir.languages import ONE_VS_MANY, Setting
 from posir.metrics.groupings import RelativeBins
-from posir.models.mteb_backend import public_model
-from posir.models.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
+from posir.models.backends.mteb import public_model
+from posir.models.declarations.readings import NO_DENSE_SIBLING, SIBLING_NOT_EVALUATED, is_unpooled, pooling_pairs
 from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.controlled import natural_runs, spread_families
 from posir.plan.jobs import (
@@ -364,13 +364,7 @@ class EvaluationPlan(Part):
             attributes=list(entry.attributes),
             targets={attribute: dict(shares) for attribute, shares in entry.targets.items()},
             compare=[tuple(pair) for pair in entry.compare],
-            depths=list(params.depths),
-            awrf_depth=params.awrf_depth,
-            browsing=params.browsing,
-            patience=params.patience,
-            utility=params.utility,
-            peer_cutoff=params.peer.cutoff,
-            peer_weights=sorted(params.peer.weights.items()),
+            measures=list(params.measures),
             bootstrap=self.config.metrics.bootstrap,
         )
 
@@ -469,8 +463,9 @@ class EvaluationPlan(Part):
         return self.config.controlled_evaluations.get(name) or self.evaluations_of(name)
 
     def pooling_runs(self, name: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-        """(setting, pooled, unpooled) of every pair (posir.models.readings) whose two entries ``name`` evaluates in
-        a setting, and (unpooled, setting, reason) of every evaluated unpooled entry left without a pair there."""
+        """(setting, pooled, unpooled) of every pair (posir.models.declarations.readings) whose two entries ``name``
+        evaluates in a setting, and (unpooled, setting, reason) of every evaluated unpooled entry left without a pair
+        there."""
         pairs, _ = pooling_pairs(self.config.models)
         evaluated = {(e.model, str(e.setting)) for e in self._pooling_evaluations(name)}
         found, unpaired = [], []

@@ -10,8 +10,8 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.builders.pairs import EvidencePairsBenchmark
 from posir.languages import ONE_VS_MANY, Setting
-from posir.models.runtimes import EXPORTED_RUNTIMES
-from posir.models.spec import CONVERTED_PACKAGES, ModelSpec
+from posir.models.declarations.spec import CONVERTED_PACKAGES, ModelSpec
+from posir.models.weights.runtimes import EXPORTED_RUNTIMES
 from posir.plan.base import Part, names_regex, scaled_mem_mb
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
 from posir.scheduling import encode_priority
@@ -338,18 +338,18 @@ class RetrievalPlan(Part):
 
 @cache
 def _identity_of(spec_json: str, whole: bool) -> str:
-    from posir.embedding_cache import whole_text_identity, window_identity
+    from posir.models.identity import whole_text_identity, window_identity
 
     spec = ModelSpec.model_validate_json(spec_json)
     return whole_text_identity(spec) if whole else window_identity(spec)
 
 
 def _window_identity(spec: ModelSpec) -> str:
-    """The identity a window is encoded under (posir.embedding_cache.window_identity), computed once per entry:
+    """The identity a window is encoded under (posir.models.identity.window_identity), computed once per entry:
     it hashes our encoding code, which is the slow part."""
     return _identity_of(spec.model_dump_json(), whole=False)
 
 
 def _whole_text_identity(spec: ModelSpec) -> str:
-    """The identity a query is encoded under (posir.embedding_cache.whole_text_identity), once per entry."""
+    """The identity a query is encoded under (posir.models.identity.whole_text_identity), once per entry."""
     return _identity_of(spec.model_dump_json(), whole=True)

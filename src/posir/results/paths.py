@@ -39,6 +39,70 @@ PAPER_TABLE_FILES: dict[str, str] = {
 }
 #: The stages of LLM benchmark generation, in order (each writes results/generation/<benchmark>/<stage>/).
 GENERATION_STAGES = ("corpus", "sample", "queries", "spans", "contrast", "grading", "false_negatives")
+#: Each generation stage's own files, by output name (beside its drops.tsv and counts.json).
+GENERATION_FILES: dict[str, dict[str, str]] = {
+    "corpus": {"documents": "documents.jsonl"},
+    "sample": {"documents": "documents.jsonl"},
+    "queries": {"candidates": "candidates.jsonl"},
+    "spans": {"located": "located.jsonl"},
+    "contrast": {"kept": "kept.jsonl", "scores": "scores.tsv"},
+    "grading": {"kept": "kept.jsonl", "grades": "grades.tsv"},
+    "false_negatives": {"kept": "kept.jsonl", "removed": "removed_documents.tsv"},
+}
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """What one job writes of a benchmark's (or family's) tables and figures: file names by output name, the names
+    its rule gives its outputs and the plan asks for. Every table and figure file name of the workflow is one of
+    these (:meth:`ResultPaths.outputs`)."""
+
+    tables: Mapping[str, str]
+    figures: Mapping[str, str] = field(default_factory=dict)
+
+
+MAIN_TABLE = TableFiles(
+    {"csv": "main.csv", "markdown": "main.md", "long": "main_long.csv", "trends": "trends.csv",
+     "trends_markdown": "trends.md"}
+)  # fmt: skip
+LANGUAGES_TABLE = TableFiles({"csv": "languages.csv", "markdown": "languages.md"})
+EXPOSURE_TABLES = TableFiles(
+    {"exposure_csv": "exposure.csv", "exposure_markdown": "exposure.md", "peer_csv": "peer.csv",
+     "peer_markdown": "peer.md", "pairs_csv": "exposure_pairs.csv", "pairs_markdown": "exposure_pairs.md"},
+    {"figure": "exposure.png"},
+)  # fmt: skip
+LANGUAGE_BIAS_TABLE = TableFiles(
+    {"csv": "language_bias.csv", "markdown": "language_bias.md"}, {"figure": "language_bias.png"}
+)
+SCORE_ORIGIN_TABLE = TableFiles(
+    {"csv": "score_origin.csv", "markdown": "score_origin.md"}, {"figure": "score_origin.png"}
+)
+POOLING_TABLES = TableFiles({"csv": "pooling.csv", "markdown": "pooling.md", "unpaired": "pooling_unpaired.csv"})
+TRANSLATION_JUDGE_TABLE = TableFiles({"csv": "translation_judge.csv", "markdown": "translation_judge.md"})
+TRANSLATION_COMPARISON_TABLE = TableFiles(
+    {"csv": "translation_comparison.csv", "markdown": "translation_comparison.md"}
+)
+#: A controlled family's tables and figures (posir.metrics.controlled).
+CONTROLLED_TABLES = TableFiles(
+    {"tests_csv": "controlled.csv", "tests_md": "controlled.md", "positions_csv": "controlled_positions.csv",
+     "comparison_csv": "natural_vs_controlled.csv", "comparison_md": "natural_vs_controlled.md"},
+    {"curves": "controlled.png", "heatmap": "controlled_heatmap.png"},
+)  # fmt: skip
+#: A spread family's tables and figure (posir.metrics.distance).
+DISTANCE_TABLES = TableFiles(
+    {"cells_csv": "distance.csv", "cells_md": "distance.md", "tests_csv": "distance_tests.csv",
+     "levels_csv": "distance_levels.csv", "single_csv": "distance_single.csv", "tokens_csv": "distance_tokens.csv",
+     "shares_csv": "distance_score_shares.csv"},
+    {"figure": "distance.png"},
+)  # fmt: skip
+#: A published result's main table (posir.published), and a benchmark's position groups (Zeng et al.'s Table 1).
+PUBLISHED_TABLE = TableFiles({"csv": "main.csv", "markdown": "main.md"})
+POSITION_GROUPS_TABLE = TableFiles(
+    {"csv": "position_groups.csv", "markdown": "position_groups.md", "latex": "position_groups.tex"},
+    {"figure": "position_groups.png"},
+)
+#: A setting's paired tests (posir.metrics.significance) by output name: the file's ending after the setting.
+SIGNIFICANCE_FILES = {"tests": "csv", "psi": "psi.csv", "markdown": "md", "latex": "tex"}
 
 
 def _beside(stem: str, **endings: str) -> dict[str, str]:
@@ -91,12 +155,17 @@ class ResultPaths:
     def generation_stage_dir(self, benchmark: str, stage: str) -> str:
         return f"{self.root}/generation/{benchmark}/{stage}"
 
-    def generation_file(self, benchmark: str, stage: str, filename: str) -> str:
-        return f"{self.generation_stage_dir(benchmark, stage)}/{filename}"
+    def generation_file(self, benchmark: str, stage: str, output: str) -> str:
+        """One of a generation stage's own files, by output name (:data:`GENERATION_FILES`)."""
+        return f"{self.generation_stage_dir(benchmark, stage)}/{GENERATION_FILES[stage][output]}"
 
-    def generation_stage_outputs(self, benchmark: str, stage: str, files: dict[str, str]) -> dict[str, str]:
-        """A generation stage's outputs: its own ``files`` (name -> file name), its drops.tsv and counts.json."""
-        return _beside(f"{self.generation_stage_dir(benchmark, stage)}/", **files, drops=fmt.DROPS, counts=fmt.COUNTS)
+    def generation_stage_outputs(
+        self, benchmark: str, stage: str, files: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """A generation stage's outputs: its own files (:data:`GENERATION_FILES`, or ``files``: output name -> file
+        name, for a stage of its own), its drops.tsv and counts.json."""
+        own = GENERATION_FILES[stage] if files is None else files
+        return _beside(f"{self.generation_stage_dir(benchmark, stage)}/", **own, drops=fmt.DROPS, counts=fmt.COUNTS)
 
     def translation_judge(self, variant: str) -> dict[str, str]:
         return _beside(f"{self.root}/translation/{variant}/judge", judged=".tsv", usage=".usage.json")
@@ -107,11 +176,11 @@ class ResultPaths:
         return self.embedding_outputs(model, text_set, kind)["embeddings"]
 
     def converted_model(self, package: str) -> str:
-        """The sentence-transformers folder converted from ``package``'s weights (posir.models.conversion)."""
+        """The sentence-transformers folder converted from ``package``'s weights (posir.models.weights.conversion)."""
         return f"{self.root}/models/{package}"
 
     def exported_model(self, model: str) -> dict[str, str]:
-        """A model's graph for ``runtime: onnx | openvino`` (posir.models.runtimes) and its identity record."""
+        """A model's graph for ``runtime: onnx | openvino`` (posir.models.weights.runtimes) and its identity record."""
         return _beside(f"{self.root}/models/{model}", graph=".onnx", record=".json")
 
     def embedding_outputs(self, model: str, text_set: str, kind: str) -> dict[str, str]:
@@ -186,18 +255,33 @@ class ResultPaths:
         """Every model's position curves on one grid: of a benchmark, or of one of its settings."""
         return self.benchmark_figure(benchmark, f"grid-{setting}.png" if setting else "grid.png")
 
+    def outputs(self, benchmark: str, files: TableFiles) -> dict[str, str]:
+        """One job's tables and figures of ``benchmark`` (or a family), by output name."""
+        return {
+            **{name: self.table(benchmark, filename) for name, filename in files.tables.items()},
+            **{name: self.benchmark_figure(benchmark, filename) for name, filename in files.figures.items()},
+        }
+
     def position_groups(self, benchmark: str) -> dict[str, str]:
         """A benchmark's position-group table (Zeng et al.'s Table 1) and its figure, by output name."""
-        return {
-            **_beside(f"{self.table(benchmark, 'position_groups')}", csv=".csv", markdown=".md", latex=".tex"),
-            "figure": self.benchmark_figure(benchmark, "position_groups.png"),
-        }
+        return self.outputs(benchmark, POSITION_GROUPS_TABLE)
 
     def figure(self, benchmark: str, filename: str) -> str:
         return f"{self.root}/figures/{benchmark}/{filename}"
 
-    def significance(self, benchmark: str, setting: str, extension: str) -> str:
-        return self.table(benchmark, f"significance/{setting}.{extension}")
+    def positions_figure(self, variant: str) -> str:
+        """Where a benchmark's evidence sits (posir.plots), in its own folder."""
+        return self.figure(variant, "positions.png")
+
+    def saliency_figure(self, benchmark: str, model: str) -> str:
+        return self.figure(benchmark, f"saliency-{model}.png")
+
+    def segments_figure(self, benchmark: str, model: str) -> str:
+        return self.figure(benchmark, f"segments-{model}.png")
+
+    def significance(self, benchmark: str, setting: str, output: str) -> str:
+        """A setting's paired tests, by output name (:data:`SIGNIFICANCE_FILES`)."""
+        return self.table(benchmark, f"significance/{setting}.{SIGNIFICANCE_FILES[output]}")
 
     def saliency(self, benchmark: str, model: str, kind: str) -> str:
         return f"{self.root}/analyses/saliency/{benchmark}/{model}.{kind}.tsv"
@@ -205,8 +289,9 @@ class ResultPaths:
     def representation(self, benchmark: str, model: str, kind: str) -> str:
         return f"{self.root}/analyses/representation/{benchmark}/{model}.{kind}.tsv"
 
-    def published_table(self, name: str, filename: str) -> str:
-        return f"{self.root}/tables/published/{name}/{filename}"
+    def published_table(self, name: str) -> dict[str, str]:
+        """A published result's main table (posir.published), by output name."""
+        return {key: f"{self.root}/tables/published/{name}/{f}" for key, f in PUBLISHED_TABLE.tables.items()}
 
     def paper_tables(self, table: str) -> dict[str, str]:
         return {key: f"{self.root}/tables/paper/{table}/{filename}" for key, filename in PAPER_TABLE_FILES.items()}

@@ -55,7 +55,7 @@ from posir.metrics.columns import (
     with_interval,
 )
 from posir.metrics.exposure import CORPUS_SHARE, RELEVANT_SHARE
-from posir.metrics.measure import ATTRIBUTE_SCOPE, GROUP_SCOPE, RUN_SCOPE, GroupMeasure, RankingMeasure
+from posir.metrics.measure import ATTRIBUTE_SCOPE, EXPOSURE_TABLE, GROUP_SCOPE, RUN_SCOPE, GroupMeasure, RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.metrics.measures.evidence_share import EvidenceShare
 from posir.metrics.measures.peer import PEER
@@ -328,7 +328,7 @@ def exposure_columns(measures: Sequence[GroupMeasure]) -> tuple[str, ...]:
     """Per (model, setting, attribute, group): the group's share of the corpus and of the relevant documents, then
     the measures' means over queries: the group's own (shares at each depth), the attribute's (AWRF) and the run's
     (expected exposure), the same on every group row of an attribute or a run. PEER has a table of its own."""
-    tabled = [m for m in measures if not isinstance(m, PEER)]
+    tabled = [m for m in measures if m.table == EXPOSURE_TABLE]
     ordered = sorted(tabled, key=lambda m: SCOPES.index(m.scope))
     return (
         MODEL,

@@ -59,7 +59,7 @@ class ModelWindowScorer:
         threads: int | None = None,
     ) -> None:
         from posir.encoding import EncodingService
-        from posir.models.spec import ModelSpec
+        from posir.models.declarations.spec import ModelSpec
 
         self.name = spec.name
         self.spec = spec

@@ -36,7 +36,7 @@ def missing_weights(model: str, task: str) -> list[str]:
 def refuse_untrained(model: str, task: str, setting: str) -> None:
     """Raise :class:`ScorerError` naming the missing weights and ``setting`` (the config key to fix); a model that
     cannot be found at all (offline, a Hub id that is not cached) is named with how to provide it."""
-    from posir.models.spec import model_unavailable
+    from posir.models.declarations.spec import model_unavailable
 
     try:
         missing = missing_weights(model, task)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posir.models.device import require_device
+from posir.models.weights.device import require_device
 from posir.scorers.base import ScorerError
 from posir.scorers.checkpoints import refuse_untrained
 from posir.scorers.spec import ScorerSpec

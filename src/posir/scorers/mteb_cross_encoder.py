@@ -5,7 +5,7 @@ its ``predict`` gets the pairs as MTEB's reranking hands them (``SearchCrossEnco
 queries and one of the documents, row by row, with the task metadata of a retrieval task. Each pair's score is the
 model's own number for it, so pairs are cached one by one (:mod:`posir.scorers.cache`). A model whose score of a
 pair depends on the other pairs in the call (MTEB's ``baseline-no-reranking``, which scores a pair by its place in
-the list) is refused when the workflow starts (:mod:`posir.models.mteb_kinds`).
+the list) is refused when the workflow starts (:mod:`posir.models.backends.mteb_kinds`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from posir.models.mteb_backend import SPLIT, SUBSET, encode_metadata
-from posir.models.spec import model_unavailable
+from posir.models.backends.mteb import SPLIT, SUBSET, encode_metadata
+from posir.models.declarations.spec import model_unavailable
 from posir.scorers.base import ScorerError, check_pairs, installed_version
 from posir.scorers.spec import ScorerSpec
 
 #: the libraries MTEB's cross-encoder loaders run on (a version that is not installed is recorded as such)
 LOADER_LIBRARIES = ("mteb", "sentence-transformers", "transformers", "torch", "FlagEmbedding")
+
+
+#: The version of the scores this module hands back for the same model and pairs: raised when its code changes them.
+SCORES_VERSION = 1
 
 
 class MtebCrossEncoderScorer:
@@ -29,7 +33,7 @@ class MtebCrossEncoderScorer:
         import mteb
         from mteb.models.models_protocols import CrossEncoderProtocol
 
-        from posir.models.device import require_device
+        from posir.models.weights.device import require_device
 
         self.name = spec.name
         self.spec = spec
@@ -49,10 +53,8 @@ class MtebCrossEncoderScorer:
         return f"MtebCrossEncoderScorer(name={self.name!r}, model={self.spec.model!r})"
 
     def identity(self) -> Mapping[str, Any]:
-        """The model, its revision and MTEB's loader of it, the libraries a loader of MTEB's runs on, and the code
-        of this module, which hands the pairs over."""
-        from posir.embedding_cache import code_fingerprint
-
+        """The model, its revision and MTEB's loader of it, the libraries a loader of MTEB's runs on, and the version of
+        this module's hand-over of the pairs (raised when it changes the scores)."""
         meta = self.model.mteb_model_meta
         loader = getattr(meta, "loader", None)
         return {
@@ -61,7 +63,7 @@ class MtebCrossEncoderScorer:
             "revision": getattr(meta, "revision", None) or self.spec.revision,
             "loader": f"{getattr(loader, '__module__', '')}.{getattr(loader, '__qualname__', '')}",
             "versions": {p: installed_version(p) for p in LOADER_LIBRARIES},
-            "code": code_fingerprint([__name__]),
+            "version": SCORES_VERSION,
         }
 
     def score(self, queries: Sequence[str], documents: Sequence[str]) -> list[float | None]:

@@ -29,8 +29,9 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
     """
     from posir.analyses.gradients import gradient_model
     from posir.analyses.saliency import aggregate_curves, attach_texts, evidence_summary, saliency_table, select_pairs
-    from posir.embedding_cache import encoding_identity
     from posir.figures import saliency_curves
+    from posir.models.identity import encoding_identity
+    from posir.models.legacy_keys import legacy_identity
     from posir.models.registry import load_encoder
 
     params, spec, benchmark, name = job.section, job.model, job.wildcards["benchmark"], job.model.name
@@ -53,6 +54,7 @@ def saliency_of_model(job: SaliencyJob) -> pd.DataFrame:
         params.n_bins,
         params.batch_size,
         cache_path,
+        earlier_identity=legacy_identity(spec),
     )
     write_tsv(table, outputs["pairs"])
     curve = aggregate_curves(table, params.confidence)

@@ -23,7 +23,7 @@ from posir.metrics.exposure import (
     per_query_values,
 )
 from posir.metrics.language_bias import LANGUAGE_SEPARATOR, expand_qrels
-from posir.metrics.measures.exposure_share import ExposureShare
+from posir.metrics.measure import EXPOSURE_TABLE, GROUP_SCOPE, PEER_TABLE
 from posir.progress import Progress
 from posir.results.io import read_text_table, write_table, write_text
 from posir.results.runs import iter_rankings
@@ -72,7 +72,7 @@ def write_exposure(job: ExposureJob) -> None:
         start += len(corpus.languages)
         corpora[corpus.setting] = read_groups(corpus, documents[parts], cards[parts], qrels_path, job.attributes)
     where = f"exposure.benchmarks.{job.wildcards.get('benchmark')}"
-    measures = job.measures()
+    measures = job.group_measures()
     exposure, peers, pairs, left_out = [], [], [], []
     frames: dict[str, dict[str, pd.DataFrame]] = {}
     runs = Progress("exposure", len(job.runs), unit="runs", every_s=0.0)
@@ -97,8 +97,10 @@ def write_exposure(job: ExposureJob) -> None:
     for name, table in tables.items():
         write_table(table, job.path(f"{name}_csv", "output"))
         write_text(exposure_markdown(name, table, left_out, measures), job.path(f"{name}_markdown", "output"))
-    exposure_figure(tables["exposure"], ExposureShare(cutoff=job.depths[0]), job.path("figure", "output"))
+    shares = next(m for m in measures if m.scope == GROUP_SCOPE)  # the config asks for one (ExposureParams)
+    exposure_figure(tables[EXPOSURE_TABLE], shares, job.path("figure", "output"))
     print(
-        f"exposure: {len(job.runs)} run(s), {len(tables['exposure'])} group rows, {len(tables['peer'])} PEER rows, "
+        f"exposure: {len(job.runs)} run(s), {len(tables[EXPOSURE_TABLE])} group rows, "
+        f"{len(tables[PEER_TABLE])} PEER rows, "
         f"{len(tables['pairs'])} paired differences ({', '.join(m.name for m in measures)})"
     )

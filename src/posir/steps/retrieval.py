@@ -11,7 +11,8 @@ import numpy as np
 
 from posir import benchmark as fmt
 from posir.languages import Setting
-from posir.models.spec import ModelSpec
+from posir.models.declarations.outputs import SEARCH
+from posir.models.declarations.spec import ModelSpec
 from posir.results.embeddings import load_embeddings, save_embeddings
 from posir.results.runs import write_trec_run
 
@@ -35,36 +36,51 @@ def encode_text_set(job: EncodeJob) -> EncodeCounts:
     With the job's embedding cache, texts this model encoding has embedded before (in any text set) are read from
     the cache and only new texts are encoded; the model is not even loaded when none are new.
     A chunked entry (``long_input: chunks``) writes one row per window of each document. A multi-vector or sparse
-    entry writes its rows of token vectors or sparse vectors (:func:`encode_rows`).
+    entry writes its rows of token vectors or sparse vectors.
     """
-    if not job.model.is_dense:
-        return encode_rows(
-            job.model,
-            job.path("texts"),
-            job.wildcards["kind"],
-            {name: str(path) for name, path in job.output.items()},
-            job.threads,
-            Path(job.cache) if job.cache else None,
-        )
-    return encode_texts(
+    return encode_set(
         job.model,
         job.path("texts"),
         job.wildcards["kind"],
-        job.path("embeddings", "output"),
+        {name: str(path) for name, path in job.output.items()},
         job.threads,
         Path(job.cache) if job.cache else None,
         job.path("exported") if "exported" in job.input else None,
     )
 
 
-def export_model(job: EncodeJob) -> dict[str, Any]:
-    """Export a ``runtime: onnx | openvino`` entry's graph once, for every encode job of the model to load."""
-    from posir.models.runtimes import export_graph
-    from posir.models.sentence_transformers_backend import SentenceTransformerEncoder
+def encode_set(
+    spec: ModelSpec,
+    texts_path: Path,
+    kind: str,
+    outputs: dict[str, str],
+    threads: int,
+    cache_path: Path | None = None,
+    exported: Path | None = None,
+) -> EncodeCounts:
+    """A text set's vectors (``outputs["embeddings"]``) or, for a multi-vector or sparse entry, its rows (the files
+    docs/late-interaction.md names); a chunked corpus as its windows, spans in document coordinates."""
+    from posir.encoding import EncodingService
 
-    torch_spec = job.model.model_copy(update={"runtime": None, "quantize": None})
-    encoder = SentenceTransformerEncoder(torch_spec, job.threads)
-    return export_graph(encoder.model, job.model, job.model.resolve_model_path(), job.path("graph", "output"))
+    ids, texts, role = _texts(texts_path, kind)
+    windows = None
+    # chunked: queries are encoded whole, documents as their windows, under the identity of a window
+    with EncodingService(spec, cache_path, threads=threads, exported=exported) as service:
+        if spec.is_chunked and role == "document":
+            window, stride = service.window_size(role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
+            cut = service.encode_windows(texts, role, window, stride)
+            ids = [doc_id for doc_id, spans in zip(ids, cut.spans) for _ in spans]
+            windows = [span for spans in cut.spans for span in spans]
+            encoded = cut.encoded
+        else:
+            encoded = service.encode(texts, role)
+    if spec.is_dense:
+        save_embeddings(Path(outputs["embeddings"]), ids, encoded.vectors, encoded.input_tokens, windows)
+    else:
+        from posir.results.embeddings import row_set, save_sparse_vectors, save_token_vectors
+
+        (save_sparse_vectors if spec.is_sparse else save_token_vectors)(outputs, row_set(encoded.rows, ids, windows))
+    return EncodeCounts(len(ids), encoded.from_cache, encoded.encoded)
 
 
 def encode_texts(
@@ -76,27 +92,18 @@ def encode_texts(
     cache_path: Path | None = None,
     exported: Path | None = None,
 ) -> EncodeCounts:
-    """:func:`encode_text_set` on explicit files (tests and perf scripts encode without a workflow job)."""
-    from posir.encoding import EncodingService
+    """:func:`encode_set` of a dense entry into ``out_path`` (tests and perf scripts encode without a workflow job)."""
+    return encode_set(spec, texts_path, kind, {"embeddings": str(out_path)}, threads, cache_path, exported)
 
-    if kind == "corpus":
-        documents = fmt.read_corpus(texts_path)
-        ids, texts, role = [d.doc_id for d in documents], [d.text for d in documents], "document"
-    else:
-        queries = fmt.read_queries(texts_path)
-        ids, texts, role = [q.qid for q in queries], [q.text for q in queries], "query"
-    # chunked: queries are encoded whole, documents as their windows, under the identity of a window
-    with EncodingService(spec, cache_path, threads=threads, exported=exported) as service:
-        if not spec.is_chunked or role == "query":
-            encoded = service.encode(texts, role)
-            save_embeddings(Path(out_path), ids, encoded.vectors, encoded.input_tokens)
-            return EncodeCounts(len(texts), encoded.from_cache, encoded.encoded)
-        window, stride = service.window_size(role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
-        windows = service.encode_windows(texts, role, window, stride)
-    rows = [(doc_id, span) for doc_id, doc_spans in zip(ids, windows.spans) for span in doc_spans]
-    encoded = windows.encoded
-    save_embeddings(Path(out_path), [r[0] for r in rows], encoded.vectors, encoded.input_tokens, [r[1] for r in rows])
-    return EncodeCounts(len(rows), encoded.from_cache, encoded.encoded)
+
+def export_model(job: EncodeJob) -> dict[str, Any]:
+    """Export a ``runtime: onnx | openvino`` entry's graph once, for every encode job of the model to load."""
+    from posir.models.backends.sentence_transformers import SentenceTransformerEncoder
+    from posir.models.weights.runtimes import export_graph
+
+    torch_spec = job.model.model_copy(update={"runtime": None, "quantize": None})
+    encoder = SentenceTransformerEncoder(torch_spec, job.threads)
+    return export_graph(encoder.model, job.model, job.model.resolve_model_path(), job.path("graph", "output"))
 
 
 def _texts(texts_path: Path, kind: str) -> tuple[list[str], list[str], str]:
@@ -106,35 +113,6 @@ def _texts(texts_path: Path, kind: str) -> tuple[list[str], list[str], str]:
         return [d.doc_id for d in documents], [d.text for d in documents], "document"
     queries = fmt.read_queries(texts_path)
     return [q.qid for q in queries], [q.text for q in queries], "query"
-
-
-def encode_rows(
-    spec: ModelSpec,
-    texts_path: Path,
-    kind: str,
-    outputs: dict[str, str],
-    threads: int,
-    cache_path: Path | None = None,
-) -> EncodeCounts:
-    """A multi-vector or sparse entry's text set: each text's token vectors or sparse vector (a chunked corpus:
-    each window's, spans in document coordinates), written as docs/late-interaction.md says."""
-    from posir.encoding import EncodingService
-    from posir.results.embeddings import row_set, save_sparse_vectors, save_token_vectors
-
-    ids, texts, role = _texts(texts_path, kind)
-    windows = None
-    with EncodingService(spec, cache_path, threads=threads) as service:
-        if spec.is_chunked and role == "document":
-            window, stride = service.window_size(role, spec.window_tokens, spec.stride_tokens, f"models.{spec.name}")
-            encoded = service.encode_windows(texts, role, window, stride)
-            ids = [doc_id for doc_id, spans in zip(ids, encoded.spans) for _ in spans]
-            windows = [span for spans in encoded.spans for span in spans]
-            rows = encoded.encoded
-        else:
-            rows = service.encode(texts, role)
-    written = row_set(rows.rows, ids, windows)
-    (save_sparse_vectors if spec.is_sparse else save_token_vectors)(outputs, written)
-    return EncodeCounts(len(ids), rows.from_cache, rows.encoded)
 
 
 def token_search(
@@ -239,7 +217,7 @@ def corpus_texts(corpus_paths: Sequence[Path], id_prefixes: Sequence[str]) -> tu
     return doc_ids, texts, sizes
 
 
-def lexical_search(
+def ranked_by_model(
     spec: ModelSpec,
     queries_path: Path,
     corpus_paths: Sequence[Path],
@@ -248,73 +226,38 @@ def lexical_search(
     setting: Setting,
     top_k: int,
     run_path: Path,
+    threads: int = 1,
 ) -> None:
-    """BM25, each document analysed in its own language and each query in the query language."""
-    from posir.models.bm25_backend import bm25_search
+    """A model that ranks the texts itself (``search`` in the table of model kinds: BM25, MTEB's search models), several
+    corpus files (one-vs-many) as one corpus, each document in its file's language."""
+    from posir.models.registry import implementation_of
+    from posir.retrieval.texts import SearchTask
 
     doc_ids, texts, sizes = corpus_texts(corpus_paths, id_prefixes)
     languages = [language for language, size in zip(corpus_languages, sizes) for _ in range(size)]
     queries = fmt.read_queries(queries_path)
-    scores, indices = bm25_search(
-        texts, [q.text for q in queries], top_k, languages, setting.query_language, spec.params
-    )
-    write_trec_run(Path(run_path), [q.qid for q in queries], doc_ids, scores, indices, tag=spec.name)
-
-
-def ranked_by_model(
-    spec: ModelSpec,
-    queries_path: Path,
-    corpus_paths: Sequence[Path],
-    id_prefixes: Sequence[str],
-    setting: Setting,
-    top_k: int,
-    run_path: Path,
-    threads: int = 1,
-) -> None:
-    """A model that ranks the corpus itself (``output: search``: MTEB's index and search), several corpus files
-    (one-vs-many) as one corpus, written in trec_eval's order."""
-    from posir.models.mteb_search import search
-    from posir.mteb_results import setting_languages
-    from posir.results.runs import ranked
-
-    doc_ids, texts, _ = corpus_texts(corpus_paths, id_prefixes)
-    queries = fmt.read_queries(queries_path)
     qids = [q.qid for q in queries]
-    results = search(
-        spec,
-        (doc_ids, texts),
-        (qids, [q.text for q in queries]),
-        top_k,
-        str(setting),
-        setting_languages(str(setting)),
-        threads,
-    )
-    position = {doc_id: i for i, doc_id in enumerate(doc_ids)}
-    scores = np.zeros((len(qids), top_k), dtype=np.float64)
-    indices = np.full((len(qids), top_k), -1, dtype=np.int64)
-    for row, documents in enumerate(ranked(results).get(qid, []) for qid in qids):
-        for column, (doc_id, score) in enumerate(documents[:top_k]):
-            scores[row, column], indices[row, column] = score, position[doc_id]
+    task = SearchTask(doc_ids, texts, languages, qids, [q.text for q in queries], setting, top_k, threads)
+    scores, indices = implementation_of(spec).load()(spec, task)
     write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
 
 
 def retrieve(job: RetrieveJob) -> None:
-    """Dense models read cached embeddings, multi-vector and sparse models their rows; lexical models the texts, and
-    so do models that rank the corpus themselves."""
+    """Dense models read cached embeddings, multi-vector and sparse models their rows; models that rank the texts
+    themselves (BM25, MTEB's search models) read the texts."""
     spec, run_path = job.model, job.path("run", "output")
-    if spec.ranks_itself:
+    if spec.produces == SEARCH:
         ranked_by_model(
             spec,
             job.path("queries"),
             job.paths("corpus"),
+            job.corpus_languages,
             job.id_prefixes,
             Setting.parse(job.wildcards["setting"]),
             job.top_k,
             run_path,
             job.threads,
         )
-    elif spec.encodes and not spec.is_dense:
-        token_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads)
     elif spec.is_dense:
         mean = job.path("mean") if "mean" in job.input else None
         dense_search(
@@ -328,16 +271,7 @@ def retrieve(job: RetrieveJob) -> None:
             job.embedding_model,
         )
     else:
-        lexical_search(
-            spec,
-            job.path("queries"),
-            job.paths("corpus"),
-            job.corpus_languages,
-            job.id_prefixes,
-            Setting.parse(job.wildcards["setting"]),
-            job.top_k,
-            run_path,
-        )
+        token_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads)
 
 
 def estimate_renorm_mean(model: str, collection: str, embeddings_path: Path, mean_path: Path) -> None:

@@ -193,7 +193,7 @@ def _score_shares(job: DistanceTablesJob, per_query: pd.DataFrame) -> pd.DataFra
 
 def _reading(encoder: Any, reader: PieceReader, name: str) -> tuple[int, int, int]:
     """(first window's tokens, window, stride) of a reader: the model's budget, or its configured window."""
-    from posir.models.registry import window_size
+    from posir.windows import window_size
 
-    window, stride = window_size(encoder, "document", reader.window_tokens, reader.stride_tokens, name)
+    window, stride = window_size(encoder.window_budget("document"), reader.window_tokens, reader.stride_tokens, name)
     return (window if reader.window_tokens is not None else encoder.window_budget("document")), window, stride

@@ -7,6 +7,7 @@ Every function takes frames and returns a frame whose columns :mod:`posir.result
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import pandas as pd
 
@@ -19,7 +20,7 @@ from posir.metrics.columns import (
     SETTING,
 )
 from posir.metrics.exposure import CORPUS_SHARE, RELEVANT_SHARE, DocumentGroups
-from posir.metrics.measure import GROUP_SCOPE, PERCENT_SHARE, RUN_SCOPE, GroupMeasure
+from posir.metrics.measure import EXPOSURE_TABLE, GROUP_SCOPE, PEER_TABLE, PERCENT_SHARE, RUN_SCOPE, GroupMeasure
 from posir.metrics.measures.peer import PEER
 from posir.metrics.params import BootstrapParams
 from posir.metrics.resampling import paired_difference
@@ -27,7 +28,8 @@ from posir.results.schemas import EXPOSURE_PAIR_COLUMNS, N_UNDEFINED, exposure_c
 
 
 def _peer(measures: Sequence[GroupMeasure]) -> PEER | None:
-    return next((m for m in measures if isinstance(m, PEER)), None)
+    """The measure with a table of its own (PEER's), if any."""
+    return cast("PEER | None", next((m for m in measures if m.table == PEER_TABLE), None))
 
 
 def exposure_rows(
@@ -52,7 +54,7 @@ def exposure_rows(
                 RELEVANT_SHARE: relevant.get(group, 0.0),
             }
             for measure in measures:
-                if isinstance(measure, PEER):
+                if measure.table != EXPOSURE_TABLE:
                     continue
                 owner = "" if measure.scope == RUN_SCOPE else attribute
                 of_group = group if measure.scope == GROUP_SCOPE else ""
@@ -138,8 +140,8 @@ def exposure_tables(
     """The three tables of a benchmark's exposure, with their declared columns (empty tables keep them)."""
     peer = _peer(measures) or PEER()
     return {
-        "exposure": pd.DataFrame(exposure, columns=list(exposure_columns(measures))),
-        "peer": pd.DataFrame(peers, columns=list(peer_columns(peer))),
+        EXPOSURE_TABLE: pd.DataFrame(exposure, columns=list(exposure_columns(measures))),
+        PEER_TABLE: pd.DataFrame(peers, columns=list(peer_columns(peer))),
         "pairs": pd.DataFrame(pairs, columns=list(EXPOSURE_PAIR_COLUMNS)),
     }
 
@@ -156,8 +158,8 @@ def exposure_markdown(
     dropped = "".join(f"\nLeft out: {line}.\n" for line in left_out)
     if table.empty:
         why = {
-            "exposure": "no attribute has two groups in any setting's corpus",
-            "peer": "no query has relevant documents in several groups of an attribute (PEER compares those)",
+            EXPOSURE_TABLE: "no attribute has two groups in any setting's corpus",
+            PEER_TABLE: "no query has relevant documents in several groups of an attribute (PEER compares those)",
             "pairs": "no pair under exposure.benchmarks.<benchmark>.compare has runs of both its models in this config",
         }
         return f"No rows: {why.get(name, 'nothing to report')}.\n" + dropped

