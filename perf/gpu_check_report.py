@@ -91,7 +91,6 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from sentence_transformers import SentenceTransformer
 
     from posir.config import load_config
     from posir.results.embeddings import load_embeddings
@@ -100,10 +99,7 @@ def main() -> None:
     spec = config.models[args.model]
     spans = job_spans(args.results, args.model)
     report: dict[str, Any] = {"model": args.model, "device": spec.device, "batch_size": spec.batch_size, "sets": {}}
-    bare = SentenceTransformer(spec.resolve_model_path(), device=spec.device)
-    bare.max_seq_length = spec.max_seq_length
-    cpu = SentenceTransformer(spec.resolve_model_path(), device="cpu")
-    cpu.max_seq_length = spec.max_seq_length
+    bare, cpu = (_bare_model(spec, device) for device in (spec.device, "cpu"))
     largest = 0.0
     for kind, span in spans.items():
         ids, texts = texts_of(args.results, kind)
@@ -152,6 +148,19 @@ def main() -> None:
         )
     (args.out / "report.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+
+
+def _bare_model(spec: Any, device: str) -> Any:
+    """The entry's folder as sentence-transformers loads it, at the entry's length and dtype (the workflow computes
+    a float16 folder in the dtype the entry names)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(spec.resolve_model_path(), device=device)
+    model.max_seq_length = spec.max_seq_length
+    if spec.dtype in ("float32", "float16", "bfloat16"):
+        model.to(getattr(torch, spec.dtype))
+    return model.eval()
 
 
 def _merged(workdir: Path) -> dict[str, Any]:

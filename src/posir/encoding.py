@@ -302,27 +302,30 @@ class EncodingService:
             progress = Progress(f"encoding {role} texts", len(missing))
             for start in range(0, len(missing), ROWS_CHUNK):
                 chunk = missing[start : start + ROWS_CHUNK]
-                rows = self._encode_and_store([text_of[k] for k in chunk], chunk, role)
+                rows = self._encode_and_store([text_of[k] for k in chunk], chunk, role, progress.advance)
                 found.update(zip(chunk, rows))
-                progress.advance(len(chunk))
         return EncodedRows([found[k] for k in keys], from_cache)
 
-    def _encode_and_store(self, texts: list[str], keys: list[str], role: str) -> list[Row]:
+    def _encode_and_store(
+        self, texts: list[str], keys: list[str], role: str, on_batch: Callable[[int], None] | None = None
+    ) -> list[Row]:
         """The entry's rows of ``texts``, cached under ``keys``; an encoder whose one pass gives several outputs
         (``encode_outputs``: BGE-M3) has every output cached (:meth:`_encode_outputs_and_store`)."""
         if not hasattr(self.encoder, "encode_outputs"):
-            rows = list(self.encoder.encode_rows(texts, role))
+            rows = list(self.encoder.encode_rows(texts, role, on_batch))
             self._rows_cache.put_many(keys, rows)
             return rows
-        return list(self._encode_outputs_and_store(texts, role)[self.spec.output])
+        return list(self._encode_outputs_and_store(texts, role, on_batch)[self.spec.output])
 
-    def _encode_outputs_and_store(self, texts: list[str], role: str) -> dict[str, Any]:
+    def _encode_outputs_and_store(
+        self, texts: list[str], role: str, on_batch: Callable[[int], None] | None = None
+    ) -> dict[str, Any]:
         """Every output of one pass over ``texts`` (BGE-M3's), each cached where the entry of that output reads it:
         the rows of both row outputs in the token-vector cache under their shared identity
         (:func:`posir.models.identity.identity_dump`), the dense vectors in the embedding cache under the identity of
         the dense entry of the same keys, so an entry of another output reads this pass from the cache. A dense
         entry's own vectors are left to the caller to cache."""
-        outputs = self.encoder.encode_outputs(texts, role)
+        outputs = self.encoder.encode_outputs(texts, role, on_batch)
         if self.spec.is_dense:
             twin = self._twins.get(MULTI_VECTOR)
             rows_identity = whole_text_identity(twin) if twin is not None else None

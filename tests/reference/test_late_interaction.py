@@ -222,6 +222,28 @@ def test_exact_maxsim_search_ranks_by_the_einsum_scores(checkpoints: Path) -> No
     np.testing.assert_allclose(windows, -np.sort(-best, axis=1), rtol=1e-5)
 
 
+def test_the_search_and_the_encode_say_how_far_they_are(checkpoints: Path) -> None:
+    from posir.retrieval.maxsim import pairs_to_score
+
+    spec = entry("colbert", model=str(checkpoints / "stanford"), output="multi-vector")
+    batches: list[int] = []
+    documents = load_encoder(spec).encode_rows(DOCUMENTS, "document", on_batch=batches.append)
+    assert sum(batches) == len(DOCUMENTS) and len(batches) > 1  # one report per group of one input length
+    queries = _rows(spec, QUERIES, "query")
+
+    def matrix(rows):
+        return TokenMatrix(
+            np.concatenate([r.vectors for r in rows]), np.r_[0, np.cumsum([len(r.vectors) for r in rows])]
+        )
+
+    windows = [np.array([0, 0, 1, 1, 2])]
+    pairs: list[int] = []
+    reported = maxsim_search(matrix(queries), [matrix(documents)], windows, 3, 3, on_pairs=pairs.append)
+    assert sum(pairs) == pairs_to_score(matrix(queries), windows) == len(QUERIES) * 3
+    silent = maxsim_search(matrix(queries), [matrix(documents)], windows, 3, 3)
+    assert all((a == b).all() for a, b in zip(reported, silent))
+
+
 def test_exact_sparse_search_ranks_by_the_dot_products(checkpoints: Path) -> None:
     folder = checkpoints / "splade"
     spec = entry("splade", model=str(folder), output="sparse")

@@ -208,16 +208,22 @@ def test_formats_write_numbers_as_the_docs_do() -> None:
 
 def test_a_table_is_the_rendered_files_rows_and_columns_in_the_order_asked(results: Results) -> None:
     (results.root / "m.md").write_text(
-        "# title\n\n| model   | setting   |   n | x \\| y |\n|:--------|:----------|----:|----:|\n"
-        "| a       | eng       |   1 | 0.1 |\n| b       | eng       |   2 | 0.2 |\n"
-        "| c       | deu       |   3 | 0.3 |\n"
+        "# title\n\n| model   | setting   |   n | x \\| y | slope (points, per bin) |\n"
+        "|:--------|:----------|----:|----:|---:|\n"
+        "| a       | eng       |   1 | 0.1 | 1 |\n| b       | eng       |   2 | 0.2 | 2 |\n"
+        "| c       | deu       |   3 | 0.3 | 3 |\n"
         "\nA note.\n\n| second |\n|---|\n| 9 |\n",
         encoding="utf-8",
     )
     assert table("m.md | model: c, a | columns: model, x \\| y", results) == (
         "| model | x \\| y |\n|---|---:|\n| c | 0.3 |\n| a | 0.1 |"
     )
-    assert table("m.md | setting: eng", results).splitlines()[2:] == ["| a | eng | 1 | 0.1 |", "| b | eng | 2 | 0.2 |"]
+    assert table("m.md | setting: eng", results).splitlines()[2:] == [
+        "| a | eng | 1 | 0.1 | 1 |",
+        "| b | eng | 2 | 0.2 | 2 |",
+    ]
+    # a comma inside parentheses is part of a column's name
+    assert table("m.md | model: b | columns: model, slope (points, per bin)", results).splitlines()[2:] == ["| b | 2 |"]
     assert table("m.md | table: 2", results) == "| second |\n|---|\n| 9 |"
     with pytest.raises(DocNumbersError, match="no column queries"):
         table("m.md | columns: model, queries", results)

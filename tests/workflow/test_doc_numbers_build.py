@@ -10,6 +10,7 @@ guessed; tests/unit/test_doc_numbers.py checks the default run's own numbers whe
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +39,10 @@ def expected_rows(results: Path, spec: str) -> list[list[str]]:
     """What a marker asks for, picked from the rendered file by hand: the rows of each filter value in its order
     (the last filter orders them), the columns it keeps."""
     file, *parts = spec.split(" | ")
-    options = {name: [v.strip() for v in rest.split(",")] for name, rest in (p.split(": ", 1) for p in parts)}
+    # a comma inside parentheses belongs to a column's name ("slope (points, start→end)")
+    options = {
+        name: [v.strip() for v in re.split(r",(?![^()]*\))", rest)] for name, rest in (p.split(": ", 1) for p in parts)
+    }
     header, rows = markdown_tables(results / file)[int(options.pop("table", ["1"])[0]) - 1]
     keep = options.pop("columns", header)
     for name, wanted in options.items():

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -93,7 +93,9 @@ class RowEncoder(Protocol):
     ``encode_outputs(texts, role) -> {output: rows}``; the service caches every output's rows it returns.
     """
 
-    def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]: ...
+    def encode_rows(
+        self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None
+    ) -> list[Row]: ...
 
     def input_tokens(self, texts: Sequence[str], role: str) -> list[int]: ...
 

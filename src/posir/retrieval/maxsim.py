@@ -16,7 +16,7 @@ same shapes (docs/late-interaction.md, "Memory and time").
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,9 +91,11 @@ def maxsim_scores(
     row_documents: np.ndarray,
     n_documents: int,
     query_rows: tuple[int, int] | None = None,
+    on_pairs: Callable[[int], None] | None = None,
 ) -> np.ndarray:
     """MaxSim scores (float32, queries x documents) of the query rows ``query_rows`` (default all) against every
-    document; ``row_documents[r]`` is the document of corpus row ``r`` (a document's rows are adjacent)."""
+    document; ``row_documents[r]`` is the document of corpus row ``r`` (a document's rows are adjacent).
+    ``on_pairs(n)`` is told of each ``n`` (query, document) pairs scored (a job's progress)."""
     first_query, end_query = query_rows or (0, queries.rows)
     scores = np.full((end_query - first_query, n_documents), -np.inf, dtype=np.float32)
     products = _Products()
@@ -128,6 +130,8 @@ def maxsim_scores(
             per_document = np.maximum.reduceat(per_row, document_starts, axis=1)
             rows = slice(a - first_query, b - first_query)
             scores[rows, columns] = np.maximum(scores[rows, columns], per_document)
+            if on_pairs is not None:
+                on_pairs((b - a) * len(columns))
     return scores
 
 
@@ -155,10 +159,16 @@ def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def maxsim_search(
-    queries: TokenMatrix, corpora: Sequence[TokenMatrix], row_documents: Sequence[np.ndarray], n_documents: int, k: int
+    queries: TokenMatrix,
+    corpora: Sequence[TokenMatrix],
+    row_documents: Sequence[np.ndarray],
+    n_documents: int,
+    k: int,
+    on_pairs: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` (scores, document indices) per query by MaxSim over the rows of every corpus (several files of one
-    corpus, one-vs-many), each row of ``corpora[i]`` belonging to document ``row_documents[i][row]``.
+    corpus, one-vs-many), each row of ``corpora[i]`` belonging to document ``row_documents[i][row]``;
+    ``on_pairs(n)`` as :func:`maxsim_scores` (in all, :func:`pairs_to_score` pairs).
 
     Queries go in chunks whose score matrix fits :data:`SCORE_MATRIX_BYTES`; each chunk reads the corpus once."""
     per_chunk = max(1, SCORE_MATRIX_BYTES // (4 * max(n_documents, 1)))
@@ -168,6 +178,15 @@ def maxsim_search(
         end = min(first + per_chunk, queries.rows)
         chunk = np.full((end - first, n_documents), -np.inf, dtype=np.float32)
         for corpus, documents in zip(corpora, row_documents):
-            chunk = np.maximum(chunk, maxsim_scores(queries, corpus, np.asarray(documents), n_documents, (first, end)))
+            chunk = np.maximum(
+                chunk, maxsim_scores(queries, corpus, np.asarray(documents), n_documents, (first, end), on_pairs)
+            )
         scores[first:end], indices[first:end] = top_k(chunk, k)
     return scores, indices
+
+
+def pairs_to_score(queries: TokenMatrix, row_documents: Sequence[np.ndarray]) -> int:
+    """The (query, document) pairs :func:`maxsim_search` scores: every query against each corpus file's documents."""
+    return queries.rows * sum(
+        len(_starts(np.asarray(documents))) if len(documents) else 0 for documents in row_documents
+    )

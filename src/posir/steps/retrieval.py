@@ -151,15 +151,19 @@ def token_search(
     else:
         import torch
 
-        from posir.retrieval.maxsim import TokenMatrix, maxsim_search
+        from posir.progress import Progress
+        from posir.retrieval.maxsim import TokenMatrix, maxsim_search, pairs_to_score
 
         torch.set_num_threads(max(1, threads))
+        query_matrix = TokenMatrix(queries.vectors, queries.offsets)
+        progress = Progress("MaxSim search", pairs_to_score(query_matrix, row_documents), unit="query-document pairs")
         scores, indices = maxsim_search(
-            TokenMatrix(queries.vectors, queries.offsets),
+            query_matrix,
             [TokenMatrix(c.vectors, c.offsets) for c in corpora],
             row_documents,
             len(doc_ids),
             top_k,
+            progress.advance,
         )
     write_trec_run(Path(run_path), queries.ids, doc_ids, scores, indices, tag=spec.name)
 

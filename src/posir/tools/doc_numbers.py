@@ -265,11 +265,17 @@ def cells(line: str) -> list[str]:
     return [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
+def listed(values: str) -> list[str]:
+    """A marker's comma-separated values; a comma inside parentheses is part of a value (``slope (points, per
+    bin)``, a column's name)."""
+    return [value.strip() for value in re.split(r",(?![^()]*\))", values)]
+
+
 def table(spec: str, results: Results) -> str:
     """The table a marker names, read off its rendered file: rows kept by the filters (in the order their values are
     listed), the columns kept, written without padding."""
     file, *parts = [part.strip() for part in spec.split(" | ")]
-    options = {name.strip(): [v.strip() for v in rest.split(",")] for name, rest in (p.split(":", 1) for p in parts)}
+    options = {name.strip(): listed(rest) for name, rest in (p.split(":", 1) for p in parts)}
     found = pipe_tables(results.text(file))
     index = int(options.pop("table", ["1"])[0])
     if not 1 <= index <= len(found):

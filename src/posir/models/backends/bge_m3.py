@@ -31,7 +31,7 @@ by this pass too.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -131,9 +131,9 @@ class M3Encoder:
     def max_input_tokens(self) -> int:
         return int(self.max_length)
 
-    def encode_rows(self, texts: Sequence[str], role: str) -> list[Row]:
+    def encode_rows(self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None) -> list[Row]:
         """The entry's own output's rows."""
-        return self.encode_outputs(texts, role)[self.spec.output]
+        return self.encode_outputs(texts, role, on_batch)[self.spec.output]
 
     def encode(self, texts: Sequence[str], role: str) -> np.ndarray:
         """The dense vectors of ``texts`` (a dense entry of a BGE-M3 folder), from the pass that gives all three."""
@@ -141,9 +141,12 @@ class M3Encoder:
             return np.zeros((0, 0), dtype=np.float32)
         return self.encode_outputs(texts, role)[DENSE]
 
-    def encode_outputs(self, texts: Sequence[str], role: str) -> dict[str, Any]:
+    def encode_outputs(
+        self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None
+    ) -> dict[str, Any]:
         """Each text's dense vector (``dense``: a float32 matrix, a row per text), ColBERT row (``multi-vector``) and
-        lexical-weight row (``sparse``) from one pass, encoded in groups of one input length."""
+        lexical-weight row (``sparse``) from one pass, encoded in groups of one input length (``on_batch(n)`` after
+        each group of ``n``)."""
         import torch
 
         texts = list(texts)
@@ -168,6 +171,8 @@ class M3Encoder:
                     spans = text_spans(offsets[at], prompt_length)
                     rows[MULTI_VECTOR][index] = _colbert_row(colbert[at], input_ids[at], spans)
                     rows[SPARSE][index] = self._lexical_row(weights[at], input_ids[at], spans)
+                if on_batch is not None:
+                    on_batch(len(members))
         return {DENSE: dense if dense is not None else np.zeros((0, 0), dtype=np.float32), **rows}
 
     def _lexical_row(self, weights: np.ndarray, input_ids: np.ndarray, spans: np.ndarray) -> TermWeights:

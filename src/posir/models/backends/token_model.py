@@ -88,8 +88,9 @@ class TokenModel:
         """Input positions the model reads per text (prompt, specials and query expansion included)."""
         return [int(self.features([text], role)["input_ids"].shape[1]) for text in texts]
 
-    def encode_rows(self, texts: Sequence[str], role: str) -> list[Any]:
-        """Each text's row (token vectors or a sparse vector), encoded in groups of one input length."""
+    def encode_rows(self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None) -> list[Any]:
+        """Each text's row (token vectors or a sparse vector), encoded in groups of one input length;
+        ``on_batch(n)`` after each group of ``n`` texts (a job's progress)."""
         import torch
 
         texts = list(texts)
@@ -102,6 +103,8 @@ class TokenModel:
                 offsets = features["offset_mapping"].cpu().numpy()
                 for index, row in zip(members, self._forward_rows(features, role, offsets, prompt_length)):
                     rows[index] = row
+                if on_batch is not None:
+                    on_batch(len(members))
         return rows
 
     def rows_per_batch(self, length: int) -> int:
