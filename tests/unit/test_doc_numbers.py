@@ -23,6 +23,7 @@ from posir.tools.doc_numbers import (
     Results,
     Sources,
     Values,
+    cell,
     check_keys,
     describe,
     differences,
@@ -151,6 +152,12 @@ def test_a_key_takes_the_most_specific_pattern_and_ties_or_strays_are_named() ->
         Sources({"t.<a>.<b>.z": {}}).source("t.x.y")
     with pytest.raises(DocNumbersError, match="2 patterns"):
         Sources({"t.<a>.y": {}, "t.x.<b>": {}}).source("t.x.y")
+    # a literal key that inherits a pattern's source gets its wildcards from that pattern too
+    general = {"file": "s.csv", "row": {"model_a": "<a>", "model_b": "<b>"}, "column": "d"}
+    inherited = Sources({"s.<a>--<b>": general, "s.x--y": {**general, "format": ".1f"}}).source("s.x--y")
+    assert inherited["row"] == {"model_a": "x", "model_b": "y"} and inherited["format"] == ".1f"
+    with pytest.raises(DocNumbersError, match="<b> left unfilled"):
+        cell(Sources({"s.<a>": general}).source("s.x"), Results(Path("/nowhere")))
     quotes = Values({"t.a.psi": "0.25", "u.v": "1"}, quoted_in={"t.a.psi": ["docs/a.md"], "u.v": ["README.md"]})
     errors = check_keys(quotes, SOURCES)
     assert errors[0].startswith("README.md: u.v: 0 patterns")

@@ -136,6 +136,12 @@ def expand(parts: Sequence[Mapping[str, Any]] | Mapping[str, Any]) -> list[Mappi
 
 def cell(source: Mapping[str, Any], results: Results) -> str:
     where = {str(k): str(v) for k, v in source.get("row", {}).items()}
+    unfilled = sorted({m.group(0) for text in [source["file"], *where.values()] for m in WILDCARD.finditer(text)})
+    if unfilled:
+        raise DocNumbersError(
+            f"{source['file']} {where}: {', '.join(unfilled)} left unfilled; the key's patterns name no such "
+            f"wildcard: write the row out in {SOURCES_FILE}"
+        )
     orders = [where]
     if "either_order" in source:
         a, b = source["either_order"]
@@ -236,7 +242,14 @@ class Sources:
         if len(found) != 1:
             named = ", ".join(p for _, p, _ in found) or "none"
             raise DocNumbersError(f"{key}: {len(found)} patterns of {SOURCES_FILE} match ({named}); declare one")
-        _, pattern, names = found[0]
+        _, pattern, _ = found[0]
+        # a wildcard the chosen pattern inherits (``<<: *anchor``) is filled from the other patterns the key matches,
+        # the more literal last: ``...significance.minilm-l6--use-m3.Q1`` names its row through ``<a>--<b>.<bucket>``
+        names: dict[str, str] = {}
+        for p in sorted(self.patterns, key=lambda p: len(WILDCARD.sub("", p))):
+            matched = pattern_regex(p).fullmatch(key)
+            if matched is not None:
+                names.update(matched.groupdict())
         return substitute(self.patterns[pattern], names)
 
     def unused(self, keys: set[str]) -> list[str]:
