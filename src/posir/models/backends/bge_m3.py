@@ -36,11 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from posir.models.backends.token_model import equal_length_batches
+from posir.models.backends.token_model import equal_length_batches, text_budget, tokenizer_window_spans
 from posir.models.declarations.outputs import DENSE, MULTI_VECTOR, SPARSE
 from posir.models.declarations.spec import ModelConfigError, ModelSpec, model_unavailable
 from posir.models.rows import TERM_RECORD, TOKEN_RECORD, TOKEN_VECTOR_DTYPE, Row, TermWeights, TokenVectors, text_spans
-from posir.windows import token_window_spans
 
 #: The files beside the encoder's weights that make a folder a BGE-M3 checkpoint (FlagEmbedding would initialise
 #: the heads randomly, with a log line only, where they are missing).
@@ -194,19 +193,10 @@ class M3Encoder:
 
     def window_budget(self, role: str) -> int:
         """Text tokens one pass holds: the length limit less ``<s>``, ``</s>`` and the prompt's own tokens."""
-        probe = "probe"
-        specials = len(self.tokenizer(probe)["input_ids"]) - len(
-            self.tokenizer(probe, add_special_tokens=False)["input_ids"]
-        )
-        prompt = self.spec.prompt(role)
-        prompt_tokens = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
-        return self.max_length - specials - prompt_tokens
+        return text_budget(self.tokenizer, self.max_length, self.spec.prompt(role))
 
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
-        offsets = self.tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
-        )["offset_mapping"]
-        return token_window_spans(offsets, len(text), window, stride)
+        return tokenizer_window_spans(self.tokenizer, text, window, stride)
 
 
 def _colbert_row(vectors: np.ndarray, input_ids: np.ndarray, spans: np.ndarray) -> TokenVectors:

@@ -123,19 +123,29 @@ class TokenModel:
         """Text tokens one pass holds for ``role``: the document limit less the special tokens and the prompt's own
         tokens, counted as the dense sentence-transformers encoder counts them, so a model's pooled and unpooled
         chunked entries cut the same windows."""
-        probe = "probe"
-        specials = len(self.tokenizer(probe, add_special_tokens=True)["input_ids"]) - len(
-            self.tokenizer(probe, add_special_tokens=False)["input_ids"]
-        )
-        prompt = self.prompt(role)
-        prompt_tokens = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
-        return self.document_limit - specials - prompt_tokens
+        return text_budget(self.tokenizer, self.document_limit, self.prompt(role))
 
     def window_spans(self, text: str, role: str, window: int, stride: int) -> list[tuple[int, int]]:
-        offsets = self.tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False
-        )["offset_mapping"]
-        return token_window_spans(offsets, len(text), window, stride)
+        return tokenizer_window_spans(self.tokenizer, text, window, stride)
+
+
+def text_budget(tokenizer: Any, limit: int, prompt: str) -> int:
+    """Text tokens one pass of ``limit`` input positions holds: less the tokenizer's special tokens and the
+    prompt's own tokens."""
+    probe = "probe"
+    specials = len(tokenizer(probe, add_special_tokens=True)["input_ids"]) - len(
+        tokenizer(probe, add_special_tokens=False)["input_ids"]
+    )
+    prompt_tokens = len(tokenizer(prompt, add_special_tokens=False)["input_ids"]) if prompt else 0
+    return limit - specials - prompt_tokens
+
+
+def tokenizer_window_spans(tokenizer: Any, text: str, window: int, stride: int) -> list[tuple[int, int]]:
+    """The character spans of ``text``'s windows of ``window`` tokens every ``stride``, as ``tokenizer`` cuts it."""
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False, verbose=False)[
+        "offset_mapping"
+    ]
+    return token_window_spans(offsets, len(text), window, stride)
 
 
 def equal_length_batches(lengths: Sequence[int], size: int) -> Iterator[list[int]]:
