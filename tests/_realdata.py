@@ -6,6 +6,8 @@ real data mirror (``POSIR_MIRROR``, default ``../shared/data``).
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +50,8 @@ def squad_bm25_per_query(max_articles: int | None = 12) -> pd.DataFrame:
     """Per-query nDCG@10 with evidence positions: BM25 on a SQuAD-dev long-document benchmark."""
     require(SQUAD)
     out = Path(tempfile.mkdtemp(prefix="posir-test-"))
+    # lru_cache keeps the table for the session, so the folder goes when the session does
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     build_squad_benchmark(out / "bench", max_articles)
     return bm25_per_query(out / "bench", out)
 

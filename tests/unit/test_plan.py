@@ -225,11 +225,18 @@ def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleName
 def test_input_scaled_memory_follows_the_input(default: Plan, tmp_path: Path) -> None:
     """BM25 keeps ~45 MB per MB of corpus text; scoring ~3 MB per MB of run (top_k lines of 32 bytes a query)."""
     memory = default.retrieval.retrieve_mem_mb
-    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "small", 0, 10)) == 1000
+    assert memory(Wildcards(benchmark="squad-long", model="bm25"), _retrieve_input(tmp_path / "small", 0, 10)) == 1000
     # 2 x (100 + 45 x 100.000003 MB of corpus and queries), rounded up to 100s
-    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "corpus", 100, 10)) == 9300
+    assert (
+        memory(Wildcards(benchmark="squad-long", model="bm25"), _retrieve_input(tmp_path / "corpus", 100, 10)) == 9300
+    )
     # 10570 queries x 1000 documents: a 322.6 MB run outweighs a small corpus's index
-    assert memory(Wildcards(model="bm25"), _retrieve_input(tmp_path / "run", 1, 10570)) == 2300
+    assert memory(Wildcards(benchmark="squad-long", model="bm25"), _retrieve_input(tmp_path / "run", 1, 10570)) == 2300
+    # ... and a benchmark searched to its own depth keeps a tenth of it (squad-posq-dev: top 100)
+    assert (
+        memory(Wildcards(benchmark="squad-posq-dev", model="bm25"), _retrieve_input(tmp_path / "deep", 1, 10570))
+        == 1000
+    )
 
 
 # --- pipelines ---------------------------------------------------------------------------------------------
@@ -294,6 +301,30 @@ def test_a_pipeline_deeper_than_its_first_stage_run_is_refused(default_config: d
     config = merged(default_config)
     config["pipelines"]["bm25.minilm-maxp"]["depth"] = 5000
     with pytest.raises(ConfigError, match=r"pipelines\.bm25\.minilm-maxp\.depth: 5000 is deeper .*top_k"):
+        plan_of(config)
+
+
+def test_a_benchmark_is_searched_to_its_own_depth_and_its_variants_to_their_familys(
+    default_config: dict[str, Any],
+) -> None:
+    """squad-posq-dev keeps Zeng et al.'s top 100; every other benchmark retrieval.top_k; a controlled variant
+    takes its family's depth."""
+    config = merged(default_config)
+    config["benchmarks"]["squad-long-moved"]["top_k"] = 200
+    plan = plan_of(config)
+    assert plan.retrieval.retrieve(run_of("squad-posq-dev", "bm25")).top_k == 100
+    assert plan.retrieval.retrieve(run_of("squad-long", "bm25")).top_k == 1000
+    assert plan.retrieval.retrieve(run_of("squad-long-moved-r0-p3", "bm25")).top_k == 200
+
+
+def test_a_pipeline_deeper_than_its_benchmarks_own_depth_is_refused_naming_both(
+    default_config: dict[str, Any],
+) -> None:
+    config = merged(default_config)
+    config["benchmarks"]["squad-long"]["top_k"] = 50
+    with pytest.raises(
+        ConfigError, match=r"depth: 100 is deeper than the first stage's runs on squad-long \(top_k: 50\)"
+    ):
         plan_of(config)
 
 

@@ -129,6 +129,9 @@ class BenchmarkSpec(NamedEntry):
     published_rows: dict[Str, Str] = Field(default_factory=dict, exclude=True)
     """published rows shown beside ours in the position-group table: a bundled table (zeng2025-table1) or a TSV file
     -> the dataset of it whose groups are this benchmark's (SQuAD-PosQ)"""
+    top_k: PositiveInt | None = Field(None, exclude=True)
+    """how many documents each query's runs keep (a benchmark scored at the depth its paper used: Zeng et al.'s
+    top 100); null: ``retrieval.top_k``. Read by the search, never by a build"""
 
     @property
     def kind(self) -> Builder:

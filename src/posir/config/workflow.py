@@ -106,6 +106,13 @@ class WorkflowConfig(ConfigSections):
             if name in evaluated
         }
 
+    def top_k(self, benchmark: str) -> int:
+        """How many documents each query's run of ``benchmark`` (or of a controlled variant of it) keeps: the
+        benchmark's own ``top_k``, else ``retrieval.top_k``."""
+        name = self.controlled_variants[benchmark][0] if benchmark in self.controlled_variants else benchmark
+        entry = self.benchmarks.get(name)
+        return getattr(entry, "top_k", None) or self.retrieval.top_k
+
     # --- models, pipelines -----------------------------------------------------------------------------------
 
     def is_pipeline(self, name: str) -> bool:

@@ -35,15 +35,16 @@ def _evaluated_pipelines(config: WorkflowConfig) -> list[str]:
 
 
 def _check_pipelines(config: WorkflowConfig) -> None:
-    top_k = config.retrieval.top_k
-    for name in _evaluated_pipelines(config):
-        pipeline = config.pipelines[name]
+    for evaluation in config.evaluations:
+        if not config.is_pipeline(evaluation.model):
+            continue
+        pipeline, top_k = config.pipelines[evaluation.model], config.top_k(evaluation.benchmark)
         if pipeline.depth > top_k:
             raise KeyProblem(
-                f"pipelines.{name}.depth",
-                f"{pipeline.depth} is deeper than the first stage's runs "
-                f"(retrieval.top_k: {top_k}), so the depth could never be reached",
-                "lower the depth or raise retrieval.top_k",
+                f"pipelines.{evaluation.model}.depth",
+                f"{pipeline.depth} is deeper than the first stage's runs on {evaluation.benchmark} "
+                f"(top_k: {top_k}), so the depth could never be reached",
+                f"lower the depth, or raise retrieval.top_k or benchmarks.{evaluation.benchmark}.top_k",
             )
 
 

@@ -210,7 +210,7 @@ class RetrievalPlan(Part):
     def retrieve(self, wildcards: Any) -> RetrieveJob:
         return RetrieveJob(
             model=self.config.models[wildcards.model],
-            top_k=self.config.retrieval.top_k,
+            top_k=self.config.top_k(wildcards.benchmark),
             corpus_languages=self.corpus_languages(wildcards),
             id_prefixes=self.id_prefixes(wildcards),
             embedding_model=self.config.embedding_model(wildcards.model),
@@ -241,7 +241,7 @@ class RetrievalPlan(Part):
             search += spec.mem_mb
         with open(input.positions, "rb") as positions:
             queries = max(sum(1 for _ in positions) - 1, 0)
-        run_mb = queries * self.config.retrieval.top_k * RUN_LINE_BYTES / 2**20
+        run_mb = queries * self.config.top_k(wildcards.benchmark) * RUN_LINE_BYTES / 2**20
         return max(search, scaled_mem_mb(150, 3, run_mb))
 
     # --- reranking pipelines ------------------------------------------------------------------------------
