@@ -10,6 +10,5 @@ from posir.steps.retrieval import retrieve
 
 with log_to(snakemake.log[0]) as log:
     job = RetrieveJob.of(snakemake)
-    retrieve(job)
-    table = evaluate_run(job)
+    table = evaluate_run(job, retrieve(job))  # scored from what the search returned: the run is not read back
     log.info("scored %d queries; mean %s %.4f", len(table), NDCG_10.name, table[NDCG_10.column].mean())

@@ -50,6 +50,36 @@ def test_trec_run_round_trip_skips_empty_slots(tmp_path):
     assert read_trec_run(path) == {"q1": {"c": 3.0, "a": 2.0}, "q2": {"b": 1.0}}
 
 
+def test_the_head_a_search_returns_is_what_its_measures_read_of_the_file(tmp_path):
+    """The run's head to depth 3 scores as the whole file does: a query whose 3rd and 4th scores differ only below
+    the written precision keeps both (trec_eval orders the tie by document id, so the 4th may be in its top 3), the
+    5th goes; scores are the written ones read back."""
+    from posir.metrics.measures import NDCG, Recall, ReciprocalRank
+    from posir.metrics.per_query import score_queries
+
+    path = tmp_path / "run.trec"
+    doc_ids = ["a", "b", "c", "d", "e", "z"]
+    scores = np.array([[0.9, 0.8, 0.70000001, 0.69999998, 0.5], [0.9, 0.8, 0.7, 0.6, -np.inf]])
+    indices = np.array([[0, 1, 2, 5, 4], [4, 3, 2, 1, -1]])
+    head = write_trec_run(path, ["q1", "q2"], doc_ids, scores, indices, "t", head=3)
+    assert head == {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "z": 0.7}, "q2": {"e": 0.9, "d": 0.8, "c": 0.7}}
+    measures = (NDCG(cutoff=3), Recall(cutoff=3), ReciprocalRank(cutoff=3))
+    qrels = {"q1": {"z": 1}, "q2": {"b": 1, "c": 1}}
+    assert score_queries(qrels, head, measures) == score_queries(qrels, read_trec_run(path), measures)
+    assert score_queries(qrels, head, measures)["q1"]["ndcg@3"] == pytest.approx(0.5)  # z before c: id descending
+
+
+@pytest.mark.parametrize(
+    "scores, indices",
+    [([[0.5, 0.9, 0.1]], [[0, 1, 2]]), ([[0.9, 0.5, 0.1]], [[0, 1, 0]])],
+    ids=["scores rising down the row", "a document twice"],
+)
+def test_a_run_whose_rows_the_file_alone_explains_has_no_head(tmp_path, scores, indices):
+    head = write_trec_run(tmp_path / "run.trec", ["q1"], ["a", "b", "c"], np.array(scores), np.array(indices), "t", 2)
+    assert head is None
+    assert read_trec_run(tmp_path / "run.trec")  # the file is written all the same
+
+
 def _lucene_bm25(query, docs, k1=1.5, b=0.75):
     """Lucene >= 8 BM25 (Kamphuis et al. 2020): the constant (k1 + 1) factor is dropped."""
     n = len(docs)

@@ -26,6 +26,11 @@ def cut_run(run: Run, depth: int) -> dict[str, dict[str, float]]:
     return {qid: {doc: ranking[doc] for doc in trec_eval_order(ranking)[:depth]} for qid, ranking in run.items()}
 
 
+def deepest_cutoff(measures: Sequence[RankingMeasure]) -> int:
+    """How deep into a ranking the measures read: each reads its top ``cutoff`` documents in trec_eval's order."""
+    return max(measure.cutoff for measure in measures)
+
+
 def score_queries(
     qrels: Qrels, run: Run, measures: Sequence[RankingMeasure] = PER_QUERY
 ) -> dict[str, dict[str, float]]:

@@ -10,12 +10,24 @@ import numpy as np
 
 
 def write_trec_run(
-    path: Path, qids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray, indices: np.ndarray, tag: str
-) -> None:
+    path: Path,
+    qids: Sequence[str],
+    doc_ids: Sequence[str],
+    scores: np.ndarray,
+    indices: np.ndarray,
+    tag: str,
+    head: int | None = None,
+) -> dict[str, dict[str, float]] | None:
     """One line per retrieved document; index -1 marks an empty slot and is skipped.
 
     Ids with whitespace would shift the columns of every later reader: they are refused here,
     naming the id (builders map user ids with ``posir.benchmark.safe_id``).
+
+    With ``head``, also returns the run as :func:`read_trec_run` would read it back, cut to what a measure of depth
+    at most ``head`` can see: each query's first ``head`` documents and every later one whose written score ties
+    with the last of them (trec_eval orders ties by document id, so any of them may be in its top ``head``). Its
+    scores are the written ones read back, so a measure scores it as it scores the file. None where a query's
+    scores do not fall down its row or a document comes twice: only the whole file then says what it holds.
     """
     from posir.benchmark import check_id
 
@@ -24,14 +36,44 @@ def write_trec_run(
     for doc_id in doc_ids:
         check_id(doc_id, f"{path}: document")
     path.parent.mkdir(parents=True, exist_ok=True)
+    kept: dict[str, dict[str, float]] | None = {} if head is not None else None
     with open(path, "w", encoding="utf-8") as out:
-        for qid, row_scores, row_indices in zip(qids, scores, indices):
-            rank = 0
-            for score, index in zip(row_scores, row_indices):
-                if index < 0:
-                    continue
-                rank += 1
-                out.write(f"{qid} Q0 {doc_ids[index]} {rank} {float(score):.6f} {tag}\n")
+        # Python floats and ints (tolist) format several times faster than numpy scalars, to the same text
+        for qid, row_scores, row_indices in zip(qids, np.asarray(scores).tolist(), np.asarray(indices).tolist()):
+            ranked = [(index, score) for index, score in zip(row_indices, row_scores) if index >= 0]
+            written = [f"{score:.6f}" for _, score in ranked]
+            out.write(
+                "".join(
+                    f"{qid} Q0 {doc_ids[index]} {rank} {text} {tag}\n"
+                    for rank, ((index, _), text) in enumerate(zip(ranked, written), start=1)
+                )
+            )
+            if kept is not None and ranked:
+                kept = _with_head(kept, qid, doc_ids, ranked, written, head)  # type: ignore[arg-type]
+    return kept
+
+
+def _with_head(
+    kept: dict[str, dict[str, float]] | None,
+    qid: str,
+    doc_ids: Sequence[str],
+    ranked: list[tuple[int, float]],
+    written: list[str],
+    head: int,
+) -> dict[str, dict[str, float]] | None:
+    """``kept`` with ``qid``'s head added (:func:`write_trec_run`); None once a row is out of order or repeats."""
+    if kept is None:
+        return None
+    row_scores = [score for _, score in ranked]
+    if any(later > earlier for earlier, later in zip(row_scores, row_scores[1:])):
+        return None
+    if len({index for index, _ in ranked}) < len(ranked):
+        return None
+    end = min(head, len(ranked))
+    while end < len(ranked) and written[end] == written[end - 1]:
+        end += 1
+    kept[qid] = {doc_ids[index]: float(text) for (index, _), text in zip(ranked[:end], written[:end])}
+    return kept
 
 
 def write_ranked_run(path: Path, rankings: Mapping[str, Sequence[tuple[str, Any]]], tag: str) -> None:

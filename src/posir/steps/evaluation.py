@@ -20,7 +20,7 @@ from posir.metrics.language_bias import expand_qrels, language_shares
 from posir.metrics.measure import RankingMeasure
 from posir.metrics.measures import PER_QUERY, POSITION_MEASURE
 from posir.metrics.params import MetricParams, StatisticsParams, TableParams
-from posir.metrics.per_query import score_queries
+from posir.metrics.per_query import Run, score_queries
 from posir.progress import Progress
 from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
 from posir.results.runs import read_trec_run
@@ -28,13 +28,14 @@ from posir.results.runs import read_trec_run
 logger = logging.getLogger("posir.evaluation")
 
 
-def evaluate_run(job: ScoreJob) -> pd.DataFrame:
+def evaluate_run(job: ScoreJob, run_head: Run | None = None) -> pd.DataFrame:
     """Score a run per query, aggregate it into bins and bootstrap its buckets and bins.
 
     One job, not three: each part takes well under a second, far less than starting a job. ``evaluated`` (a
     pipeline's sample) lists the queries the run answers: only those are scored. The summary, the trend tests and
     the position figure are the benchmark's job (:func:`analyse_runs`): a run's job imports neither scipy's
-    statistics nor matplotlib.
+    statistics nor matplotlib. ``run_head`` is what the measures read of the run, as the search that wrote it returned
+    it (:func:`posir.results.runs.write_trec_run`); without it the run file is read.
     """
     out = {name: Path(path) for name, path in job.output.items()}
     run = job.path("run") if "run" in job.input else out["run"]  # a first stage scores the run it just wrote
@@ -48,6 +49,7 @@ def evaluate_run(job: ScoreJob) -> pd.DataFrame:
         job.id_prefixes,
         job.path("evaluated") if "evaluated" in job.input else None,
         metrics.ranking_measures(),
+        run_head,
     )
     bin_scores(per_query, metrics, out["bins"])
     bootstrap_scores(per_query, metrics, out["bootstrap"], out["bootstrap_bins"])
@@ -107,10 +109,11 @@ def score_run(
     id_prefixes: Sequence[str] = (),
     evaluated: Path | None = None,
     measures: Sequence[RankingMeasure] = PER_QUERY,
+    run_head: Run | None = None,
 ) -> pd.DataFrame:
     """Per-query table (posir.tables.run_tables.per_query_table): every qrels query (of ``evaluated``, when given),
     its measures and its position fields. With ``id_prefixes`` (a one-vs-many corpus) every language copy of the
-    positive is relevant."""
+    positive is relevant. ``run_head``, when given, stands for the run file (:func:`evaluate_run`)."""
     from posir.tables.run_tables import per_query_table
 
     qrels = fmt.read_qrels(qrels_path)
@@ -119,7 +122,7 @@ def score_run(
         qrels = {qid: docs for qid, docs in qrels.items() if qid in kept}
     if id_prefixes:
         qrels = expand_qrels(qrels, list(id_prefixes))
-    scores = score_queries(qrels, read_trec_run(run_path), measures)
+    scores = score_queries(qrels, read_trec_run(run_path) if run_head is None else run_head, measures)
     input_tokens = None
     if corpus_embeddings is not None:
         from posir.results.embeddings import load_embeddings

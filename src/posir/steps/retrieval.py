@@ -11,6 +11,7 @@ import numpy as np
 
 from posir import benchmark as fmt
 from posir.languages import Setting
+from posir.metrics.per_query import Run, deepest_cutoff
 from posir.models.declarations.outputs import SEARCH
 from posir.models.declarations.spec import ModelSpec
 from posir.results.embeddings import load_embeddings, save_embeddings
@@ -123,9 +124,11 @@ def token_search(
     top_k: int,
     run_path: Path,
     threads: int = 1,
-) -> None:
+    head: int | None = None,
+) -> Run | None:
     """Exact MaxSim (multi-vector) or sparse dot-product (sparse) search over the whole corpus, several corpus files
-    (one-vs-many) as one; a chunked document scores as its best window."""
+    (one-vs-many) as one; a chunked document scores as its best window. Returns the run's ``head``
+    (:func:`posir.results.runs.write_trec_run`)."""
     from posir.results.embeddings import load_sparse_vectors, load_token_vectors
 
     load = load_sparse_vectors if spec.is_sparse else load_token_vectors
@@ -165,7 +168,7 @@ def token_search(
             top_k,
             progress.advance,
         )
-    write_trec_run(Path(run_path), queries.ids, doc_ids, scores, indices, tag=spec.name)
+    return write_trec_run(Path(run_path), queries.ids, doc_ids, scores, indices, spec.name, head)
 
 
 def dense_search(
@@ -177,8 +180,10 @@ def dense_search(
     run_path: Path,
     mean_file: Path | None = None,
     embedding_model: str | None = None,
-) -> None:
-    """Exact search; several corpus files (one-vs-many) are searched as one corpus.
+    head: int | None = None,
+) -> Run | None:
+    """Exact search; several corpus files (one-vs-many) are searched as one corpus. Returns the run's ``head``
+    (:func:`posir.results.runs.write_trec_run`).
 
     A renormalized model (``renorm``) applies R1/R2 with the collection mean to
     queries and documents alike; the cached embeddings stay raw.
@@ -204,7 +209,7 @@ def dense_search(
     else:
         doc_ids = row_ids
         scores, indices = exact_inner_product_search(query_vectors, row_vectors, top_k)
-    write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
+    return write_trec_run(Path(run_path), qids, doc_ids, scores, indices, spec.name, head)
 
 
 def corpus_texts(corpus_paths: Sequence[Path], id_prefixes: Sequence[str]) -> tuple[list[str], list[str], list[int]]:
@@ -231,9 +236,11 @@ def ranked_by_model(
     top_k: int,
     run_path: Path,
     threads: int = 1,
-) -> None:
+    head: int | None = None,
+) -> Run | None:
     """A model that ranks the texts itself (``search`` in the table of model kinds: BM25, MTEB's search models), several
-    corpus files (one-vs-many) as one corpus, each document in its file's language."""
+    corpus files (one-vs-many) as one corpus, each document in its file's language. Returns the run's ``head``
+    (:func:`posir.results.runs.write_trec_run`)."""
     from posir.models.registry import implementation_of
     from posir.retrieval.texts import SearchTask
 
@@ -243,15 +250,18 @@ def ranked_by_model(
     qids = [q.qid for q in queries]
     task = SearchTask(doc_ids, texts, languages, qids, [q.text for q in queries], setting, top_k, threads)
     scores, indices = implementation_of(spec).load()(spec, task)
-    write_trec_run(Path(run_path), qids, doc_ids, scores, indices, tag=spec.name)
+    return write_trec_run(Path(run_path), qids, doc_ids, scores, indices, spec.name, head)
 
 
-def retrieve(job: RetrieveJob) -> None:
+def retrieve(job: RetrieveJob) -> Run | None:
     """Dense models read cached embeddings, multi-vector and sparse models their rows; models that rank the texts
-    themselves (BM25, MTEB's search models) read the texts."""
+    themselves (BM25, MTEB's search models) read the texts. Returns what the job's measures read of the run (its
+    head to their deepest cutoff, :func:`posir.results.runs.write_trec_run`), so it is scored without reading the
+    file back; None where only the file says."""
     spec, run_path = job.model, job.path("run", "output")
+    head = deepest_cutoff(job.metrics.ranking_measures())
     if spec.produces == SEARCH:
-        ranked_by_model(
+        return ranked_by_model(
             spec,
             job.path("queries"),
             job.paths("corpus"),
@@ -261,10 +271,11 @@ def retrieve(job: RetrieveJob) -> None:
             job.top_k,
             run_path,
             job.threads,
+            head,
         )
-    elif spec.is_dense:
+    if spec.is_dense:
         mean = job.path("mean") if "mean" in job.input else None
-        dense_search(
+        return dense_search(
             spec,
             job.path("queries"),
             job.paths("corpus"),
@@ -273,9 +284,11 @@ def retrieve(job: RetrieveJob) -> None:
             run_path,
             mean,
             job.embedding_model,
+            head,
         )
-    else:
-        token_search(spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads)
+    return token_search(
+        spec, job.path("queries"), job.paths("corpus"), job.id_prefixes, job.top_k, run_path, job.threads, head
+    )
 
 
 def estimate_renorm_mean(model: str, collection: str, embeddings_path: Path, mean_path: Path) -> None:
