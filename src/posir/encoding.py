@@ -17,7 +17,10 @@ For its job the service owns
 
 What it returns is what an uncached encode gives, byte for byte: texts are encoded once each in
 length-homogeneous groups (:func:`posir.models.registry.encode_by_length`), so a text's vector does not depend
-on what the cache held, and the cache's keys are the content-addressed keys of :mod:`posir.embedding_cache`.
+on what the cache held, and the cache's keys are the content-addressed keys of :mod:`posir.embedding_cache`. A
+text a ``truncate`` entry reads to its limit is also keyed by the token ids the model reads of it (its encoder's
+``cut_inputs``): those ids are all the model sees, and a full-length group needs no padding, so a text cut to the
+same ids (a controlled variant's document, changed only past the limit) takes that vector instead of an encode.
 
 A multi-vector or sparse entry (``output``, docs/late-interaction.md) is encoded the same way into rows of token
 vectors or sparse vectors (:class:`EncodedRows`), kept in the token-vector cache beside the embedding cache
@@ -63,6 +66,8 @@ EARLIER_IDENTITIES: dict[str, Callable[[ModelSpec], str | None]] = {
     "entry": legacy_identity,
 }
 
+#: What a cut input's key is made of before its token ids: no text key's text starts so (posir.models.identity)
+CUT_INPUT = "\0model input ids\0"
 ENCODE_CHUNK = 4096  # texts encoded between cache commits: a killed job keeps what it finished
 ROWS_CHUNK = 512  # the same for token and sparse vectors, whose texts are the long ones (documents, windows)
 
@@ -152,6 +157,8 @@ class EncodingService:
         self.earlier_identity = earlier if earlier != self.identity else None
         #: values found under the keys of before and copied to today's keys
         self.moved = 0
+        #: texts whose vector was found under the input the model reads of them, another text's cut to it
+        self.shared_cut = 0
         self.cache_path = Path(cache_path) if cache_path else None
         self._encoder = encoder
         self._tokenizing: Any = None
@@ -228,9 +235,15 @@ class EncodingService:
         if self.earlier_identity is not None and len(found) < len(keys):
             found.update(self._earlier_vectors(keys, texts, role, found, dim))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        text_of = dict(zip(keys, texts))
+        cut_keys = self._cut_input_keys(missing, text_of, role) if missing else {}
+        if cut_keys:
+            shared = cache.get_many(set(cut_keys.values()), dim=dim)
+            found.update((k, shared[c]) for k, c in cut_keys.items() if c in shared)
+            missing = [k for k in missing if k not in found]
+            self.shared_cut += len(cut_keys) - sum(k in cut_keys for k in missing)
         from_cache = sum(k in found for k in keys)
         if missing:
-            text_of = dict(zip(keys, texts))
             progress = Progress(f"encoding {role} texts", len(missing))
             model = ReportingEncoder(self.encoder, progress)
             # one pass gives the other outputs' rows too, which are kept: chunks of rows, as a row entry's
@@ -249,9 +262,29 @@ class EncodingService:
                     dim = int(np.asarray(vectors).shape[-1])
                     cache.set_dimension(self.identity, dim)
                 cache.put_many(chunk, vectors, tokens)
+                cut = [i for i, k in enumerate(chunk) if k in cut_keys]
+                if cut:  # also under the input the model read, for the next text cut to it
+                    cache.put_many(
+                        [cut_keys[chunk[i]] for i in cut], np.asarray(vectors)[cut], [tokens[i] for i in cut]
+                    )
                 found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
         matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         return Encoded(matrix, [found[k][1] for k in keys], from_cache)
+
+    def _cut_input_keys(self, keys: Sequence[str], text_of: dict[str, str], role: str) -> dict[str, str]:
+        """Today's key -> the key of the input the model reads, for the texts it reads to its limit
+        (``cut_inputs`` of the encoder: the same ids, the same vector). Only a ``truncate`` entry reads texts so."""
+        if self.spec.effective_long_input != "truncate":
+            return {}
+        cut_inputs = getattr(self._windowing(), "cut_inputs", None)
+        if cut_inputs is None:
+            return {}
+        read = cut_inputs([text_of[k] for k in keys], role)
+        return {
+            key: text_key(self.identity, role, CUT_INPUT + ",".join(map(str, ids)))
+            for key, ids in zip(keys, read)
+            if ids is not None
+        }
 
     def _dimension(self) -> int | None:
         """The vector length recorded for this identity (or, once, for the keys of before)."""
@@ -438,6 +471,13 @@ class EncodingService:
                 "model '%s': %d values found under the keys of before (posir.models.legacy_keys), filed under today's",
                 self.spec.name,
                 self.moved,
+            )
+        if self.shared_cut:
+            logging.getLogger("posir.encoding").info(
+                "model '%s': %d texts read to the model's limit as a text encoded before was (the same input ids): "
+                "its vector taken, not encoded again",
+                self.spec.name,
+                self.shared_cut,
             )
         for cache in self._opened():
             cache.close()

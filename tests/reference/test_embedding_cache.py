@@ -163,3 +163,38 @@ def test_vectors_encoded_elsewhere_are_stored_where_an_encode_finds_them(questio
     assert (counts.from_cache, counts.encoded) == (12, 0)
     _, vectors, tokens = load_embeddings(tmp_path / "q.npy")
     assert vectors.tobytes() == elsewhere.vectors.tobytes() and tokens == elsewhere.input_tokens
+
+
+def write_corpus(path: Path, documents: dict[str, str]) -> Path:
+    path.write_text("".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in documents.items()), encoding="utf-8")
+    return path
+
+
+def test_a_document_changed_only_past_what_the_model_reads_takes_the_vector_of_its_cut_input(
+    xquad_dir, tmp_path
+) -> None:
+    """MiniLM at 128 tokens reads the first 128 of a long XQuAD context: the same context with its end moved is
+    read as the same ids, so it takes the first's vector without an encode (the same vector an encode gives it);
+    one changed at its start, and a short text, are encoded."""
+    from posir.encoding import EncodingService
+
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    contexts = [p["context"] for a in data["data"] for p in a["paragraphs"] if len(p["context"]) > 2000][:2]
+    original, other = contexts
+    tail_moved = original[:1500] + " " + other[:300] + original[1500:]
+    start_moved = other[:300] + " " + original
+    cache = tmp_path / "cache.sqlite"
+    first = encode(write_corpus(tmp_path / "a.jsonl", {"d": original}), "corpus", tmp_path / "a.npy", cache)
+    assert (first.from_cache, first.encoded) == (0, 1)
+    documents = {"tail": tail_moved, "start": start_moved, "short": "A short passage."}
+    with EncodingService(SPEC, cache) as service:
+        encoded = service.encode(list(documents.values()), "document")
+        assert service.shared_cut == 1
+    assert (encoded.from_cache, encoded.encoded) == (1, 2)
+    _, vectors, tokens = load_embeddings(tmp_path / "a.npy")
+    np.testing.assert_array_equal(encoded.vectors[0], vectors[0])
+    assert encoded.input_tokens[0] == tokens[0] == 128
+    with EncodingService(SPEC) as uncached:  # what the cache stands for: the encode of that very text
+        np.testing.assert_array_equal(uncached.encode([tail_moved], "document").vectors[0], vectors[0])
+        reads = uncached.encoder.cut_inputs([original, tail_moved, start_moved, "A short passage."], "document")
+    assert reads[0] == reads[1] != reads[2] and len(reads[0]) == 128 and reads[3] is None
