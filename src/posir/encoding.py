@@ -276,14 +276,14 @@ class EncodingService:
         (``cut_inputs`` of the encoder: the same ids, the same vector). Only a ``truncate`` entry reads texts so."""
         if self.spec.effective_long_input != "truncate":
             return {}
-        cut_inputs = getattr(self._windowing(), "cut_inputs", None)
+        cut_inputs = getattr(self.encoder, "cut_inputs", None)  # the texts missed: the encoder is needed anyway
         if cut_inputs is None:
             return {}
         read = cut_inputs([text_of[k] for k in keys], role)
         return {
-            key: text_key(self.identity, role, CUT_INPUT + ",".join(map(str, ids)))
-            for key, ids in zip(keys, read)
-            if ids is not None
+            key: text_key(self.identity, role, CUT_INPUT + model_input)
+            for key, model_input in zip(keys, read)
+            if model_input is not None
         }
 
     def _dimension(self) -> int | None:
@@ -329,13 +329,22 @@ class EncodingService:
                 self.moved += len(got)
             found.update({earlier[k]: row for k, row in got.items()})
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        text_of = dict(zip(keys, texts))
+        cut_keys = self._cut_input_keys(missing, text_of, role) if missing else {}
+        if cut_keys:
+            shared = self._rows_cache.get_many(list(set(cut_keys.values())), self.spec.is_sparse)
+            found.update((k, shared[c]) for k, c in cut_keys.items() if c in shared)
+            missing = [k for k in missing if k not in found]
+            self.shared_cut += len(cut_keys) - sum(k in cut_keys for k in missing)
         from_cache = sum(k in found for k in keys)
         if missing:
-            text_of = dict(zip(keys, texts))
             progress = Progress(f"encoding {role} texts", len(missing))
             for start in range(0, len(missing), ROWS_CHUNK):
                 chunk = missing[start : start + ROWS_CHUNK]
                 rows = self._encode_and_store([text_of[k] for k in chunk], chunk, role, progress.advance)
+                cut = [(cut_keys[k], row) for k, row in zip(chunk, rows) if k in cut_keys]
+                if cut:  # also under the input the model read, for the next document cut to it
+                    self._rows_cache.put_many([key for key, _ in cut], [row for _, row in cut])
                 found.update(zip(chunk, rows))
         return EncodedRows([found[k] for k in keys], from_cache)
 

@@ -274,6 +274,25 @@ def test_the_cache_gives_back_the_bytes_an_uncached_encode_gives(checkpoints: Pa
         assert a.vectors.tobytes() == b.vectors.tobytes() and a.tokens.tobytes() == b.tokens.tobytes()
 
 
+def test_a_document_changed_only_past_the_models_limit_takes_the_row_of_its_cut_input(
+    checkpoints: Path, tmp_path: Path
+) -> None:
+    """The ColBERT checkpoint reads 24 positions of a document: one whose tail alone changed is read as the same ids
+    over the same characters, so it takes the first one's row (the bytes its own encode gives, spans included);
+    one changed at its start is encoded."""
+    spec = entry("colbert", model=str(checkpoints / "stanford"), output="multi-vector")
+    original = " ".join(DOCUMENTS)
+    tail_changed, start_changed = original + " One more sentence at the end.", "A new start. " + original
+    with EncodingService(spec, tmp_path / "embedding-cache.sqlite") as service:
+        service.encode([original], "document")
+        encoded = service.encode([tail_changed, start_changed], "document")
+        assert service.shared_cut == 1
+    assert (encoded.from_cache, encoded.encoded) == (1, 1)
+    own = EncodingService(spec).encode([tail_changed], "document").rows[0]
+    assert encoded.rows[0].vectors.tobytes() == own.vectors.tobytes()
+    assert encoded.rows[0].tokens.tobytes() == own.tokens.tobytes()
+
+
 def test_rescoring_is_the_best_windows_maxsim(checkpoints: Path, tmp_path: Path) -> None:
     model = {"backend": "sentence-transformers", "model": str(checkpoints / "stanford"), "output": "multi-vector"}
     scorer_spec = ScorerSpec.from_config("colbert-maxp", {"backend": "rescore", "model": "colbert", "window_tokens": 8})

@@ -153,21 +153,22 @@ class SentenceTransformerEncoder:
             vectors = torch.cat(pooled).float().cpu().numpy() if pooled else np.zeros((0, 0), dtype=np.float32)
         return _normalized(vectors).astype(np.float32) if self.spec.normalize else vectors
 
-    def cut_inputs(self, texts: Sequence[str], role: str) -> list[tuple[int, ...] | None]:
+    def cut_inputs(self, texts: Sequence[str], role: str) -> list[str | None]:
         """Per text, the token ids the model reads where it reads the text to its ``max_seq_length`` (cut, or
-        exactly that long), else None. The model reads nothing else of such a text, so its vector is that of any
-        text with the same ids: the encoding service keys it by them too, and a document changed only past what
-        the model reads is not encoded again. Tokenized as encoding tokenizes (the prompt before the text)."""
+        exactly that long), written out, else None. The model reads nothing else of such a text, so its vector is
+        that of any text with the same ids: the encoding service keys it by them too, and a document changed only
+        past what the model reads is not encoded again. Tokenized as encoding tokenizes (the prompt before the
+        text)."""
         if self.mode != "truncate":
             return [None] * len(texts)
         preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
         prompt, limit = self.spec.prompt(role), self.max_input_tokens
-        cut: list[tuple[int, ...] | None] = []
+        cut: list[str | None] = []
         for start in range(0, len(texts), CUT_BATCH):
             features = preprocess([prompt + t for t in texts[start : start + CUT_BATCH]])
             for ids, mask in zip(features["input_ids"].tolist(), features["attention_mask"].tolist()):
-                read = tuple(i for i, m in zip(ids, mask) if m)
-                cut.append(read if len(read) >= limit else None)
+                read = [i for i, m in zip(ids, mask) if m]
+                cut.append(",".join(map(str, read)) if len(read) >= limit else None)
         return cut
 
     def window_budget(self, role: str) -> int:

@@ -88,6 +88,24 @@ class TokenModel:
         """Input positions the model reads per text (prompt, specials and query expansion included)."""
         return [int(self.features([text], role)["input_ids"].shape[1]) for text in texts]
 
+    def cut_inputs(self, texts: Sequence[str], role: str) -> list[str | None]:
+        """Per document, what the model reads of it where it reads it to its limit, written out (the input ids,
+        and the characters the prompt and those tokens cover, since a row keeps each token's span), else None: a
+        document cut to the same is given the same row (the encoding service keys rows by it too). Queries are
+        read whole or expanded to a fixed length (ColBERT's), never cut here."""
+        if role != "document":
+            return [None] * len(texts)
+        prompt, cut = self.prompt(role), []
+        for text in texts:
+            features = self.features([text], role)
+            ids = features["input_ids"][0].tolist()
+            if len(ids) < self.document_limit:
+                cut.append(None)
+                continue
+            covered = int(features["offset_mapping"][0][:, 1].max()) + len(prompt)
+            cut.append(",".join(map(str, ids)) + "\0" + (prompt + text)[:covered])
+        return cut
+
     def encode_rows(self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None) -> list[Any]:
         """Each text's row (token vectors or a sparse vector), encoded in groups of one input length;
         ``on_batch(n)`` after each group of ``n`` texts (a job's progress)."""
