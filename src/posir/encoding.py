@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -236,12 +236,7 @@ class EncodingService:
             found.update(self._earlier_vectors(keys, texts, role, found, dim))
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         text_of = dict(zip(keys, texts))
-        cut_keys = self._cut_input_keys(missing, text_of, role) if missing else {}
-        if cut_keys:
-            shared = cache.get_many(set(cut_keys.values()), dim=dim)
-            found.update((k, shared[c]) for k, c in cut_keys.items() if c in shared)
-            missing = [k for k in missing if k not in found]
-            self.shared_cut += len(cut_keys) - sum(k in cut_keys for k in missing)
+        missing, cut_keys = self._take_cut_inputs(missing, text_of, role, found, lambda k: cache.get_many(k, dim=dim))
         from_cache = sum(k in found for k in keys)
         if missing:
             progress = Progress(f"encoding {role} texts", len(missing))
@@ -270,6 +265,26 @@ class EncodingService:
                 found.update((k, (np.asarray(v, dtype=np.float32), int(t))) for k, v, t in zip(chunk, vectors, tokens))
         matrix = np.stack([found[k][0] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
         return Encoded(matrix, [found[k][1] for k in keys], from_cache)
+
+    def _take_cut_inputs(
+        self,
+        missing: list[str],
+        text_of: dict[str, str],
+        role: str,
+        found: dict[str, Any],
+        lookup: Callable[[list[str]], dict[str, Any]],
+    ) -> tuple[list[str], dict[str, str]]:
+        """The keys still missing once each text cut to an input already stored (``lookup``: keys -> values) has
+        taken that value into ``found``, and the cut-input key of every missing text the model reads to its limit
+        (where the encode stores it too)."""
+        cut_keys = self._cut_input_keys(missing, text_of, role) if missing else {}
+        if not cut_keys:
+            return missing, cut_keys
+        shared = lookup(list(set(cut_keys.values())))
+        found.update((k, shared[c]) for k, c in cut_keys.items() if c in shared)
+        still = [k for k in missing if k not in found]
+        self.shared_cut += len(missing) - len(still)
+        return still, cut_keys
 
     def _cut_input_keys(self, keys: Sequence[str], text_of: dict[str, str], role: str) -> dict[str, str]:
         """Today's key -> the key of the input the model reads, for the texts it reads to its limit
@@ -330,12 +345,8 @@ class EncodingService:
             found.update({earlier[k]: row for k, row in got.items()})
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         text_of = dict(zip(keys, texts))
-        cut_keys = self._cut_input_keys(missing, text_of, role) if missing else {}
-        if cut_keys:
-            shared = self._rows_cache.get_many(list(set(cut_keys.values())), self.spec.is_sparse)
-            found.update((k, shared[c]) for k, c in cut_keys.items() if c in shared)
-            missing = [k for k in missing if k not in found]
-            self.shared_cut += len(cut_keys) - sum(k in cut_keys for k in missing)
+        rows_of = partial(self._rows_cache.get_many, sparse=self.spec.is_sparse)
+        missing, cut_keys = self._take_cut_inputs(missing, text_of, role, found, rows_of)
         from_cache = sum(k in found for k in keys)
         if missing:
             progress = Progress(f"encoding {role} texts", len(missing))
