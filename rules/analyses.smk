@@ -72,6 +72,7 @@ rule saliency:
 rule representation:
     input:
         unpack(EVALUATION.analysis_inputs),
+        unpack(RETRIEVAL.analysis_encoded),
     output:
         segments=PATHS.representation("{benchmark}", "{model}", "segments"),
         summary=PATHS.representation("{benchmark}", "{model}", "summary"),

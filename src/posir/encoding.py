@@ -373,11 +373,12 @@ class EncodingService:
     def _encode_outputs_and_store(
         self, texts: list[str], role: str, on_batch: Callable[[int], None] | None = None
     ) -> dict[str, Any]:
-        """Every output of one pass over ``texts`` (BGE-M3's), each cached where the entry of that output reads it:
-        the rows of both row outputs in the token-vector cache under their shared identity
-        (:func:`posir.models.identity.identity_dump`), the dense vectors in the embedding cache under the identity of
-        the dense entry of the same keys, so an entry of another output reads this pass from the cache. A dense
-        entry's own vectors are left to the caller to cache."""
+        """Every output of one pass over ``texts`` (BGE-M3's; an unpooled entry's rows and pooled vectors), each
+        cached where the entry of that output reads it: the rows of the row outputs in the token-vector cache under
+        their shared identity (:func:`posir.models.identity.identity_dump`), the dense vectors in the embedding cache
+        under the identity of the dense entry of the same keys (and of the texts read to the limit, under their cut
+        input too, where the encoder gives it: ``pooled_cut_inputs``), so an entry of another output reads this pass
+        from the cache. A dense entry's own vectors are left to the caller to cache."""
         outputs = self.encoder.encode_outputs(texts, role, on_batch)
         if self.spec.is_dense:
             twin = self._twins.get(MULTI_VECTOR)
@@ -386,14 +387,26 @@ class EncodingService:
             rows_identity = self.identity
         if rows_identity is not None and self._rows_cache is not None:
             keys = [text_key(rows_identity, role, text) for text in texts]
-            self._rows_cache.put_many([*keys, *keys], [*outputs[MULTI_VECTOR], *outputs[SPARSE]])
+            row_outputs = [output for output in (MULTI_VECTOR, SPARSE) if output in outputs]
+            self._rows_cache.put_many(keys * len(row_outputs), [row for o in row_outputs for row in outputs[o]])
         dense = self._twins.get(DENSE)
         if dense is not None and self._cache is not None:
             identity = whole_text_identity(dense)
+            assert identity is not None
             if self._cache.dimension(identity) is None:
                 self._cache.set_dimension(identity, int(outputs[DENSE].shape[1]))
             keys = [text_key(identity, role, text) for text in texts]
-            self._cache.put_many(keys, outputs[DENSE], self.encoder.input_tokens(texts, role))
+            tokens = self.encoder.input_tokens(texts, role)
+            self._cache.put_many(keys, outputs[DENSE], tokens)
+            cut_inputs = getattr(self.encoder, "pooled_cut_inputs", None)
+            cut = [] if cut_inputs is None else list(enumerate(cut_inputs(texts, role)))
+            cut = [(i, text_key(identity, role, CUT_INPUT + read)) for i, read in cut if read is not None]
+            if cut:
+                self._cache.put_many(
+                    [key for _, key in cut],
+                    np.asarray(outputs[DENSE])[[i for i, _ in cut]],
+                    [tokens[i] for i, _ in cut],
+                )
         return outputs
 
     def store(self, texts: Sequence[str], role: str, vectors: np.ndarray, input_tokens: Sequence[int]) -> None:

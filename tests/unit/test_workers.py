@@ -99,6 +99,34 @@ def test_a_failing_step_fails_its_job_and_says_where_to_look(tmp_path: Path, poo
     assert ok.wait(60) == 0  # the worker survives its job's failure
 
 
+LEAVES_A_CYCLE = """
+import gc, os, weakref
+from posir.workers import hand_over
+hand_over(snakemake, __file__)
+class Node: pass
+node = Node()
+node.itself = node  # garbage only a collection frees
+weakref.finalize(node, open, snakemake.output[0] + ".collected", "w")
+with open(snakemake.output[0], "w") as out:
+    out.write(f"{os.getpid()} {gc.get_freeze_count()}")
+"""
+
+
+def test_a_job_s_garbage_is_collected_after_it_and_what_survives_is_frozen(tmp_path: Path, pool: Path) -> None:
+    """Reference cycles a job leaves are freed before its job ends; what survives the collection (the worker's
+    modules) is frozen out of the next collections, which would otherwise scan it all again after every job."""
+    (tmp_path / "script.py").write_text(LEAVES_A_CYCLE, encoding="utf-8")
+    frozen = []
+    for name in ("a", "b"):
+        snakemake = SimpleNamespace(output=[str(tmp_path / f"{name}.out")], resources=SimpleNamespace(gpu=0), rule=name)
+        command = [sys.executable, "-c", JOB, pickle.dumps(snakemake).hex(), str(tmp_path / "script.py")]
+        assert subprocess.run(command, cwd=tmp_path, env=dict(os.environ), timeout=60).returncode == 0
+        assert (tmp_path / f"{name}.out.collected").exists()  # collected before the job was answered
+        frozen.append(int((tmp_path / f"{name}.out").read_text().split()[1]))
+    assert written_by(tmp_path, "a")[0] == written_by(tmp_path, "b")[0]  # one worker ran both
+    assert frozen[0] == 0 < frozen[1]  # the first job's survivors were frozen before the second began
+
+
 def test_a_killed_job_takes_its_work_with_it(tmp_path: Path, pool: Path) -> None:
     warm = job(tmp_path, "a")
     assert warm.wait(60) == 0

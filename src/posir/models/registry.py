@@ -7,8 +7,8 @@ entry; a new backend is a row there and a module under :mod:`posir.models.backen
 
 Besides: what the encode step needs of an encoder (:class:`DenseEncoder`, :class:`WindowingEncoder`,
 :class:`RowEncoder`), texts encoded in groups of one input length (:func:`encode_by_length`), the window size of a
-chunked entry (:func:`posir.windows.window_size`), and the entries one encoder pass of BGE-M3 reads together
-(:func:`reads_one_pass`, :func:`one_pass_twins`).
+chunked entry (:func:`posir.windows.window_size`), and the entries one encoder pass reads together: BGE-M3's outputs,
+an unpooled token-vector entry and its pooled reading (:func:`reads_one_pass`, :func:`one_pass_twins`).
 """
 
 from __future__ import annotations
@@ -187,8 +187,20 @@ def _weights_folder(spec: ModelSpec) -> Path | None:
 
 def one_pass_twins(spec: ModelSpec) -> dict[str, ModelSpec]:
     """The entries, by output, whose texts one pass of ``spec``'s encoder also encodes (the same keys, another
-    output): empty unless BGE-M3's pass reads ``spec``; a chunked entry has no dense twin (a dense flagembedding
-    entry reads texts whole)."""
+    output): BGE-M3's outputs, and the pooled reading of an unpooled token-vector entry; empty otherwise.
+
+    * BGE-M3's pass reads ``spec``: its other outputs; a chunked entry has no dense twin (a dense flagembedding
+      entry reads texts whole).
+    * ``spec`` reads a dense checkpoint's own token vectors (``token_vectors: unpooled``) of texts read whole: the
+      dense reading of the same weights (:func:`posir.models.declarations.readings.pooled_twin`), whose vector the
+      checkpoint's pooling makes of the very token embeddings of that pass. Its identity is that of every dense
+      entry reading the weights alike, so such an entry finds its texts' vectors cached once the token job ran.
+    """
+    from posir.models.declarations.readings import pooled_twin
+
+    twin = pooled_twin(spec)
+    if twin is not None:
+        return {DENSE: twin}
     if not reads_one_pass(spec):
         return {}
     rows_params = {key: value for key, value in spec.params.items() if key != "model_class"}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from posir import benchmark as fmt
-from posir.config import Evaluation
+from posir.config import Evaluation, WorkflowConfig
 from posir.controlled.family import CONTROLLED_TABLE
 from posir.languages import ONE_VS_MANY, Setting
 from posir.metrics.groupings import RelativeBins
@@ -70,6 +70,25 @@ class RunAnalysis:
 
 def _in_parts(runs: list[Evaluation]) -> list[list[Evaluation]]:
     return [runs[i : i + ANALYSIS_PART_RUNS] for i in range(0, len(runs), ANALYSIS_PART_RUNS)]
+
+
+def runs_beside(config: WorkflowConfig) -> list[tuple[str, str, str]]:
+    """(benchmark, model, setting) of the runs made beside the evaluations, for what reads them: a pipeline's first
+    stage, the natural run of each (model, setting) a move or insert family evaluates
+    (:func:`posir.plan.controlled.natural_runs`), the runs a translation comparison sets side by side
+    (:func:`posir.config.comparison_rows`)."""
+    from posir.config import comparison_rows
+
+    beside = [
+        (e.benchmark, config.pipelines[e.model].first_stage, str(e.setting))
+        for e in config.evaluations
+        if config.is_pipeline(e.model)
+    ]
+    for family in config.controlled_evaluations:
+        beside += natural_runs(config, family)
+    for comparison in config.translation_comparisons:
+        beside += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(config, comparison)]
+    return beside
 
 
 class EvaluationPlan(Part):
@@ -151,18 +170,8 @@ class EvaluationPlan(Part):
         move or insert family evaluates (posir.plan.controlled.natural_runs), a pipeline's first stage, and the runs
         a translation comparison sets side by side (posir.config.comparison_rows).
         """
-        from posir.config import comparison_rows
-
         evaluated = [(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
-        beside = [
-            (e.benchmark, self.config.pipelines[e.model].first_stage, str(e.setting))
-            for e in self.config.evaluations
-            if self.config.is_pipeline(e.model)
-        ]
-        for family in self.config.controlled_evaluations:
-            beside += natural_runs(self.config, family)
-        for comparison in self.config.translation_comparisons:
-            beside += [(r["benchmark"], r["model"], r["setting"]) for r in comparison_rows(self.config, comparison)]
+        beside = runs_beside(self.config)
         groups: dict[tuple[str, bool], list[Evaluation]] = {}
         evaluated_runs = set(evaluated)
         for benchmark, model, setting in dict.fromkeys(evaluated + beside):

@@ -10,9 +10,11 @@ from typing import Any
 from posir import benchmark as fmt
 from posir.builders.pairs import EvidencePairsBenchmark
 from posir.languages import ONE_VS_MANY, Setting
+from posir.models.declarations.readings import pooled_twin
 from posir.models.declarations.spec import CONVERTED_PACKAGES, ModelSpec
 from posir.models.weights.runtimes import EXPORTED_RUNTIMES
 from posir.plan.base import Part, names_regex, scaled_mem_mb
+from posir.plan.evaluation import runs_beside
 from posir.plan.jobs import EncodeJob, RerankJob, RetrieveJob
 from posir.scheduling import encode_priority
 from posir.scorers.spec import BiEncoderSpec, LLMGradeSpec, RescoreSpec, ScorerSpec, scores_with_model
@@ -46,7 +48,42 @@ class RetrievalPlan(Part):
         first = self.first_encoder_of_queries(wildcards.model, wildcards.text_set, wildcards.kind)
         if first is not None:
             inputs["shared_encoded"] = self.encoded_file(first, wildcards.text_set, wildcards.kind)
+        unpooled = self.unpooled_pass_of(wildcards.model, wildcards.text_set, wildcards.kind)
+        if unpooled is not None:
+            inputs["pooled_encoded"] = self.encoded_file(unpooled, wildcards.text_set, wildcards.kind)
         return inputs
+
+    def unpooled_pass_of(self, model: str, text_set: str, kind: str) -> str | None:
+        """The unpooled token-vector entry whose encode job of the same texts also files this dense entry's vectors
+        (:func:`posir.models.registry.one_pass_twins`: its pass pools the token embeddings it keeps, as this entry
+        reads the same weights), first by name; None where the run encodes none.
+
+        An ordering edge only: run after it, this entry's job finds its texts cached (at f81f9d1 the encode jobs of
+        me5-small and MiniLM over squad-long and its moved variants, 305 s and 71 s, ran the very passes the jobs of
+        their unpooled entries ran).
+        """
+        spec = self.config.models[model]
+        if not spec.is_dense or (model, text_set, kind) not in self.planned_encodings:
+            return None
+        identity = _whole_text_identity(spec)
+        passes = sorted(
+            other
+            for other, planned_set, planned_kind in self.planned_encodings
+            if planned_set == text_set
+            and planned_kind == kind
+            and _pooled_twin_identity(self.config.models[other]) == identity
+        )
+        return passes[0] if passes else None
+
+    def analysis_encoded(self, wildcards: Any) -> dict[str, str]:
+        """An analysis job's ordering edge: the encode job of its model over its benchmark's corpus, where the run
+        makes one. The analysis encodes the documents through the embedding cache (and their segments beside them);
+        run side by side with that encode job it found nothing cached and encoded them again (me5-small's 274
+        squad-long documents, 98 s, in the representation job)."""
+        encoded = self.config.embedding_model(wildcards.model)
+        if (encoded, wildcards.benchmark, "corpus") not in self.planned_encodings:
+            return {}
+        return {"encoded_corpus": self.encoded_file(encoded, wildcards.benchmark, "corpus")}
 
     def first_encoder_of_queries(self, model: str, text_set: str, kind: str) -> str | None:
         """Another entry this run encodes the same queries with, under the same identity, that goes first.
@@ -109,21 +146,20 @@ class RetrievalPlan(Part):
 
     @cached_property
     def planned_encodings(self) -> frozenset[tuple[str, str, str]]:
-        """Every (model, text set, kind) some evaluation's search reads: the encode jobs a run makes."""
+        """Every (model, text set, kind) the search of some run reads (an evaluation's, or one made beside them:
+        :func:`posir.plan.evaluation.runs_beside`): the encode jobs a run makes."""
+        runs = [(e.benchmark, e.model, e.setting) for e in self.config.evaluations]
+        runs += [(benchmark, model, Setting.parse(setting)) for benchmark, model, setting in runs_beside(self.config)]
         planned = set()
-        for evaluation in self.config.evaluations:
-            models = [evaluation.model]
-            if self.config.is_pipeline(evaluation.model):
-                models = [self.config.pipelines[evaluation.model].first_stage]
-            for model in models:
-                if not self.config.models[model].encodes:
-                    continue
-                encoded = self.config.embedding_model(model)
-                setting = evaluation.setting
-                query_set = self.config.query_variant(evaluation.benchmark, setting.query_language)
-                planned.add((encoded, query_set, "queries"))
-                for corpus_set in self.config.corpus_variants(evaluation.benchmark, setting.corpus_language):
-                    planned.add((encoded, corpus_set, "corpus"))
+        for benchmark, model, setting in runs:
+            if self.config.is_pipeline(model):
+                model = self.config.pipelines[model].first_stage
+            if not self.config.models[model].encodes:
+                continue
+            encoded = self.config.embedding_model(model)
+            planned.add((encoded, self.config.query_variant(benchmark, setting.query_language), "queries"))
+            for corpus_set in self.config.corpus_variants(benchmark, setting.corpus_language):
+                planned.add((encoded, corpus_set, "corpus"))
         return frozenset(planned)
 
     def export_inputs(self, wildcards: Any) -> dict[str, str]:
@@ -348,6 +384,12 @@ def _window_identity(spec: ModelSpec) -> str:
     """The identity a window is encoded under (posir.models.identity.window_identity), computed once per entry:
     it hashes our encoding code, which is the slow part."""
     return _identity_of(spec.model_dump_json(), whole=False)
+
+
+def _pooled_twin_identity(spec: ModelSpec) -> str | None:
+    """The identity under which an unpooled entry's pass files its pooled vectors; None for any other entry."""
+    twin = pooled_twin(spec)
+    return _whole_text_identity(twin) if twin is not None else None
 
 
 def _whole_text_identity(spec: ModelSpec) -> str:

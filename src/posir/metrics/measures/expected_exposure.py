@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 from posir.metrics.measure import RUN_SCOPE, Display, GroupMeasure, RankedQuery
@@ -60,6 +61,8 @@ def expected_exposure(
     """EE of one deterministic ranking (every document of it, no cutoff; the browsing model's decay is the cutoff)."""
     if browsing not in BROWSING_MODELS:
         raise ValueError(f"browsing model '{browsing}' is not one of {BROWSING_MODELS}")
+    if browsing == "rbp" and len(set(ranking)) == len(ranking):
+        return _rbp_expected_exposure(ranking, qrels, patience)
     exposure: dict[str, float] = {}
     relevant_above = 0
     for i, doc in enumerate(ranking):
@@ -72,6 +75,58 @@ def expected_exposure(
     ee_r = math.fsum(t * exposure.get(doc, 0.0) for doc, t in target.items())
     ee_l = math.fsum((target.get(doc, 0.0) - exposure.get(doc, 0.0)) ** 2 for doc in set(target) | set(exposure))
     return ExpectedExposureValues(ee_l=ee_l, ee_d=ee_d, ee_r=ee_r)
+
+
+class _RBPTerms:
+    """Per rank i of an RBP ranking, the exposure ``patience**i`` and the two squares the sums add, each computed
+    exactly as :func:`expected_exposure` computes it; extended as deeper rankings come."""
+
+    def __init__(self, patience: float) -> None:
+        self.patience = patience
+        self.exposure: list[float] = []
+        self.square: list[float] = []  # e * e: EE-D's term
+        self.distance: list[float] = []  # (0.0 - e) ** 2: EE-L's term for a document with no target exposure
+
+    def extend(self, depth: int) -> None:
+        for i in range(len(self.exposure), depth):
+            e = self.patience**i * 1.0
+            self.exposure.append(e)
+            self.square.append(e * e)
+            self.distance.append((0.0 - e) ** 2)
+
+
+_RBP: dict[float, _RBPTerms] = {}
+
+
+@lru_cache(maxsize=4096)
+def _rbp_disparity(patience: float, depth: int) -> float:
+    return math.fsum(_RBP[patience].square[:depth])
+
+
+def _rbp_expected_exposure(ranking: Sequence[str], qrels: Mapping[str, int], patience: float) -> ExpectedExposureValues:
+    """:func:`expected_exposure` under RBP of a ranking without repeated documents, from the terms of every rank
+    computed once: every document but the relevant ones adds a term that depends on its rank alone. The same terms
+    summed by ``math.fsum`` (correctly rounded, whatever their order), so the same values to the last bit, in a fifth
+    of the time (63,420 rankings of squad-long runs: 1.1 s against 5.8 s)."""
+    depth = len(ranking)
+    terms = _RBP.setdefault(patience, _RBPTerms(patience))
+    terms.extend(depth)
+    target = target_exposure(qrels, patience, "rbp")
+    ranks = {doc: _rank(ranking, doc) for doc in target}
+    exposure = {doc: terms.exposure[rank] if rank is not None else 0.0 for doc, rank in ranks.items()}
+    distances = terms.distance[:depth]
+    for rank in sorted((rank for rank in ranks.values() if rank is not None), reverse=True):
+        del distances[rank]
+    distances += [(t - exposure[doc]) ** 2 for doc, t in target.items()]
+    ee_r = math.fsum(t * exposure[doc] for doc, t in target.items())
+    return ExpectedExposureValues(ee_l=math.fsum(distances), ee_d=_rbp_disparity(patience, depth), ee_r=ee_r)
+
+
+def _rank(ranking: Sequence[str], doc: str) -> int | None:
+    try:
+        return ranking.index(doc)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

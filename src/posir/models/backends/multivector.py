@@ -16,11 +16,14 @@ Two readings of a checkpoint (``token_vectors``):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from posir.models.backends.sentence_transformers import read_to_limit
 from posir.models.backends.token_model import TokenModel, load_model, model_path
+from posir.models.declarations.outputs import DENSE, MULTI_VECTOR
 from posir.models.declarations.spec import ModelConfigError, ModelSpec
 from posir.models.rows import TOKEN_RECORD, TOKEN_VECTOR_DTYPE, TokenVectors, text_spans
 from posir.models.weights.kept import kept_weights, sentence_transformer_key
@@ -152,11 +155,37 @@ class UnpooledTokenEncoder(TokenModel):
     def __repr__(self) -> str:
         return f"UnpooledTokenEncoder(model={self.spec.name!r})"
 
+    # --- one pass, two readings: the rows, and the pooled vector of the dense entry that reads these weights alike
+
+    def encode_outputs(
+        self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None
+    ) -> dict[str, Any]:
+        """Each text's row and its pooled vector, from one pass (:func:`posir.models.registry.one_pass_twins`): the
+        model's own modules after the transformer (its ``Pooling``, a ``Normalize``) pool the very token embeddings
+        the row keeps, and ``normalize`` is applied as the dense entry's encode applies it, so the vector is the one
+        that entry's encode gives the text (groups of one input length, no padding, on both sides)."""
+        pairs = self.encode_batches(texts, role, self._forward_rows_and_pooled, on_batch)
+        vectors = np.stack([vector for _, vector in pairs]) if pairs else np.zeros((0, 0), dtype=np.float32)
+        return {MULTI_VECTOR: [row for row, _ in pairs], DENSE: vectors}
+
+    def pooled_cut_inputs(self, texts: Sequence[str], role: str) -> list[str | None]:
+        """The cut inputs of the pooled reading (:meth:`SentenceTransformerEncoder.cut_inputs`): the token ids of
+        each text read to the limit, under which the encoding service files its pooled vector too."""
+        return read_to_limit(self.model, self.prompt(role), int(self.model.max_seq_length), texts)
+
     def _forward_rows(self, features: dict[str, Any], role: str, offsets: np.ndarray, prompt_length: int) -> list[Any]:
+        return [row for row, _ in self._forward_rows_and_pooled(features, role, offsets, prompt_length)]
+
+    def _forward_rows_and_pooled(
+        self, features: dict[str, Any], role: str, offsets: np.ndarray, prompt_length: int
+    ) -> list[tuple[TokenVectors, np.ndarray]]:
         import torch
 
-        out = self.transformer(self.inputs_on_device(features))
+        out = self.model(self.inputs_on_device(features))
         vectors = out["token_embeddings"]
+        pooled = out["sentence_embedding"]
         if self.spec.normalize:
             vectors = torch.nn.functional.normalize(vectors.float(), p=2, dim=-1)
-        return _token_rows(vectors, out["attention_mask"], out["input_ids"], offsets, prompt_length)
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        rows = _token_rows(vectors, out["attention_mask"], out["input_ids"], offsets, prompt_length)
+        return list(zip(rows, pooled.float().cpu().numpy()))

@@ -161,15 +161,7 @@ class SentenceTransformerEncoder:
         text)."""
         if self.mode != "truncate":
             return [None] * len(texts)
-        preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
-        prompt, limit = self.spec.prompt(role), self.max_input_tokens
-        cut: list[str | None] = []
-        for start in range(0, len(texts), CUT_BATCH):
-            features = preprocess([prompt + t for t in texts[start : start + CUT_BATCH]])
-            for ids, mask in zip(features["input_ids"].tolist(), features["attention_mask"].tolist()):
-                read = [i for i, m in zip(ids, mask) if m]
-                cut.append(",".join(map(str, read)) if len(read) >= limit else None)
-        return cut
+        return read_to_limit(self.model, self.spec.prompt(role), self.max_input_tokens, texts)
 
     def window_budget(self, role: str) -> int:
         """Text tokens one pass holds once the prompt and the special tokens are in."""
@@ -281,6 +273,19 @@ class SentenceTransformerEncoder:
         if "token_type_ids" in tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         return features
+
+
+def read_to_limit(model: Any, prompt: str, limit: int, texts: Sequence[str]) -> list[str | None]:
+    """Per text, the token ids ``model`` reads of ``prompt + text`` written out where it reads them to ``limit``
+    (a pooled reading's cut input: :meth:`SentenceTransformerEncoder.cut_inputs`), else None."""
+    preprocess = getattr(model, "preprocess", None) or model.tokenize
+    cut: list[str | None] = []
+    for start in range(0, len(texts), CUT_BATCH):
+        features = preprocess([prompt + t for t in texts[start : start + CUT_BATCH]])
+        for ids, mask in zip(features["input_ids"].tolist(), features["attention_mask"].tolist()):
+            read = [i for i, m in zip(ids, mask) if m]
+            cut.append(",".join(map(str, read)) if len(read) >= limit else None)
+    return cut
 
 
 def _normalized(vectors: np.ndarray) -> np.ndarray:

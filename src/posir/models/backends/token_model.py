@@ -109,21 +109,32 @@ class TokenModel:
     def encode_rows(self, texts: Sequence[str], role: str, on_batch: Callable[[int], None] | None = None) -> list[Any]:
         """Each text's row (token vectors or a sparse vector), encoded in groups of one input length;
         ``on_batch(n)`` after each group of ``n`` texts (a job's progress)."""
+        return self.encode_batches(texts, role, self._forward_rows, on_batch)
+
+    def encode_batches(
+        self,
+        texts: Sequence[str],
+        role: str,
+        forward: Callable[[dict[str, Any], str, np.ndarray, int], list[Any]],
+        on_batch: Callable[[int], None] | None = None,
+    ) -> list[Any]:
+        """What ``forward(features, role, offsets, prompt_length)`` gives each text (one item per row of a batch),
+        the texts run in groups of one input length."""
         import torch
 
         texts = list(texts)
         lengths = self.input_tokens(texts, role)
-        rows: list[Any] = [None] * len(texts)
+        items: list[Any] = [None] * len(texts)
         prompt_length = len(self.prompt(role))
         with torch.inference_mode():
             for members in equal_length_batches(lengths, self.rows_per_batch(max(lengths, default=1))):
                 features = self.features([texts[i] for i in members], role)
                 offsets = features["offset_mapping"].cpu().numpy()
-                for index, row in zip(members, self._forward_rows(features, role, offsets, prompt_length)):
-                    rows[index] = row
+                for index, item in zip(members, forward(features, role, offsets, prompt_length)):
+                    items[index] = item
                 if on_batch is not None:
                     on_batch(len(members))
-        return rows
+        return items
 
     def rows_per_batch(self, length: int) -> int:
         return self.spec.batch_size

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from posir.models.declarations.outputs import DENSE
 from posir.models.declarations.spec import ModelSpec
 
 #: The keys a dense entry shares with an unpooled one to read the same weights the same way.
@@ -62,6 +63,17 @@ def _plain_dense(spec: ModelSpec) -> bool:
 def reads_alike(dense: ModelSpec, unpooled: ModelSpec) -> bool:
     """``dense`` is a plain dense reading of the weights ``unpooled`` reads, the same way (:data:`READING_KEYS`)."""
     return _plain_dense(dense) and all(getattr(dense, key) == getattr(unpooled, key) for key in READING_KEYS)
+
+
+def pooled_twin(unpooled: ModelSpec) -> ModelSpec | None:
+    """The dense reading of the weights an unpooled entry reads, the same way (:func:`reads_alike`): the entry with
+    ``output: dense``, which one pass of the unpooled encoder also gives (its checkpoint's pooling of the token
+    embeddings it keeps). None unless the entry is unpooled and reads texts whole (``truncate``: a chunked entry's
+    rows are of windows) on torch, unquantised."""
+    if not is_unpooled(unpooled) or unpooled.effective_long_input != "truncate":
+        return None
+    twin = unpooled.model_copy(update={"output": DENSE, "token_vectors": None})
+    return twin if reads_alike(twin, unpooled) else None
 
 
 def pooling_pairs(models: Mapping[str, ModelSpec]) -> tuple[list[PoolingPair], list[str]]:
