@@ -24,7 +24,10 @@ same ids (a controlled variant's document, changed only past the limit) takes th
 
 A multi-vector or sparse entry (``output``, docs/late-interaction.md) is encoded the same way into rows of token
 vectors or sparse vectors (:class:`EncodedRows`), kept in the token-vector cache beside the embedding cache
-(:mod:`posir.token_cache`); its window spans and budgets are in the embedding cache like a dense entry's.
+(:mod:`posir.token_cache`); its window spans and budgets are in the embedding cache like a dense entry's. Where one
+pass gives the texts of other entries too (:func:`posir.models.registry.one_pass_twins`: BGE-M3's outputs; the pooled
+vectors of the dense entry that reads an unpooled entry's weights alike), every output is filed where its entry
+reads it, and that entry encodes nothing of them.
 """
 
 from __future__ import annotations
@@ -171,7 +174,8 @@ class EncodingService:
 
     @cached_property
     def _twins(self) -> dict[str, ModelSpec]:
-        """The entries whose texts one pass of this entry's encoder also encodes, by output (BGE-M3's)."""
+        """The entries whose texts one pass of this entry's encoder also encodes, by output (BGE-M3's; the pooled
+        reading of an unpooled entry)."""
         from posir.models.registry import one_pass_twins
 
         return one_pass_twins(self.spec)
@@ -363,7 +367,7 @@ class EncodingService:
         self, texts: list[str], keys: list[str], role: str, on_batch: Callable[[int], None] | None = None
     ) -> list[Row]:
         """The entry's rows of ``texts``, cached under ``keys``; an encoder whose one pass gives several outputs
-        (``encode_outputs``: BGE-M3) has every output cached (:meth:`_encode_outputs_and_store`)."""
+        (``encode_outputs``: BGE-M3, an unpooled entry) has every output cached (:meth:`_encode_outputs_and_store`)."""
         if not hasattr(self.encoder, "encode_outputs"):
             rows = list(self.encoder.encode_rows(texts, role, on_batch))
             self._rows_cache.put_many(keys, rows)

@@ -90,8 +90,9 @@ def encode_by_length(
 class RowEncoder(Protocol):
     """What the encoding service needs from a multi-vector or sparse encoder (the windowing of a dense one too).
 
-    An encoder whose one pass gives the rows of several outputs (a backend with ``one_pass``) also has
-    ``encode_outputs(texts, role) -> {output: rows}``; the service caches every output's rows it returns.
+    An encoder whose one pass gives several outputs (a backend with ``one_pass``; an unpooled entry's, its rows and
+    the pooled vectors) also has ``encode_outputs(texts, role) -> {output: rows or vectors}``; the service caches
+    every output it returns where that output's entry reads it (:func:`one_pass_twins`).
     """
 
     def encode_rows(
