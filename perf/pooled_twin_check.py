@@ -24,17 +24,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from posir.benchmark import read_jsonl
 from posir.embedding_cache import EmbeddingCache
 from posir.models.identity import text_key, whole_text_identity
 from posir.models.registry import load_encoder, one_pass_twins
 from posir.plan import Plan
 
 FILES = {"query": "queries.jsonl", "document": "corpus.jsonl"}
-
-
-def texts_of(path: Path) -> list[str]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line)["text"] for line in handle if line.strip()]
 
 
 def main() -> None:
@@ -47,7 +43,7 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=5, help="texts per call (the run's batches are larger)")
     args = parser.parse_args()
 
-    config = Plan.from_config(yaml.safe_load(open(args.config)), Path("prompts")).retrieval.config
+    config = Plan.from_config(yaml.safe_load(Path(args.config).read_text()), Path("prompts")).retrieval.config
     unpooled, dense = config.models[args.unpooled], config.models[args.dense]
     twin = one_pass_twins(unpooled).get("dense")
     identity = whole_text_identity(dense)
@@ -55,7 +51,7 @@ def main() -> None:
     encoder = load_encoder(unpooled, threads=1)
     cache = EmbeddingCache(Path("results/embedding-cache.sqlite"))
     for role, filename in FILES.items():
-        texts = texts_of(Path("results/benchmarks") / args.text_set / filename)
+        texts = [record["text"] for record in read_jsonl(Path("results/benchmarks") / args.text_set / filename)]
         sample = random.Random(0).sample(texts, min(args.sample, len(texts)))
         pooled = np.concatenate(
             [

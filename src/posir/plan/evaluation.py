@@ -166,9 +166,7 @@ class EvaluationPlan(Part):
         (``analyse_runs_<benchmark>_<part>``, the benchmark's characters outside a Python name as ``_``).
 
         A benchmark's evaluations come first, in config order; then, in parts of their own (so that a table of the
-        evaluations never waits for them), the runs read beside them: the natural run of each (model, setting) a
-        move or insert family evaluates (posir.plan.controlled.natural_runs), a pipeline's first stage, and the runs
-        a translation comparison sets side by side (posir.config.comparison_rows).
+        evaluations never waits for them), the runs read beside them (:func:`runs_beside`).
         """
         evaluated = [(e.benchmark, e.model, str(e.setting)) for e in self.config.evaluations]
         beside = runs_beside(self.config)

@@ -65,15 +65,17 @@ class RetrievalPlan(Part):
         spec = self.config.models[model]
         if not spec.is_dense or (model, text_set, kind) not in self.planned_encodings:
             return None
-        identity = _whole_text_identity(spec)
-        passes = sorted(
-            other
-            for other, planned_set, planned_kind in self.planned_encodings
-            if planned_set == text_set
-            and planned_kind == kind
-            and _pooled_twin_identity(self.config.models[other]) == identity
-        )
-        return passes[0] if passes else None
+        return self._unpooled_passes.get((_whole_text_identity(spec), text_set, kind))
+
+    @cached_property
+    def _unpooled_passes(self) -> dict[tuple[str, str, str], str]:
+        """(pooled identity, text set, kind) -> the first (by name) planned unpooled encoding filing those vectors."""
+        passes: dict[tuple[str, str, str], str] = {}
+        for other, text_set, kind in sorted(self.planned_encodings):
+            twin = pooled_twin(self.config.models[other])
+            if twin is not None:
+                passes.setdefault((_whole_text_identity(twin), text_set, kind), other)
+        return passes
 
     def analysis_encoded(self, wildcards: Any) -> dict[str, str]:
         """An analysis job's ordering edge: the encode job of its model over its benchmark's corpus, where the run
@@ -384,12 +386,6 @@ def _window_identity(spec: ModelSpec) -> str:
     """The identity a window is encoded under (posir.models.identity.window_identity), computed once per entry:
     it hashes our encoding code, which is the slow part."""
     return _identity_of(spec.model_dump_json(), whole=False)
-
-
-def _pooled_twin_identity(spec: ModelSpec) -> str | None:
-    """The identity under which an unpooled entry's pass files its pooled vectors; None for any other entry."""
-    twin = pooled_twin(spec)
-    return _whole_text_identity(twin) if twin is not None else None
 
 
 def _whole_text_identity(spec: ModelSpec) -> str:
