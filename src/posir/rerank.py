@@ -104,11 +104,11 @@ def stratified_sample(cells: Mapping[str, tuple[str, int]], spec: SampleSpec) ->
 
 
 def rerank(
-    first_stage: Sequence[tuple[str, float]], scores: Mapping[str, float | None], depth: int
+    first_stage: Sequence[str], scores: Mapping[str, float | None], depth: int
 ) -> list[tuple[str, float | None]]:
     """The pipeline's ranking of one query: the first stage's top ``depth`` by the scorer, then the rest.
 
-    ``first_stage`` is the first stage's ranking, best first; ``scores`` the scorer's score of each
+    ``first_stage`` is the first stage's ranking (document ids), best first; ``scores`` the scorer's score of each
     top-``depth`` document (``None``: no score could be had). Scored documents come first, best first
     (ties keep the first stage's order: the sort is stable); unscored ones follow in the first stage's order,
     then the first stage's tail in its order. Each document comes with its scorer score (``None`` for the
@@ -116,13 +116,13 @@ def rerank(
     (:func:`posir.results.runs.write_ranked_run` writes the order so that every evaluator reads exactly it).
     """
     head, tail = list(first_stage[:depth]), list(first_stage[depth:])
-    for doc, _ in head:
+    for doc in head:
         score = scores.get(doc)
         if score is not None and not math.isfinite(score):
             raise ValueError(f"document {doc}: the second stage scored it {score}; a score must be a finite number")
     scored = sorted(
-        ((doc, float(scores[doc])) for doc, _ in head if scores.get(doc) is not None),  # type: ignore[arg-type]
+        ((doc, float(scores[doc])) for doc in head if scores.get(doc) is not None),  # type: ignore[arg-type]
         key=lambda item: -item[1],
     )
-    unscored = [(doc, None) for doc, _ in head if scores.get(doc) is None]
-    return [*scored, *unscored, *((doc, None) for doc, _ in tail)]
+    unscored = [(doc, None) for doc in head if scores.get(doc) is None]
+    return [*scored, *unscored, *((doc, None) for doc in tail)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import chi2
@@ -59,6 +60,17 @@ def test_peers_test_reads_positions_without_ranking_them_as_its_authors_do() -> 
     assert positions_kruskal_p([[float("nan")], [float("nan")]]) == 1.0
     assert positions_kruskal_p([[1, 2], []]) == 1.0
     assert math.isnan(positions_kruskal_p([[3.0], [float("nan")]]))  # one value, equal to the filler: 0 / 0
+
+
+def test_the_chi_square_tail_peer_calls_is_the_one_chi2_sf_gives_to_the_bit() -> None:
+    from scipy.special import chdtrc
+
+    generator = np.random.default_rng(5)
+    statistics = [0.0, math.inf, math.nan, 1e-12, *generator.random(300) * 40]
+    for groups in range(1, 12):
+        given = [float(chdtrc(groups, h)) for h in statistics]
+        expected = [float(chi2.sf(h, groups)) for h in statistics]
+        assert np.array_equal(given, expected, equal_nan=True)
 
 
 def test_peer_of_one_relevant_copy_per_language_is_the_singleton_p_value() -> None:

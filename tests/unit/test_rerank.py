@@ -9,18 +9,18 @@ from posir.results.runs import ranked, read_trec_run, write_ranked_run
 from posir.schema import ConfigError
 
 
-def first_stage(n: int = 30) -> list[tuple[str, float]]:
-    return [(f"d{i}", float(n - i)) for i in range(n)]
+def first_stage(n: int = 30) -> list[str]:
+    return [f"d{i}" for i in range(n)]
 
 
 def test_the_top_depth_is_reordered_and_the_tail_keeps_its_order_below_it():
     run = first_stage(30)
-    scores = {doc: float(k * 7 % 10) + k / 100 for k, (doc, _) in enumerate(run[:10])}
+    scores = {doc: float(k * 7 % 10) + k / 100 for k, doc in enumerate(run[:10])}
     out = rerank(run, scores, depth=10)
     head, tail = out[:10], out[10:]
-    assert {d for d, _ in head} == {d for d, _ in run[:10]}
+    assert {d for d, _ in head} == set(run[:10])
     assert [d for d, _ in head] == sorted(scores, key=lambda d: -scores[d])
-    assert [d for d, _ in tail] == [d for d, _ in run[10:]]
+    assert [d for d, _ in tail] == run[10:]
     values = [s for _, s in head]
     assert all(a > b for a, b in zip(values, values[1:]))  # the scorer's scores, best first
     assert all(s is None for _, s in tail)  # the tail has no second-stage score: its order is the first stage's
@@ -40,7 +40,7 @@ def test_a_ranking_shorter_than_the_depth_and_an_empty_one():
 
 def test_the_written_run_reads_back_in_the_reranked_order(tmp_path):
     run = first_stage(120)
-    scores = {doc: float((i * 37) % 101) for i, (doc, _) in enumerate(run[:100])}
+    scores = {doc: float((i * 37) % 101) for i, doc in enumerate(run[:100])}
     rankings = {"q1": rerank(run, scores, depth=100), "q2": rerank(run[:5], {}, depth=100)}
     write_ranked_run(tmp_path / "run.trec", rankings, tag="test")
     back = ranked(read_trec_run(tmp_path / "run.trec"))

@@ -9,9 +9,7 @@ over the queries of one query language, shows which languages it prefers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-
-from posir.metrics.per_query import Run, trec_eval_order
+from collections.abc import Iterable, Mapping, Sequence
 
 LANGUAGE_SEPARATOR = ":"
 
@@ -23,11 +21,12 @@ def document_language(doc_id: str) -> str:
     return language
 
 
-def language_shares(run: Run, depth: int = 100) -> dict[str, float]:
-    """Share of each document language among the top-``depth`` documents of all queries."""
+def language_shares(rankings: Iterable[tuple[str, Sequence[str]]], depth: int = 100) -> dict[str, float]:
+    """Share of each document language among the top-``depth`` documents of all queries (``rankings``: each query's
+    document ids in trec_eval's order, as :func:`posir.results.runs.iter_rankings` reads them)."""
     counts: Counter[str] = Counter()
-    for ranking in run.values():
-        counts.update(document_language(doc) for doc in trec_eval_order(ranking)[:depth])
+    for _, ranking in rankings:
+        counts.update(document_language(doc) for doc in ranking[:depth])
     total = sum(counts.values())
     return {language: n / total for language, n in sorted(counts.items())} if total else {}
 

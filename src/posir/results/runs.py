@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,8 +138,17 @@ def read_trec_run(path: Path) -> dict[str, dict[str, float]]:
 
 def iter_rankings(path: Path) -> Iterator[tuple[str, list[str]]]:
     """(qid, document ids in trec_eval's order: score descending, then id descending) of each query of a run file,
-    one query at a time (a run of 10,000 queries over a whole corpus is millions of lines). A query's lines must be
-    consecutive, as every run the workflow writes has them; one split across the file is an error naming it."""
+    one query at a time, in the file's order. A query's lines must be consecutive, as every run the workflow writes
+    has them; one split across the file is an error naming it.
+
+    A run as the workflow writes it (:func:`_plain_rankings`) is read in columns, several times faster than line by
+    line (a run of 10,000 queries over a whole corpus is millions of lines); any other file is read a line at a time,
+    which says what is wrong with it. Both give the same rankings (tests/unit/test_run_reading.py)."""
+    plain = _plain_rankings(path)
+    yield from plain if plain is not None else _rankings_line_by_line(path)
+
+
+def _rankings_line_by_line(path: Path) -> Iterator[tuple[str, list[str]]]:
     from posir.metrics.per_query import trec_eval_order
 
     seen: set[str] = set()
@@ -157,3 +167,121 @@ def iter_rankings(path: Path) -> Iterator[tuple[str, list[str]]]:
         scores[parts[2]] = float(parts[4])
     if current is not None:
         yield current, trec_eval_order(scores)
+
+
+_RUN_COLUMNS = ["qid", "q0", "doc_id", "rank", "score", "tag"]
+#: what ``str.split`` splits a line at besides the space and the newline (every ``str.isspace`` character), in UTF-8
+_OTHER_WHITESPACE = [
+    c.encode()
+    for c in "\t\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+]
+_ASCII_WHITESPACE = [c for c in _OTHER_WHITESPACE if len(c) == 1]
+
+
+def _after_lead_byte() -> dict[bytes, re.Pattern[bytes]]:
+    """Per first byte of the others, a pattern of them all (their common first byte written once, so that the
+    regex engine skips to it as a byte search does)."""
+    by_lead: dict[bytes, list[bytes]] = {}
+    for c in _OTHER_WHITESPACE:
+        if len(c) > 1:
+            by_lead.setdefault(c[:1], []).append(c[1:])
+    return {
+        lead: re.compile(re.escape(lead) + b"(?:" + b"|".join(re.escape(rest) for rest in rests) + b")")
+        for lead, rests in by_lead.items()
+    }
+
+
+_SEVERAL_BYTE_WHITESPACE = _after_lead_byte()
+
+
+def _splits_elsewhere(data: bytes) -> bool:
+    """Whether UTF-8 ``data`` holds a character ``str.split`` splits at other than the space and the newline: a
+    byte search for each ASCII one and for the first byte of the others (a pattern only where that byte is)."""
+    if any(c in data for c in _ASCII_WHITESPACE):
+        return True
+    if data.isascii():
+        return False
+    return any(lead in data and pattern.search(data) for lead, pattern in _SEVERAL_BYTE_WHITESPACE.items())
+
+
+def _lines_and_spaces(path: Path, block: int = 1 << 24) -> tuple[int, int] | None:
+    """How many lines and spaces a file holds, read a block at a time; None where it holds whitespace that
+    ``str.split`` splits at other than the space and the newline (:func:`_splits_elsewhere`)."""
+    lines = spaces = 0
+    tail = last = b""
+    with open(path, "rb") as handle:
+        while data := handle.read(block):
+            # the block searched after the last two bytes before it: a character of three bytes may start there
+            if _splits_elsewhere(tail + data):
+                return None
+            lines += data.count(b"\n")
+            spaces += data.count(b" ")
+            tail, last = (tail + data)[-2:], data[-1:]
+    return lines + (last not in (b"", b"\n")), spaces
+
+
+def _plain_rankings(path: Path) -> Iterator[tuple[str, list[str]]] | None:
+    """The rankings of a plain run file, read whole in columns by pandas' C parser and ordered by numpy; None for a
+    file that is not plain: not UTF-8, a line that is not six fields one space apart, a blank line, a score that
+    pandas does not read as a number or that is NaN (where pandas reads one, ``float`` reads the same bits), a query
+    whose lines are not consecutive, a document twice in one query, query or document ids that all read as
+    numbers. The order is :func:`trec_eval_order`'s: ids compared by Python's string order, equal scores (``0.0``
+    and ``-0.0`` too) by id descending."""
+    import csv
+
+    import pandas as pd
+    from pandas.api.types import is_string_dtype
+
+    counted = _lines_and_spaces(path)
+    if counted is None:
+        return None
+    lines, spaces = counted
+    try:
+        frame = pd.read_csv(
+            path,
+            sep=" ",
+            header=None,
+            names=_RUN_COLUMNS,
+            usecols=["qid", "doc_id", "score", "tag"],
+            dtype={"qid": "category", "doc_id": "category", "score": np.float64, "tag": "category"},
+            engine="c",
+            na_filter=False,
+            quoting=csv.QUOTE_NONE,
+        )
+    except ValueError:  # pandas' ParserError and EmptyDataError are ValueErrors
+        return None
+    # six fields a line: none has fewer (its tag, or its score, would be empty) and the file has five spaces a line,
+    # so none has more (pandas reading four columns does not count them) nor an empty field
+    if frame.empty or len(frame) != lines or spaces != 5 * lines or (frame["tag"] == "").any():
+        return None
+    queries, documents = frame["qid"].cat, frame["doc_id"].cat
+    if not (is_string_dtype(queries.categories) and is_string_dtype(documents.categories)):
+        return None  # ids that all read as numbers are parsed as numbers ("007" as 7): only the text says them
+    query_codes, doc_codes = queries.codes.to_numpy(), documents.codes.to_numpy().astype(np.int64)
+    scores = frame["score"].to_numpy()
+    same_query = query_codes[1:] == query_codes[:-1]
+    starts = np.flatnonzero(np.r_[True, ~same_query])
+    if len(starts) != len(queries.categories) or np.isnan(scores).any():
+        return None
+    query_index = np.cumsum(np.r_[False, ~same_query])
+    n_docs = len(documents.categories)
+    if pd.Series(query_index * n_docs + doc_codes).duplicated().any():
+        return None
+    doc_ids = documents.categories.tolist()
+    by_python_order = sorted(range(n_docs), key=doc_ids.__getitem__)
+    doc_rank = np.empty(n_docs, dtype=np.int64)
+    doc_rank[by_python_order] = np.arange(n_docs)
+    doc_rank = doc_rank[doc_codes]
+    if np.any(same_query & (scores[:-1] < scores[1:])):
+        order = np.lexsort((-doc_rank, -scores, query_index))
+    else:
+        # scores already fall down each query, as the workflow writes them: only runs of equal scores need their
+        # documents put in id order, a stable sort of (run of equal scores, id descending)
+        tie_run = np.cumsum(np.r_[False, ~same_query | (scores[:-1] != scores[1:])])
+        key = tie_run * n_docs + (n_docs - 1 - doc_rank)
+        order = None if np.all(key[1:] > key[:-1]) else np.argsort(key, kind="stable")
+    ranked_ids = np.asarray(doc_ids, dtype=object)[doc_codes if order is None else doc_codes[order]].tolist()
+    qids = queries.categories.tolist()
+    ends = [*starts[1:].tolist(), len(frame)]
+    return ((qids[query_codes[start]], ranked_ids[start:end]) for start, end in zip(starts.tolist(), ends))

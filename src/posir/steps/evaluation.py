@@ -23,7 +23,7 @@ from posir.metrics.params import MetricParams, StatisticsParams, TableParams
 from posir.metrics.per_query import Run, score_queries
 from posir.progress import Progress
 from posir.results.io import read_result_tsv, write_table, write_text, write_tsv
-from posir.results.runs import read_trec_run
+from posir.results.runs import iter_rankings, read_trec_run
 
 logger = logging.getLogger("posir.evaluation")
 
@@ -379,7 +379,7 @@ def write_language_bias(
     from posir.tables.build import language_bias_table
     from posir.tables.render import language_bias_markdown
 
-    table = language_bias_table({key: language_shares(read_trec_run(path), depth) for key, path in runs.items()})
+    table = language_bias_table({key: language_shares(iter_rankings(path), depth) for key, path in runs.items()})
     write_table(table, csv_path)
     write_text(language_bias_markdown(table), markdown_path)
     language_bias_heatmaps(table, f"share of document languages in the top-{depth}", figure_path)

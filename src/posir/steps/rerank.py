@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from posir import benchmark as fmt
 from posir.rerank import SampleError, rerank, stratified_sample
-from posir.results.runs import ranked, read_trec_run, write_ranked_run, write_ranking_scores
+from posir.results.runs import iter_rankings, write_ranked_run, write_ranking_scores
 from posir.scorers.base import ScorerError
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
         evaluated = stratified_sample(cells, sample) if sample else list(cells)
     except SampleError as error:
         raise SampleError(f"pipelines.{name}.sample on {queries_path.parent.name}: {error}") from None
-    first = ranked(read_trec_run(first_stage_run))
-    pairs = [(qid, doc) for qid in evaluated for doc, _ in first.get(qid, [])[: pipeline.depth]]
+    first = dict(iter_rankings(first_stage_run))
+    pairs = [(qid, doc) for qid in evaluated for doc in first.get(qid, [])[: pipeline.depth]]
 
     client = None
     if spec.backend == "llm-grade":
@@ -97,7 +97,7 @@ def rerank_run(job: RerankJob, prompts_dir: Path | None = None) -> dict[str, Any
 
     rankings = {
         qid: rerank(
-            first.get(qid, []), {d: scores[(qid, d)] for d, _ in first.get(qid, [])[: pipeline.depth]}, pipeline.depth
+            first.get(qid, []), {d: scores[(qid, d)] for d in first.get(qid, [])[: pipeline.depth]}, pipeline.depth
         )
         for qid in evaluated
     }
