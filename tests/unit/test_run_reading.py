@@ -70,6 +70,7 @@ def test_scores_in_any_order_and_signed_zeros_read_the_same(tmp_path) -> None:
         "q1\tQ0\ta\t1\t2.0\tt\nq1  Q0 b 2 1.0 t\n",  # other whitespace
         "q1 Q0 a 1 2.0 t \n\nq2 Q0 b 1 nan t\n",  # a trailing space, a blank line, NaN
         "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 inf t\n",
+        "\ufeffq1 Q0 a 1 2.0 t\n",  # a byte order mark: the line reader keeps it in the id
         "007 Q0 10 1 2.0 t\n007 Q0 9 2 2.0 t\n7 Q0 09 1 1.0 t\n",  # ids that all read as numbers stay text
     ],
 )

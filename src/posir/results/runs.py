@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -207,10 +208,14 @@ def _splits_elsewhere(data: bytes) -> bool:
 
 def _lines_and_spaces(path: Path, block: int = 1 << 24) -> tuple[int, int] | None:
     """How many lines and spaces a file holds, read a block at a time; None where it holds whitespace that
-    ``str.split`` splits at other than the space and the newline (:func:`_splits_elsewhere`)."""
+    ``str.split`` splits at other than the space and the newline (:func:`_splits_elsewhere`), or starts with a byte
+    order mark (pandas drops it; the line reader keeps it, in the first query's id)."""
     lines = spaces = 0
     tail = last = b""
     with open(path, "rb") as handle:
+        if handle.read(3) == codecs.BOM_UTF8:
+            return None
+        handle.seek(0)
         while data := handle.read(block):
             # the block searched after the last two bytes before it: a character of three bytes may start there
             if _splits_elsewhere(tail + data):
