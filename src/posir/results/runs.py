@@ -238,6 +238,7 @@ def _plain_rankings(path: Path) -> Iterator[tuple[str, list[str]]] | None:
     import pandas as pd
     from pandas.api.types import is_string_dtype
 
+    # counted in a pass of its own, a block at a time: memory holds the parsed columns, never the file's bytes
     counted = _lines_and_spaces(path)
     if counted is None:
         return None
@@ -277,16 +278,23 @@ def _plain_rankings(path: Path) -> Iterator[tuple[str, list[str]]] | None:
     by_python_order = sorted(range(n_docs), key=doc_ids.__getitem__)
     doc_rank = np.empty(n_docs, dtype=np.int64)
     doc_rank[by_python_order] = np.arange(n_docs)
-    doc_rank = doc_rank[doc_codes]
-    if np.any(same_query & (scores[:-1] < scores[1:])):
-        order = np.lexsort((-doc_rank, -scores, query_index))
-    else:
-        # scores already fall down each query, as the workflow writes them: only runs of equal scores need their
-        # documents put in id order, a stable sort of (run of equal scores, id descending)
-        tie_run = np.cumsum(np.r_[False, ~same_query | (scores[:-1] != scores[1:])])
-        key = tie_run * n_docs + (n_docs - 1 - doc_rank)
-        order = None if np.all(key[1:] > key[:-1]) else np.argsort(key, kind="stable")
+    order = _trec_eval_order(query_index, same_query, scores, doc_rank[doc_codes], n_docs)
     ranked_ids = np.asarray(doc_ids, dtype=object)[doc_codes if order is None else doc_codes[order]].tolist()
     qids = queries.categories.tolist()
     ends = [*starts[1:].tolist(), len(frame)]
     return ((qids[query_codes[start]], ranked_ids[start:end]) for start, end in zip(starts.tolist(), ends))
+
+
+def _trec_eval_order(
+    query_index: np.ndarray, same_query: np.ndarray, scores: np.ndarray, doc_rank: np.ndarray, n_docs: int
+) -> np.ndarray | None:
+    """The permutation that puts each query's lines (consecutive, ``query_index`` rising) in trec_eval's order:
+    score descending, then ``doc_rank`` (the id's place in Python's string order) descending; None where the lines
+    are in it already."""
+    if np.any(same_query & (scores[:-1] < scores[1:])):
+        return np.lexsort((-doc_rank, -scores, query_index))
+    # scores already fall down each query, as the workflow writes them: only runs of equal scores need their
+    # documents put in id order, a stable sort of (run of equal scores, id descending)
+    tie_run = np.cumsum(np.r_[False, ~same_query | (scores[:-1] != scores[1:])])
+    key = tie_run * n_docs + (n_docs - 1 - doc_rank)
+    return None if np.all(key[1:] > key[:-1]) else np.argsort(key, kind="stable")
